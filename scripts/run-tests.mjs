@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+// Node 20's test runner does not expand globs, so this collects the test files itself and hands them to
+// `node --test` with tsx loaded. Usage: run-tests.mjs <dir> [extra node --test flags...]
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { spawnSync } from "node:child_process";
+
+const [dir = "test", ...flags] = process.argv.slice(2);
+
+function collect(path) {
+  if (statSync(path).isDirectory()) {
+    return readdirSync(path).sort().flatMap((entry) => collect(join(path, entry)));
+  }
+  return path.endsWith(".test.ts") ? [path] : [];
+}
+
+const files = collect(dir);
+if (files.length === 0) {
+  console.error(`run-tests: no *.test.ts files under ${dir}`);
+  process.exit(2);
+}
+const result = spawnSync(process.execPath, ["--import", "tsx", "--test", ...flags, ...files], { stdio: "inherit" });
+process.exit(result.status ?? 1);

@@ -1,0 +1,51 @@
+// Time, injected. Nothing in settle reads real time except `realClock` below; the simulator
+// provides a virtual implementation of the same interface.
+
+export interface Timer {
+  /** Stops the timer if it has not fired yet. Idempotent. */
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch (virtual in the simulator). */
+  now(): number;
+  /** Resolves after `ms` milliseconds. An aborted signal rejects with the signal's reason. */
+  sleep(ms: number, options?: { signal?: AbortSignal }): Promise<void>;
+  /** Calls `fn` once after `ms` milliseconds. */
+  setTimer(ms: number, fn: () => void): Timer;
+}
+
+/** The production clock: wall time and real timers. */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  sleep(ms, options) {
+    return new Promise((resolve, reject) => {
+      const signal = options?.signal;
+      if (signal?.aborted) return reject(signal.reason);
+      const handle = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(handle);
+        reject(signal?.reason);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  },
+  setTimer(ms, fn) {
+    const handle = setTimeout(fn, ms);
+    return { cancel: () => clearTimeout(handle) };
+  },
+};
+
+/** An RFC 3339 timestamp with second precision, as Kubernetes writes `creationTimestamp`. */
+export function formatTimestamp(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
+
+/** RFC 3339 with microseconds, as Kubernetes writes `MicroTime` fields (Lease `renewTime`, Event `eventTime`). */
+export function formatMicroTime(ms: number): string {
+  const iso = new Date(ms).toISOString(); // 2026-11-29T20:09:24.123Z
+  return `${iso.slice(0, -1)}000Z`;
+}
