@@ -1,0 +1,196 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { WorkQueue, exponentialRateLimiter } from "../../src/runtime/workqueue.ts";
+import { ManualClock, settle } from "./manual-clock.ts";
+
+test("a key added twice before it is taken is handed out once", async () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  queue.add("a");
+  queue.add("a");
+  queue.add("b");
+  assert.equal(queue.len(), 2);
+  assert.equal(await queue.get(), "a");
+  assert.equal(await queue.get(), "b");
+  assert.equal(queue.len(), 0);
+});
+
+test("a key added while it is processed is handed out again only after done", async () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  queue.add("a");
+  const key = await queue.get();
+  assert.equal(key, "a");
+  queue.add("a");
+  assert.equal(queue.len(), 0, "not queued while processing");
+  let second: string | undefined;
+  void queue.get().then((k) => (second = k));
+  await settle(2);
+  assert.equal(second, undefined, "no second worker gets the key");
+  queue.done("a");
+  await settle(2);
+  assert.equal(second, "a");
+});
+
+test("get waits for a key and resolves undefined when the queue shuts down", async () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  const first = queue.get();
+  queue.add("x");
+  assert.equal(await first, "x");
+  const second = queue.get();
+  queue.shutDown();
+  assert.equal(await second, undefined);
+  queue.add("y");
+  assert.equal(queue.len(), 0, "adds after shutdown are ignored");
+  assert.equal(await queue.get(), undefined);
+});
+
+test("done for a key that is not being processed is an assertion failure", () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  assert.throws(() => queue.done("never"), /queue-done-only-for-processing/);
+});
+
+test("addAfter adds on the clock and keeps the earlier of two due times", async () => {
+  const clock = new ManualClock();
+  const queue = new WorkQueue<string>({ clock });
+  queue.addAfter("a", 100);
+  queue.addAfter("a", 50);
+  queue.addAfter("a", 500);
+  assert.equal(queue.delayedLen(), 1);
+  await clock.advance(49);
+  assert.equal(queue.len(), 0);
+  await clock.advance(1);
+  assert.equal(queue.len(), 1);
+  assert.equal(queue.delayedLen(), 0);
+  await clock.advance(1000);
+  assert.equal(queue.len(), 1, "the cancelled timers did not add it again");
+});
+
+test("the default rate limiter doubles from 5 ms to a 1000 s cap and forget resets it", () => {
+  const limiter = exponentialRateLimiter<string>();
+  const delays = Array.from({ length: 4 }, () => limiter.when("k"));
+  assert.deepEqual(delays, [5, 10, 20, 40]);
+  assert.equal(limiter.numRequeues("k"), 4);
+  for (let i = 0; i < 100; i++) limiter.when("k");
+  assert.equal(limiter.when("k"), 1_000_000);
+  limiter.forget("k");
+  assert.equal(limiter.numRequeues("k"), 0);
+  assert.equal(limiter.when("k"), 5);
+});
+
+test("addRateLimited waits the limiter's delay and numRequeues counts retries", async () => {
+  const clock = new ManualClock();
+  const queue = new WorkQueue<string>({ clock, rateLimiter: exponentialRateLimiter({ baseDelayMs: 10, maxDelayMs: 40 }) });
+  queue.addRateLimited("a");
+  queue.addRateLimited("a");
+  assert.equal(queue.numRequeues("a"), 2);
+  await clock.advance(9);
+  assert.equal(queue.len(), 0);
+  await clock.advance(1);
+  assert.equal(queue.len(), 1, "the earlier due time (10 ms) wins over the later one (20 ms)");
+  queue.forget("a");
+  assert.equal(queue.numRequeues("a"), 0);
+});
+
+test("shutDownWithDrain hands out queued keys and resolves when processing is done", async () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  queue.add("a");
+  queue.add("b");
+  const a = await queue.get();
+  let drained = false;
+  void queue.shutDownWithDrain().then(() => (drained = true));
+  assert.equal(await queue.get(), "b");
+  assert.equal(await queue.get(), undefined);
+  queue.done("b");
+  await settle(2);
+  assert.equal(drained, false, "a is still processing");
+  queue.done(a as string);
+  await settle(2);
+  assert.equal(drained, true);
+});
+
+// A model of the queue: the same operations over plain sets and arrays, with time as a number.
+interface Model {
+  queue: string[];
+  dirty: Set<string>;
+  processing: string[];
+  delayed: Map<string, { dueAtMs: number; sequence: number }>;
+  nowMs: number;
+  sequence: number;
+}
+
+function modelAdd(m: Model, key: string): void {
+  if (m.dirty.has(key)) return;
+  m.dirty.add(key);
+  if (!m.processing.includes(key)) m.queue.push(key);
+}
+
+function modelAdvance(m: Model, ms: number): void {
+  const targetMs = m.nowMs + ms;
+  const due = [...m.delayed.entries()]
+    .filter(([, d]) => d.dueAtMs <= targetMs)
+    .sort(([, x], [, y]) => x.dueAtMs - y.dueAtMs || x.sequence - y.sequence);
+  for (const [key] of due) {
+    m.delayed.delete(key);
+    modelAdd(m, key);
+  }
+  m.nowMs = targetMs;
+}
+
+type Op =
+  | { op: "add"; key: string }
+  | { op: "addAfter"; key: string; ms: number }
+  | { op: "get" }
+  | { op: "done"; index: number }
+  | { op: "advance"; ms: number };
+
+const keyArb = fc.constantFrom("a", "b", "c", "d");
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ op: fc.constant("add" as const), key: keyArb }),
+  fc.record({ op: fc.constant("addAfter" as const), key: keyArb, ms: fc.integer({ min: 0, max: 50 }) }),
+  fc.record({ op: fc.constant("get" as const) }),
+  fc.record({ op: fc.constant("done" as const), index: fc.nat({ max: 3 }) }),
+  fc.record({ op: fc.constant("advance" as const), ms: fc.integer({ min: 1, max: 40 }) }),
+);
+
+test("the queue behaves like its model under any sequence of operations", async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(opArb, { maxLength: 60 }), async (ops) => {
+      const clock = new ManualClock(0);
+      const queue = new WorkQueue<string>({ clock });
+      const m: Model = { queue: [], dirty: new Set(), processing: [], delayed: new Map(), nowMs: 0, sequence: 0 };
+      for (const op of ops) {
+        if (op.op === "add") {
+          queue.add(op.key);
+          modelAdd(m, op.key);
+        } else if (op.op === "addAfter") {
+          queue.addAfter(op.key, op.ms);
+          if (op.ms <= 0) modelAdd(m, op.key);
+          else {
+            const dueAtMs = m.nowMs + op.ms;
+            const existing = m.delayed.get(op.key);
+            if (existing === undefined || existing.dueAtMs > dueAtMs) m.delayed.set(op.key, { dueAtMs, sequence: m.sequence++ });
+          }
+        } else if (op.op === "get") {
+          if (m.queue.length === 0) continue; // a get on an empty queue would wait; the unit tests cover that
+          const expected = m.queue.shift() as string;
+          m.dirty.delete(expected);
+          m.processing.push(expected);
+          assert.equal(await queue.get(), expected);
+        } else if (op.op === "done") {
+          if (m.processing.length === 0) continue;
+          const [key] = m.processing.splice(op.index % m.processing.length, 1) as [string];
+          queue.done(key);
+          if (m.dirty.has(key)) m.queue.push(key);
+        } else {
+          await clock.advance(op.ms);
+          modelAdvance(m, op.ms);
+        }
+        queue.checkInvariants();
+        assert.equal(queue.len(), m.queue.length);
+        assert.equal(queue.processingLen(), m.processing.length);
+        assert.equal(queue.delayedLen(), m.delayed.size);
+      }
+    }),
+    { seed: 42, numRuns: 150 },
+  );
+});
