@@ -1,5 +1,4 @@
 // Kinds and resources: how a kind maps to its REST resource (plural), its scope and its subresources.
-// STUB: signatures fixed; implementation owned by the api-utils helper.
 
 export interface ResourceType {
   group: string;
@@ -21,7 +20,27 @@ export interface ResourceType {
   nameRule: "dns1123-subdomain" | "dns1123-label" | "path-segment";
 }
 
-/** kubectl's guess from kind to resource: `Ingress` -> `ingresses`, `Policy` -> `policies`, `ConfigMap` -> `configmaps`. */
+/** Kinds whose plural is their singular (apimachinery keeps the same list, for the same reason). */
+const unpluralizedSuffixes = ["endpoints"] as const;
+
+/**
+ * kubectl's guess from kind to resource: `Ingress` -> `ingresses`, `Policy` -> `policies`, `ConfigMap` -> `configmaps`.
+ *
+ * These are exactly apimachinery's `UnsafeGuessKindToResource` rules, wrong English included (`Gateway` ->
+ * `gatewaies`, `Box` -> `boxs`), because clients that guess (client-go's fake clients, kubectl for unknown kinds)
+ * guess this way, and settle must address a kind the way they do. Kinds with a known plural (built-ins, CRDs'
+ * `spec.names.plural`) never go through this.
+ */
 export function guessPlural(kind: string): string {
-  throw new Error("not implemented");
+  if (kind === "") return "";
+  const singular = kind.toLowerCase();
+  if (unpluralizedSuffixes.some((suffix) => singular.endsWith(suffix))) return singular;
+  if (singular.endsWith("s")) return `${singular}es`;
+  if (singular.endsWith("y")) return `${singular.slice(0, -1)}ies`;
+  return `${singular}s`;
+}
+
+/** The singular resource name kubectl derives from a kind: its lower-case form. */
+export function guessSingular(kind: string): string {
+  return kind.toLowerCase();
 }
