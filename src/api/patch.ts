@@ -1,15 +1,214 @@
 // JSON merge patch (RFC 7386) and JSON patch (RFC 6902), with errors as the API server reports them.
-// STUB: signatures fixed; implementation owned by the api-utils helper.
+//
+// What kube-apiserver answers (endpoints/handlers/patch.go), and so what we answer:
+// - merge patch: a body that is not a JSON object (null, a scalar) is 400 BadRequest; inside the object, RFC 7386.
+// - JSON patch: a body that is not an array of objects is 400 BadRequest; more than 10,000 operations is 413;
+//   any operation that cannot apply (unknown `op`, missing `path`/`value`/`from`, a path that does not exist, a
+//   failed `test`) is 422 Invalid with the fixed message below and empty details. The server does not say which
+//   operation failed; we keep the specific reason on the error's `cause` (never sent over the wire).
+// - JSON patch paths through a member named `__proto__` (or `constructor/prototype`) are refused with 422:
+//   fast-json-patch bans them to protect the process from prototype pollution. The real server would accept
+//   `__proto__` as an ordinary key; no Kubernetes field has that name.
+import fastJsonPatch from "fast-json-patch";
+import type { Operation } from "fast-json-patch";
+import { ApiError, badRequest, tooLarge } from "./errors.ts";
 
-/** Returns a new document; `target` is not modified. Throws `ApiError` BadRequest when `patch` is not valid JSON data. */
-export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  throw new Error("not implemented");
+/** The API server rejects JSON patches with more operations than this (413). */
+export const jsonPatchOperationsMax = 10_000;
+/**
+ * Nesting bound for documents and patches. Go's decoder in the API server allows 10,000 levels; we stop at 1,000
+ * so that recursion stays far from the JavaScript stack limit (no Kubernetes object comes close to either).
+ * Cyclic data hits this bound too.
+ */
+export const jsonDepthMax = 1_000;
+
+export const jsonPatchRejectedMessage = "the server rejected our request due to an error in our request";
+
+type JsonObject = { [key: string]: unknown };
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function isPlainObject(value: unknown): value is JsonObject {
+  if (!isObject(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** Sets a key without ever invoking the `__proto__` setter: a JSON key named `__proto__` is just data. */
+function setKey(object: JsonObject, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  } else {
+    object[key] = value;
+  }
+}
+
+interface CloneOptions {
+  /** Objects of the copy have no prototype, so that a path like `/constructor` resolves only to own keys. */
+  nullPrototype: boolean;
+  /** Names the input in the BadRequest raised for data that is not JSON. */
+  what: string;
 }
 
 /**
- * Returns a new document; `target` is not modified. Throws `ApiError`: BadRequest (400) for a malformed
- * operation list, Invalid/UnprocessableEntity (422) when an operation cannot apply (missing path, failed `test`).
+ * Deep-copies JSON data, rejecting anything JSON cannot carry (undefined, functions, NaN, class instances,
+ * cycles, nesting deeper than `jsonDepthMax`): such values never arrive over the wire, and accepting them here
+ * would let the simulator store objects a real server could not.
+ */
+export function cloneJson(value: unknown, what = "value"): unknown {
+  return cloneValue(value, { nullPrototype: false, what }, 0);
+}
+
+function cloneValue(value: unknown, options: CloneOptions, depth: number): unknown {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw badRequest(`${options.what} is not valid JSON: ${value} is not a JSON number`);
+    return value;
+  }
+  if (depth >= jsonDepthMax) throw badRequest(`${options.what} is not valid JSON: nested deeper than ${jsonDepthMax} levels (or cyclic)`);
+  if (Array.isArray(value)) {
+    const copy: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) copy[i] = cloneValue(value[i], options, depth + 1);
+    return copy;
+  }
+  if (isPlainObject(value)) {
+    const copy: JsonObject = options.nullPrototype ? Object.create(null) : {};
+    for (const key of Object.keys(value)) setKey(copy, key, cloneValue(value[key], options, depth + 1));
+    return copy;
+  }
+  throw badRequest(`${options.what} is not valid JSON: it holds a value of type ${describe(value)}`);
+}
+
+function describe(value: unknown): string {
+  if (typeof value !== "object" || value === null) return typeof value;
+  return value.constructor?.name ?? "object";
+}
+
+/**
+ * Returns a new document; `target` is not modified and shares nothing with the result. Throws `ApiError`
+ * BadRequest when `patch` is not a JSON object (as the API server does for a merge patch body) or not JSON data.
+ * Inside the patch, RFC 7386: `null` deletes a key, an object merges into an object (or into `{}` when the
+ * target holds something else), and anything else, arrays included, replaces.
+ */
+export function applyMergePatch(target: unknown, patch: unknown): unknown {
+  if (!isPlainObject(patch)) {
+    throw badRequest(`invalid merge patch: the patch must be a JSON object, got ${patch === null ? "null" : describe(patch)}`);
+  }
+  const patchCopy = cloneValue(patch, { nullPrototype: false, what: "merge patch" }, 0) as JsonObject;
+  const base = isPlainObject(target) ? (cloneJson(target, "patch target") as JsonObject) : {};
+  return mergeInto(base, patchCopy);
+}
+
+/** Merges `patch` into `target` in place; both are private copies, so patch values can be moved, not copied. */
+function mergeInto(target: JsonObject, patch: JsonObject): JsonObject {
+  for (const key of Object.keys(patch)) {
+    const value = patch[key];
+    if (value === null) {
+      delete target[key];
+    } else if (isObject(value)) {
+      const current = Object.hasOwn(target, key) ? target[key] : undefined;
+      setKey(target, key, mergeInto(isObject(current) ? current : {}, value));
+    } else {
+      setKey(target, key, value);
+    }
+  }
+  return target;
+}
+
+/**
+ * The merge patch that turns `from` into `to` (what controller-runtime's `MergeFrom` sends): removed keys become
+ * `null`, changed values are sent whole (arrays included), unchanged keys are left out. `applyMergePatch(from,
+ * createMergePatch(from, to))` equals `to` whenever `to` holds no `null` (RFC 7386 cannot set a key to null).
+ */
+export function createMergePatch(from: unknown, to: unknown): JsonObject {
+  if (!isPlainObject(to)) throw badRequest("invalid merge patch: the desired document must be a JSON object");
+  return diffObjects(isPlainObject(from) ? from : {}, to);
+}
+
+function diffObjects(from: JsonObject, to: JsonObject): JsonObject {
+  const patch: JsonObject = {};
+  for (const key of Object.keys(from)) {
+    if (!Object.hasOwn(to, key)) setKey(patch, key, null);
+  }
+  for (const key of Object.keys(to)) {
+    const before = Object.hasOwn(from, key) ? from[key] : undefined;
+    const after = to[key];
+    if (isObject(before) && isObject(after)) {
+      const inner = diffObjects(before, after);
+      if (Object.keys(inner).length > 0) setKey(patch, key, inner);
+    } else if (before === undefined || !jsonEqual(before, after)) {
+      setKey(patch, key, cloneJson(after, "merge patch"));
+    }
+  }
+  return patch;
+}
+
+/** Deep equality of JSON data (key order does not matter). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as unknown[];
+    return a.length === other.length && a.every((item, i) => jsonEqual(item, other[i]));
+  }
+  const left = a as JsonObject;
+  const right = b as JsonObject;
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  return keys.every((key) => Object.hasOwn(right, key) && jsonEqual(left[key], right[key]));
+}
+
+const rfc6902Operations = new Set(["add", "remove", "replace", "move", "copy", "test"]);
+
+function rejected(reason: string): ApiError {
+  const error = new ApiError("Invalid", 422, jsonPatchRejectedMessage, {});
+  error.cause = reason;
+  return error;
+}
+
+/** Checks what fast-json-patch does not: only RFC 6902 verbs (it also knows `_get`), and no move into itself. */
+function checkOperation(operation: JsonObject, index: number): void {
+  const op = operation["op"];
+  if (typeof op !== "string" || !rfc6902Operations.has(op)) {
+    throw rejected(`operation ${index}: unknown op ${JSON.stringify(op)}`);
+  }
+  const path = operation["path"];
+  const from = operation["from"];
+  if (op === "move" && typeof path === "string" && typeof from === "string" && path.startsWith(`${from}/`)) {
+    throw rejected(`operation ${index}: cannot move ${from} into its own child ${path}`);
+  }
+}
+
+/**
+ * Returns a new document; `target` is not modified and shares nothing with the result. Throws `ApiError`:
+ * BadRequest (400) when `operations` is not an array of objects, RequestEntityTooLarge (413) beyond
+ * `jsonPatchOperationsMax` operations, Invalid (422) when an operation is malformed or cannot apply (missing
+ * path, failed `test`) — the API server decodes only the array shape up front and reports the rest as 422.
  */
 export function applyJsonPatch(target: unknown, operations: unknown): unknown {
-  throw new Error("not implemented");
+  if (!Array.isArray(operations)) throw badRequest("invalid JSON patch: the patch must be a JSON array of operations");
+  if (operations.length > jsonPatchOperationsMax) {
+    throw tooLarge(`The allowed maximum operations in a JSON patch is ${jsonPatchOperationsMax}, got ${operations.length}`);
+  }
+  const ops = cloneValue(operations, { nullPrototype: false, what: "JSON patch" }, 0) as unknown[];
+  ops.forEach((operation, index) => {
+    if (!isObject(operation)) throw badRequest(`invalid JSON patch: operation ${index} is not a JSON object`);
+    checkOperation(operation, index);
+  });
+  const document = cloneValue(target, { nullPrototype: true, what: "patch target" }, 0);
+  let patched: unknown;
+  try {
+    patched = fastJsonPatch.applyPatch(document, ops as Operation[], true, true, true).newDocument;
+  } catch (error) {
+    // JsonPatchError for RFC failures; TypeError for `__proto__` paths and for writes into a primitive.
+    if (error instanceof fastJsonPatch.JsonPatchError) {
+      throw rejected(`operation ${error.index ?? 0}: ${error.message.split("\n")[0] ?? error.name}`);
+    }
+    if (error instanceof TypeError) throw rejected(error.message);
+    throw error;
+  }
+  return cloneJson(patched, "patched document");
 }
