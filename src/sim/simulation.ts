@@ -1,0 +1,564 @@
+// A simulation: a store, a virtual clock, one seed, actors, external state and faults, run step by step
+// under a strategy. Same seed, choices and faults give a byte-identical trace.
+import { assert } from "../api/assert.ts";
+import type { Clock } from "../api/clock.ts";
+import type { KubeObject } from "../api/object.ts";
+import type { Store, StoreOptions } from "../store/types.ts";
+import { sleepOn, VirtualClock, type TimerEntry } from "./clock.ts";
+import { SimClient } from "./client.ts";
+import { cloneJson, deepFreeze } from "./clone.ts";
+import { applyFault, drawFault } from "./faults.ts";
+import { installGuards } from "./guards.ts";
+import { Kernel, type ActorState, type Step } from "./kernel.ts";
+import { Rng } from "./rng.ts";
+import { randomStrategy, replayStrategy, type ReadyStep, type Strategy } from "./strategy.ts";
+import { recordKey, type TraceRecord } from "./trace.ts";
+import type {
+  ActorContext,
+  ActorDefinition,
+  ExternalCell,
+  ExternalHandle,
+  FaultKind,
+  FaultTarget,
+  PlannedFault,
+  RunOptions,
+  RunResult,
+  SimulationOptions,
+  WorldView,
+} from "./types.ts";
+
+export interface Simulation {
+  readonly seed: number;
+  readonly store: Store;
+  readonly clock: VirtualClock;
+  /** The root stream. Fork it for your own purposes (`sim.rng.fork("workload")`); do not draw from it directly. */
+  readonly rng: Rng;
+  addActor(definition: ActorDefinition): void;
+  /** External state that survives crashes; `initial` is copied. */
+  defineExternal<T>(name: string, initial: T): void;
+  /** Synchronous access for setup, hooks and fault kinds (not for actors). */
+  external<T = unknown>(name: string): ExternalCell<T>;
+  defineFaultKind(kind: FaultKind): void;
+  view(): WorldView;
+  run(options?: RunOptions): Promise<RunResult>;
+  /** Ends the fault phase: no more planned or drawn faults from now on. */
+  stopFaults(): void;
+  /** No ready step, and no timer due within `horizonMs` of now. */
+  idle(horizonMs?: number): boolean;
+  nextTimerAt(): number | undefined;
+  /** Ready steps now (a copy), oldest first. */
+  readySteps(): ReadyStep[];
+  /** Scheduled steps so far. */
+  readonly steps: number;
+  traceHash(): string;
+}
+
+/** Identity with defaults checked: the way to declare an actor. */
+export function defineActor(definition: ActorDefinition): ActorDefinition {
+  assert(definition.name.length > 0, "actor name is not empty");
+  assert(!/[\s/]/.test(definition.name), "actor name has no spaces or slashes");
+  assert(definition.restartDelayMs === undefined || definition.restartDelayMs >= 0, "actor restartDelayMs >= 0");
+  return definition;
+}
+
+export function defineFaultKind(kind: FaultKind): FaultKind {
+  assert(kind.name.length > 0, "fault kind name is not empty");
+  return kind;
+}
+
+const RESTART_DELAY_MS_DEFAULT = 1000;
+
+export function createSimulation(options: SimulationOptions = {}): Simulation {
+  return new SimulationImpl(options);
+}
+
+class SimulationImpl implements Simulation {
+  readonly seed: number;
+  readonly store: Store;
+  readonly clock: VirtualClock;
+  readonly rng: Rng;
+  private readonly kernel: Kernel;
+  private readonly faultKinds = new Map<string, FaultKind>();
+  private readonly worldView: WorldView;
+  private readonly faultTarget: FaultTarget;
+  private readonly choices: Array<[number, number]> = [];
+  private readonly faultsReached: PlannedFault[] = [];
+  private readonly strategyRng: Rng;
+  private readonly faultRng: Rng;
+  private readonly mathRng: Rng;
+  private faultsStopped = false;
+
+  constructor(options: SimulationOptions) {
+    this.seed = options.seed ?? 0;
+    this.rng = new Rng(this.seed);
+    this.strategyRng = this.rng.fork("strategy");
+    this.faultRng = this.rng.fork("faults");
+    this.mathRng = this.rng.fork("math-random");
+    this.clock = new VirtualClock(options.epochMs === undefined ? {} : { epochMs: options.epochMs });
+    assert(options.createStore !== undefined, "createSimulation needs createStore until the store lands");
+    const storeOptions: StoreOptions = { now: () => this.clock.now() };
+    if (options.admission !== undefined) storeOptions.admission = options.admission;
+    if (options.historyRevisionsMax !== undefined) storeOptions.historyRevisionsMax = options.historyRevisionsMax;
+    this.store = options.createStore(storeOptions);
+    this.kernel = new Kernel({
+      clock: this.clock,
+      store: this.store,
+      rng: this.rng,
+      traceMode: options.traceMode ?? "full",
+      watchQueueMax: options.watchQueueMax ?? 10_000,
+      readyStepsMax: options.readyStepsMax ?? 1_000_000,
+    });
+    this.worldView = makeView(this.store, this.clock, this.kernel);
+    this.faultTarget = {
+      store: this.store,
+      view: this.worldView,
+      now: () => this.clock.now(),
+      external: (name) => this.external(name),
+    };
+  }
+
+  get steps(): number {
+    return this.kernel.stepIndex;
+  }
+
+  addActor(definition: ActorDefinition): void {
+    defineActor(definition);
+    assert(!this.kernel.actors.has(definition.name), `actor "${definition.name}" is added once`);
+    const state: ActorState = {
+      def: definition,
+      name: definition.name,
+      incarnation: 0,
+      status: "waiting",
+      startPending: false,
+      readyCount: 0,
+      timers: new Set(),
+      waiters: 0,
+      watches: new Set(),
+      watchCounter: 0,
+      pausedUntil: 0,
+      armed: {},
+    };
+    this.kernel.actors.set(state.name, state);
+    this.kernel.enqueue({ actor: state.name, kind: "start", label: `start ${state.name}`, run: () => this.start(state) });
+  }
+
+  defineExternal<T>(name: string, initial: T): void {
+    assert(!this.kernel.externals.has(name), `external "${name}" is defined once`);
+    this.kernel.externals.set(name, deepFreeze(cloneJson(initial)));
+  }
+
+  external<T = unknown>(name: string): ExternalCell<T> {
+    const kernel = this.kernel;
+    assert(kernel.externals.has(name), `external "${name}" is defined`);
+    return {
+      get: () => kernel.externals.get(name) as T,
+      set: (value: T) => void kernel.externals.set(name, deepFreeze(cloneJson(value))),
+    };
+  }
+
+  defineFaultKind(kind: FaultKind): void {
+    defineFaultKind(kind);
+    assert(!this.faultKinds.has(kind.name), `fault kind "${kind.name}" is defined once`);
+    this.faultKinds.set(kind.name, kind);
+  }
+
+  view(): WorldView {
+    return this.worldView;
+  }
+
+  stopFaults(): void {
+    this.faultsStopped = true;
+  }
+
+  idle(horizonMs = 0): boolean {
+    if (this.kernel.ready.length > 0) return false;
+    const next = this.clock.nextDueAt();
+    return next === undefined || next > this.clock.now() + horizonMs;
+  }
+
+  nextTimerAt(): number | undefined {
+    return this.clock.nextDueAt();
+  }
+
+  readySteps(): ReadyStep[] {
+    return this.kernel.ready.map(({ seq, actor, kind, label }) => ({ seq, actor, kind, label }));
+  }
+
+  traceHash(): string {
+    return this.kernel.trace.traceHash();
+  }
+
+  /** The start step of an incarnation: runs `start(ctx)` and watches how its promise settles. */
+  private start(state: ActorState): string {
+    const kernel = this.kernel;
+    state.status = "running";
+    state.startPending = true;
+    const incarnation = state.incarnation;
+    const settle = (error?: unknown) => {
+      if (state.incarnation !== incarnation || state.status !== "running") return;
+      state.startPending = false;
+      if (error !== undefined) {
+        const message = error instanceof Error ? error.message : String(error);
+        kernel.fail({ status: "actor-error", actor: state.name, message: `actor ${state.name} failed: ${message}` });
+      }
+    };
+    try {
+      Promise.resolve(state.def.start(this.context(state))).then(() => settle(), (error) => settle(error ?? "rejected"));
+    } catch (error) {
+      settle(error ?? "threw");
+    }
+    return incarnation === 0 ? "started" : `restarted #${incarnation}`;
+  }
+
+  private context(state: ActorState): ActorContext {
+    const kernel = this.kernel;
+    const incarnation = state.incarnation;
+    const clock: Clock = {
+      now: () => this.clock.now(),
+      sleep: (ms, options) => {
+        if (!kernel.checkCaller(state, incarnation)) return new Promise<void>(() => {});
+        return new Promise<void>((resolve, reject) => {
+          const signal = options?.signal;
+          if (signal?.aborted) return reject(signal.reason);
+          const onAbort = () => {
+            kernel.cancelTimer(state, entry);
+            reject(signal?.reason);
+          };
+          const done = () => {
+            signal?.removeEventListener("abort", onAbort);
+            resolve();
+          };
+          const entry = kernel.scheduleFor(state, ms, done, `sleep ${ms}ms`);
+          signal?.addEventListener("abort", onAbort, { once: true });
+        });
+      },
+      setTimer: (ms, fn) => {
+        if (!kernel.checkCaller(state, incarnation)) return { cancel: () => {} };
+        const entry: TimerEntry = kernel.scheduleFor(state, ms, fn, `timer ${ms}ms`);
+        return { cancel: () => kernel.cancelTimer(state, entry) };
+      },
+    };
+    return {
+      name: state.name,
+      incarnation,
+      client: new SimClient(kernel, state),
+      clock,
+      rng: this.rng.fork(`actor/${state.name}/${incarnation}`),
+      log: (msg, fields) => {
+        if (state.incarnation !== incarnation || state.status !== "running") return;
+        const revision = this.store.revision;
+        const base = { actor: state.name, kind: "log" as const, label: msg, revisionBefore: revision, revisionAfter: revision, result: "log" };
+        kernel.log(fields === undefined ? base : { ...base, fields: cloneJson(fields) });
+      },
+      external: <T>(name: string) => this.externalHandle<T>(state, incarnation, name),
+    };
+  }
+
+  private externalHandle<T>(state: ActorState, incarnation: number, name: string): ExternalHandle<T> {
+    const kernel = this.kernel;
+    assert(kernel.externals.has(name), `external "${name}" is defined`);
+    const op = <R>(verb: string, body: () => R): Promise<R> => {
+      if (!kernel.checkCaller(state, incarnation)) return new Promise<R>(() => {});
+      return new Promise<R>((resolve, reject) => {
+        kernel.enqueue({
+          actor: state.name,
+          kind: "external",
+          label: `${verb} ${name}`,
+          owner: state,
+          run: () => {
+            try {
+              resolve(body());
+              return "ok";
+            } catch (error) {
+              reject(error);
+              return `error: ${error instanceof Error ? error.message : String(error)}`;
+            }
+          },
+        });
+      });
+    };
+    return {
+      read: () => op("read", () => cloneJson(kernel.externals.get(name)) as T),
+      write: (value) =>
+        op("write", () => {
+          const current = kernel.externals.get(name) as T;
+          const next = typeof value === "function" ? (value as (current: T) => T)(cloneJson(current)) : value;
+          kernel.externals.set(name, deepFreeze(cloneJson(next)));
+        }),
+    };
+  }
+
+  /** SIGKILL: the incarnation's steps, timers and watches vanish; applied writes stay; a restart is scheduled. */
+  private crash(state: ActorState): string {
+    const kernel = this.kernel;
+    for (const step of kernel.ready.filter((candidate) => candidate.owner === state)) kernel.remove(step);
+    for (const entry of [...state.timers]) kernel.cancelTimer(state, entry);
+    for (const watch of [...state.watches]) watch.kill();
+    state.watches.clear();
+    state.waiters = 0;
+    state.status = "down";
+    state.startPending = false;
+    state.armed = {};
+    kernel.paused.delete(state);
+    state.pausedUntil = 0;
+    assert(state.readyCount === 0, "a crashed actor has no ready steps");
+    assert(state.timers.size === 0, "a crashed actor has no timers");
+    state.def.onCrash?.({
+      actor: state.name,
+      incarnation: state.incarnation,
+      now: this.clock.now(),
+      external: (name) => this.external(name),
+    });
+    const delayMs = state.def.restartDelayMs ?? RESTART_DELAY_MS_DEFAULT;
+    this.clock.schedule(
+      delayMs,
+      () => {
+        state.incarnation++;
+        this.start(state);
+      },
+      state.name,
+      `restart ${state.name}`,
+      "start",
+    );
+    return `crashed, restart in ${delayMs}ms`;
+  }
+
+  async run(options: RunOptions = {}): Promise<RunResult> {
+    const kernel = this.kernel;
+    assert(!kernel.running, "one run at a time");
+    assert(options.expectTrace === undefined || kernel.trace.mode === "full", "expectTrace needs traceMode full");
+    const loop = new RunLoop(this, kernel, options);
+    kernel.running = true;
+    const guards = installGuards({ now: () => this.clock.now(), random: () => this.mathRng.float() });
+    const onRejection = (reason: unknown) => {
+      const message = reason instanceof Error ? reason.message : String(reason);
+      const actor = kernel.current ?? "sim";
+      kernel.fail({ status: "actor-error", actor, message: `actor ${actor} left a rejection unhandled: ${message}` });
+    };
+    process.on("unhandledRejection", onRejection);
+    try {
+      const status = await loop.run();
+      return this.result(status);
+    } finally {
+      process.off("unhandledRejection", onRejection);
+      guards.restore();
+      kernel.running = false;
+      kernel.onRecord = undefined;
+      kernel.current = undefined;
+    }
+  }
+
+  private result(ended: { status: RunResult["status"]; message?: string; actor?: string }): RunResult {
+    const kernel = this.kernel;
+    const result: RunResult = {
+      status: ended.status,
+      steps: kernel.stepIndex,
+      timeMs: this.clock.now(),
+      choices: this.choices.map(([step, index]) => [step, index]),
+      faults: this.faultsReached.map((fault) => ({ ...fault })),
+      traceHash: kernel.trace.traceHash(),
+      trace: kernel.trace.records,
+    };
+    if (ended.message !== undefined) result.message = ended.message;
+    if (ended.actor !== undefined) result.actor = ended.actor;
+    return result;
+  }
+
+  /** Internals the run loop needs. */
+  get internals() {
+    return {
+      choices: this.choices,
+      faultsReached: this.faultsReached,
+      strategyRng: this.strategyRng,
+      faultRng: this.faultRng,
+      faultKinds: this.faultKinds,
+      faultTarget: this.faultTarget,
+      faultsStopped: () => this.faultsStopped,
+      crash: (state: ActorState) => this.crash(state),
+    };
+  }
+}
+
+function makeView(store: Store, clock: VirtualClock, kernel: Kernel): WorldView {
+  return {
+    get revision() {
+      return store.revision;
+    },
+    now: () => clock.now(),
+    get(ref) {
+      try {
+        return store.get(ref);
+      } catch (error) {
+        if ((error as { code?: number }).code === 404) return undefined;
+        throw error;
+      }
+    },
+    list(options): readonly KubeObject[] {
+      return store.list(options).items;
+    },
+    external<T>(name: string): T {
+      return kernel.getExternal(name) as T;
+    },
+  };
+}
+
+type Ended = { status: RunResult["status"]; message?: string; actor?: string };
+
+/** One call of `run`: the step loop with its strategy, fault plan and stop conditions. */
+class RunLoop {
+  private readonly strategy: Strategy;
+  private readonly maxSteps: number;
+  private readonly untilMs: number;
+  private readonly planned: PlannedFault[];
+  private plannedNext = 0;
+  private readonly remaining = new Map<string, number>();
+  private faultsDoneFor = -1;
+  private recordIndex = 0;
+  private stopRequested = false;
+
+  constructor(
+    private readonly sim: SimulationImpl,
+    private readonly kernel: Kernel,
+    private readonly options: RunOptions,
+  ) {
+    this.strategy = options.choices !== undefined ? replayStrategy(options.choices) : (options.strategy ?? randomStrategy());
+    this.maxSteps = options.maxSteps ?? 100_000;
+    this.untilMs = options.untilMs ?? Number.POSITIVE_INFINITY;
+    // Stable by atStep: faults planned for one step apply in list order.
+    this.planned = [...(options.faults ?? [])].sort((a, b) => a.atStep - b.atStep);
+    for (const fault of this.planned) assert(Number.isInteger(fault.atStep) && fault.atStep >= 0, "planned fault atStep is a step index");
+    for (const [kind, count] of Object.entries(options.faultBudget?.counts ?? {})) this.remaining.set(kind, count);
+    while (this.plannedNext < this.planned.length && this.planned[this.plannedNext]!.atStep < kernel.stepIndex) this.plannedNext++;
+  }
+
+  async run(): Promise<Ended> {
+    const kernel = this.kernel;
+    kernel.onRecord = (record) => this.onRecord(record);
+    this.queueGc();
+    for (;;) {
+      if (kernel.fatal !== undefined) return kernel.fatal;
+      if (this.stopRequested) return { status: "stopped" };
+      if (kernel.stepIndex >= this.maxSteps) return { status: "max-steps" };
+      if (this.faultsDoneFor < kernel.stepIndex) {
+        this.faultsDoneFor = kernel.stepIndex;
+        await this.injectFaults();
+        continue;
+      }
+      kernel.promoteDue();
+      const eligible = kernel.eligible();
+      if (eligible.length === 0) {
+        const wake = kernel.nextWakeAt();
+        if (wake === undefined) return { status: "idle" };
+        if (wake > this.untilMs) return { status: "until" };
+        kernel.clock.advanceTo(Math.max(wake, kernel.clock.now()));
+        continue;
+      }
+      await this.step(eligible);
+    }
+  }
+
+  private async step(eligible: Step[]): Promise<void> {
+    const kernel = this.kernel;
+    const stepIndex = kernel.stepIndex;
+    let index = this.strategy.next(eligible, this.sim.internals.strategyRng, stepIndex);
+    assert(Number.isInteger(index) && index >= 0, "strategy returns a non-negative integer");
+    if (index >= eligible.length) index = eligible.length - 1;
+    if (index !== 0) this.sim.internals.choices.push([stepIndex, index]);
+    const step = eligible[index]!;
+    kernel.remove(step);
+    const revisionBefore = kernel.store.revision;
+    kernel.current = step.actor;
+    const result = step.run();
+    await drain();
+    const revisionAfter = kernel.store.revision;
+    this.checkActor(step);
+    if (revisionAfter !== revisionBefore || step.kind === "gc") this.queueGc();
+    const record: Omit<TraceRecord, "step" | "timeMs"> = { actor: step.actor, kind: step.kind, label: step.label, revisionBefore, revisionAfter, result };
+    if (step.ref !== undefined) record.ref = step.ref;
+    if (step.write !== undefined) record.write = step.write;
+    kernel.record(record);
+    kernel.current = undefined;
+    kernel.flushLogs();
+    kernel.stepIndex++;
+  }
+
+  /** After the drain: an actor whose start is still pending but that waits on nothing of ours awaits the outside. */
+  private checkActor(step: Step): void {
+    const state = this.kernel.actors.get(step.actor);
+    if (state === undefined || state.status !== "running" || !state.startPending) return;
+    if (this.kernel.busy(state)) return;
+    this.kernel.fail({
+      status: "outside-await",
+      actor: state.name,
+      message: `actor ${state.name} awaited something outside the simulation at step ${this.kernel.stepIndex}`,
+    });
+  }
+
+  private queueGc(): void {
+    const kernel = this.kernel;
+    if (kernel.gcQueued || !kernel.store.hasGarbage()) return;
+    kernel.gcQueued = true;
+    kernel.enqueue({
+      actor: "gc",
+      kind: "gc",
+      label: "collect garbage",
+      run: () => {
+        kernel.gcQueued = false;
+        return kernel.store.collectGarbage() ?? "nothing";
+      },
+    });
+  }
+
+  /** Planned faults for this step (in order), then at most one drawn from the budget. */
+  private async injectFaults(): Promise<void> {
+    const internals = this.sim.internals;
+    if (internals.faultsStopped()) return;
+    const step = this.kernel.stepIndex;
+    while (this.plannedNext < this.planned.length && this.planned[this.plannedNext]!.atStep === step) {
+      await this.inject({ ...this.planned[this.plannedNext++]! });
+    }
+    const budget = this.options.faultBudget;
+    if (budget === undefined || this.remaining.size === 0) return;
+    const view = this.sim.view();
+    const drawn = drawFault(this.kernel, internals.faultKinds, view, internals.faultRng, budget, this.remaining, step);
+    if (drawn !== undefined) await this.inject(drawn);
+  }
+
+  private async inject(fault: PlannedFault): Promise<void> {
+    const kernel = this.kernel;
+    const internals = this.sim.internals;
+    internals.faultsReached.push(fault);
+    const revisionBefore = kernel.store.revision;
+    kernel.current = "sim";
+    const { actor, result } = applyFault(kernel, { crash: internals.crash }, internals.faultKinds, internals.faultTarget, fault);
+    await drain();
+    const label = `${fault.kind} ${fault.target}${describeParams(fault)}`;
+    kernel.record({ actor, kind: "fault", label, revisionBefore, revisionAfter: kernel.store.revision, result });
+    kernel.current = undefined;
+    kernel.flushLogs();
+  }
+
+  private onRecord(record: TraceRecord): void {
+    const expected = this.options.expectTrace;
+    const index = this.recordIndex++;
+    if (expected !== undefined && index < expected.length) {
+      const want = recordKey(expected[index]!);
+      const got = recordKey(record);
+      if (want !== got) {
+        this.kernel.fail({ status: "divergence", message: `replay diverged at step ${record.step}: expected "${want}", got "${got}"` });
+      }
+    }
+    if (record.kind === "log") return;
+    if (this.options.onStep?.(record, this.sim.view()) === "stop") this.stopRequested = true;
+  }
+}
+
+function describeParams(fault: PlannedFault): string {
+  const keys = Object.keys(fault).filter((key) => key !== "atStep" && key !== "kind" && key !== "target").sort();
+  return keys.map((key) => ` ${key}=${String(fault[key])}`).join("");
+}
+
+/** One `setImmediate` round trip: every microtask the step released runs before the next step. */
+function drain(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,129 @@
+// The trace: one record per step (plus fault and log records), in a canonical JSON form whose sha256 is
+// the run's fingerprint. Same seed, choices and faults must give the same bytes.
+import { createHash, type Hash } from "node:crypto";
+import type { StepKind } from "./strategy.ts";
+
+export interface TraceRecord {
+  /** The index of the scheduled step; fault and log records carry the index of the step they precede or occur in. */
+  step: number;
+  /** Virtual ms since the Unix epoch. */
+  timeMs: number;
+  /** An actor name, "gc" or "sim". */
+  actor: string;
+  kind: StepKind;
+  label: string;
+  /** The object concerned, `Kind ns/name` (or `Kind ns` for lists and watches). */
+  ref?: string;
+  /** True for API requests that write (create, update, patch, delete), applied or not. */
+  write?: boolean;
+  revisionBefore: number;
+  revisionAfter: number;
+  /** Short: "ok", "409 Conflict", "ADDED ConfigMap ns/a@7", "skipped: actor down". */
+  result: string;
+  /** Structured fields of a log record, keys sorted. */
+  fields?: Record<string, unknown>;
+}
+
+/** The canonical one-line JSON of a record: fixed key order, absent fields omitted. */
+export function canonicalLine(record: TraceRecord): string {
+  const out: Record<string, unknown> = {
+    step: record.step,
+    timeMs: record.timeMs,
+    actor: record.actor,
+    kind: record.kind,
+    label: record.label,
+  };
+  if (record.ref !== undefined) out.ref = record.ref;
+  if (record.write !== undefined) out.write = record.write;
+  out.revisionBefore = record.revisionBefore;
+  out.revisionAfter = record.revisionAfter;
+  out.result = record.result;
+  if (record.fields !== undefined) out.fields = sortKeys(record.fields);
+  return JSON.stringify(out);
+}
+
+function sortKeys(fields: Record<string, unknown>): Record<string, unknown> {
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(fields).sort()) sorted[key] = fields[key];
+  return sorted;
+}
+
+export type TraceMode = "full" | "hash-only";
+
+/** Keeps the records (in "full" mode) and hashes their canonical lines as they come. */
+export class TraceWriter {
+  readonly mode: TraceMode;
+  readonly records: TraceRecord[] = [];
+  private readonly hash: Hash = createHash("sha256");
+  private digest: string | undefined;
+  private count = 0;
+  /** Lines not yet hashed: one `update` per ~32 KiB is much cheaper than one per record. */
+  private chunk = "";
+
+  constructor(mode: TraceMode = "full") {
+    this.mode = mode;
+  }
+
+  get length(): number {
+    return this.count;
+  }
+
+  add(record: TraceRecord): void {
+    this.chunk += `${canonicalLine(record)}\n`;
+    if (this.chunk.length > 32_768) this.flush();
+    this.count++;
+    this.digest = undefined;
+    if (this.mode === "full") this.records.push(record);
+  }
+
+  /** The sha256 (hex) of the JSONL of every record so far. */
+  traceHash(): string {
+    if (this.digest === undefined) {
+      this.flush();
+      this.digest = this.hash.copy().digest("hex");
+    }
+    return this.digest;
+  }
+
+  private flush(): void {
+    if (this.chunk.length > 0) this.hash.update(this.chunk);
+    this.chunk = "";
+  }
+}
+
+/** The JSONL export of a trace: one canonical line per record, each ending with a newline. */
+export function toJsonl(records: readonly TraceRecord[]): string {
+  let text = "";
+  for (const record of records) text += `${canonicalLine(record)}\n`;
+  return text;
+}
+
+export function traceHashOf(records: readonly TraceRecord[]): string {
+  return createHash("sha256").update(toJsonl(records)).digest("hex");
+}
+
+export interface Divergence {
+  /** Index into the records (not the step number). */
+  index: number;
+  step: number;
+  expected: string | undefined;
+  actual: string | undefined;
+}
+
+/** What a replay compares: who did what, and what came of it. */
+export function recordKey(record: TraceRecord): string {
+  return `${record.actor} ${record.kind} ${record.label} -> ${record.result}`;
+}
+
+/** The first record whose actor, kind or label differs, or undefined when `actual` follows `expected`. */
+export function firstDivergence(expected: readonly TraceRecord[], actual: readonly TraceRecord[]): Divergence | undefined {
+  const length = Math.max(expected.length, actual.length);
+  for (let i = 0; i < length; i++) {
+    const e = expected[i];
+    const a = actual[i];
+    const eKey = e === undefined ? undefined : recordKey(e);
+    const aKey = a === undefined ? undefined : recordKey(a);
+    if (eKey !== aKey) return { index: i, step: (a ?? e)!.step, expected: eKey, actual: aKey };
+  }
+  return undefined;
+}
