@@ -68,6 +68,9 @@ export function defineFaultKind(kind: FaultKind): FaultKind {
 
 const RESTART_DELAY_MS_DEFAULT = 1000;
 
+/** Runs patch process globals (Date, Math.random): two at once in one process would see each other's. */
+let anotherRunActive = false;
+
 export function createSimulation(options: SimulationOptions = {}): Simulation {
   return new SimulationImpl(options);
 }
@@ -328,23 +331,29 @@ class SimulationImpl implements Simulation {
     assert(!kernel.running, "one run at a time");
     assert(options.expectTrace === undefined || kernel.trace.mode === "full", "expectTrace needs traceMode full");
     const loop = new RunLoop(this, kernel, options);
+    assert(!anotherRunActive, "one simulation runs at a time per process (use worker threads for parallel runs)");
+    anotherRunActive = true;
     kernel.running = true;
     const guards = installGuards({ now: () => this.clock.now(), random: () => this.mathRng.float() });
-    const onRejection = (reason: unknown) => {
+    // While a run is in progress, unhandled rejections are the simulation's: they are an actor's bug.
+    const previous = process.listeners("unhandledRejection");
+    process.removeAllListeners("unhandledRejection");
+    process.on("unhandledRejection", (reason: unknown) => {
       const message = reason instanceof Error ? reason.message : String(reason);
       const actor = kernel.current ?? "sim";
       kernel.fail({ status: "actor-error", actor, message: `actor ${actor} left a rejection unhandled: ${message}` });
-    };
-    process.on("unhandledRejection", onRejection);
+    });
     try {
       const status = await loop.run();
       return this.result(status);
     } finally {
-      process.off("unhandledRejection", onRejection);
+      process.removeAllListeners("unhandledRejection");
+      for (const listener of previous) process.on("unhandledRejection", listener);
       guards.restore();
       kernel.running = false;
       kernel.onRecord = undefined;
       kernel.current = undefined;
+      anotherRunActive = false;
     }
   }
 
@@ -449,7 +458,10 @@ class RunLoop {
       if (eligible.length === 0) {
         const wake = kernel.nextWakeAt();
         if (wake === undefined) return { status: "idle" };
-        if (wake > this.untilMs) return { status: "until" };
+        if (wake > this.untilMs) {
+          if (this.untilMs > kernel.clock.now()) kernel.clock.advanceTo(this.untilMs);
+          return { status: "until" };
+        }
         kernel.clock.advanceTo(Math.max(wake, kernel.clock.now()));
         continue;
       }

@@ -1,0 +1,219 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { KubeObject } from "../../src/api/object.ts";
+import { isApiError } from "../../src/api/errors.ts";
+import { createSimulation, defineActor, defineFaultKind, fifoStrategy, type TraceRecord } from "../../src/sim/index.ts";
+import { createFakeStore } from "./fake-store.ts";
+import { counter, counterRef, smallWorld } from "./world.ts";
+
+function sim(seed = 1) {
+  const s = createSimulation({ seed, createStore: createFakeStore });
+  s.store.create(counter(0));
+  return s;
+}
+
+const firstIndex = (trace: readonly TraceRecord[], pred: (r: TraceRecord) => boolean) => trace.findIndex(pred);
+
+test("a crash drops the actor's pending work but keeps its applied writes, and the actor restarts fresh", async () => {
+  const s = sim();
+  const starts: number[] = [];
+  s.addActor(
+    defineActor({
+      name: "w",
+      restartDelayMs: 500,
+      async start(ctx) {
+        starts.push(ctx.incarnation);
+        const current = await ctx.client.get<KubeObject>(counterRef);
+        current.data = { value: "1" };
+        await ctx.client.update({ object: current });
+        await ctx.clock.sleep(60_000);
+        await ctx.client.create({ object: { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: `after-${ctx.incarnation}` } } });
+      },
+    }),
+  );
+  // Steps under FIFO: 0 start, 1 get, 2 get response, 3 update (applied), then the crash before its response.
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 4, kind: "crash", target: "w" }], untilMs: s.clock.now() + 10_000 });
+  assert.equal(run.status, "until");
+  const crash = firstIndex(run.trace, (r) => r.kind === "fault");
+  assert.equal(run.trace[crash]!.result, "crashed, restart in 500ms");
+  // The update was applied before the crash and stays.
+  assert.equal((s.view().get(counterRef)!.data as { value: string }).value, "1");
+  // Its response and the 60 s sleep vanished: no update response, no create from incarnation 0.
+  const after = run.trace.slice(crash + 1);
+  assert.ok(!after.some((r) => r.kind === "response" && r.label.startsWith("update") && r.timeMs === run.trace[crash]!.timeMs));
+  assert.deepEqual(starts, [0, 1]);
+  const restart = after.find((r) => r.kind === "start")!;
+  assert.equal(restart.timeMs - run.trace[crash]!.timeMs, 500);
+  assert.equal(s.view().get({ ...counterRef, name: "after-0" }), undefined);
+});
+
+test("a crash hook changes external state, which survives the crash", async () => {
+  const s = sim();
+  s.defineExternal("host", { booted: "v1", staged: "v2" });
+  s.addActor(
+    defineActor({
+      name: "daemon",
+      async start(ctx) {
+        const host = await ctx.external<{ booted: string }>("host").read();
+        ctx.log("booted", { image: host.booted });
+        await ctx.clock.sleep(1000);
+      },
+      onCrash(ctx) {
+        const host = ctx.external<{ booted: string; staged: string }>("host");
+        host.set({ booted: host.get().staged, staged: "" });
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 2, kind: "crash", target: "daemon" }] });
+  assert.equal(run.status, "idle");
+  const logs = run.trace.filter((r) => r.kind === "log").map((r) => r.fields?.image);
+  assert.deepEqual(logs, ["v1", "v2"]);
+  assert.deepEqual(s.view().external("host"), { booted: "v2", staged: "" });
+});
+
+test("a lost response leaves the write applied while the client sees a timeout", async () => {
+  const s = sim();
+  let seen: unknown;
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        try {
+          await ctx.client.create({ object: { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "x" } } });
+        } catch (error) {
+          seen = isApiError(error) ? `${error.code} ${error.reason}` : error;
+        }
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "lost-response", target: "w" }] });
+  assert.equal(run.status, "idle");
+  assert.equal(seen, "504 Timeout");
+  assert.notEqual(s.view().get({ ...counterRef, name: "x" }), undefined);
+  const request = run.trace.find((r) => r.kind === "request")!;
+  assert.equal(request.result, "ok (response lost)");
+  assert.equal(request.write, true);
+  assert.equal(request.revisionAfter, request.revisionBefore + 1);
+});
+
+test("a failed request is not applied", async () => {
+  const s = sim();
+  let seen = "";
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        await ctx.client.create({ object: { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "x" } } }).catch((e) => (seen = `${e.code}`));
+      },
+    }),
+  );
+  await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "fail-request", target: "w", code: 429 }] });
+  assert.equal(seen, "429");
+  assert.equal(s.view().get({ ...counterRef, name: "x" }), undefined);
+});
+
+test("a stale read serves a resourceVersion=0 list at an older revision, and a plain list stays current", async () => {
+  const s = sim();
+  for (let i = 1; i <= 3; i++) s.store.update({ ...counter(i), metadata: { namespace: "ns", name: "counter" } });
+  const revisions: string[] = [];
+  s.addActor(
+    defineActor({
+      name: "reader",
+      async start(ctx) {
+        const kind = { apiVersion: "v1", kind: "ConfigMap", namespace: "ns" };
+        const stale = await ctx.client.list({ ...kind, resourceVersion: "0" });
+        revisions.push(stale.metadata.resourceVersion, (stale.items[0]!.data as { value: string }).value);
+        const current = await ctx.client.list(kind);
+        revisions.push(current.metadata.resourceVersion, (current.items[0]!.data as { value: string }).value);
+        const cachedAgain = await ctx.client.list({ ...kind, resourceVersion: "0" });
+        revisions.push(cachedAgain.metadata.resourceVersion);
+      },
+    }),
+  );
+  await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "stale-read", target: "reader", lagRevisions: 2 }] });
+  assert.deepEqual(revisions, ["2", "1", "4", "3", "4"]);
+});
+
+test("a closed watch ends normally and the client resumes from its last revision without missing an event", async () => {
+  const world = smallWorld({ seed: 4 });
+  const reference = await world.run({ strategy: fifoStrategy() });
+  const watchStep = reference.trace.find((r) => r.kind === "watch")!.step;
+  const s = smallWorld({ seed: 4 });
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: watchStep, kind: "close-watch", target: "carol/0/w0" }] });
+  assert.equal(run.status, "idle");
+  assert.equal(run.trace.find((r) => r.kind === "fault")!.result, "closed");
+  assert.ok(run.trace.some((r) => r.kind === "watch" && r.result === "END"));
+  assert.ok(run.trace.some((r) => r.label.startsWith("watch carol/0/w1")), "the client watched again");
+  assert.equal(s.view().external("last-seen"), "6");
+});
+
+test("a delayed watch event arrives after the delay, still in order", async () => {
+  const s = smallWorld({ seed: 4 });
+  const reference = await smallWorld({ seed: 4 }).run({ strategy: fifoStrategy() });
+  const firstEvent = reference.trace.find((r) => r.kind === "watch")!;
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: firstEvent.step, kind: "delay-watch", target: "carol/0/w0", delayMs: 2500 }] });
+  const delivered = run.trace.filter((r) => r.kind === "watch");
+  assert.equal(delivered[0]!.timeMs - firstEvent.timeMs, 2500);
+  const order = delivered.map((r) => Number(r.result.split("@")[1]));
+  assert.deepEqual(order, [...order].sort((a, b) => a - b));
+  assert.equal(s.view().external("last-seen"), "6");
+});
+
+test("a paused actor's steps wait while virtual time passes", async () => {
+  const s = smallWorld({ seed: 2 });
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 3, kind: "pause", target: "alice", durationMs: 7000 }] });
+  const fault = run.trace.find((r) => r.kind === "fault")!;
+  const nextAlice = run.trace.find((r) => r.actor === "alice" && r.kind !== "fault" && r.kind !== "log" && r.step >= fault.step)!;
+  assert.equal(nextAlice.timeMs - fault.timeMs, 7000);
+  assert.equal(run.status, "idle");
+});
+
+test("faults whose target is gone are skipped, never an error", async () => {
+  const s = smallWorld({ seed: 2 });
+  const run = await s.run({
+    faults: [
+      { atStep: 0, kind: "crash", target: "alice" },
+      { atStep: 1, kind: "crash", target: "nobody" },
+      { atStep: 2, kind: "close-watch", target: "carol/0/w9" },
+    ],
+  });
+  const results = run.trace.filter((r) => r.kind === "fault").map((r) => r.result);
+  assert.deepEqual(results, ["skipped: waiting", "skipped: no actor nobody", "skipped: no open watch"]);
+  assert.equal(run.status, "idle");
+});
+
+test("a scenario fault kind is drawn from the budget, recorded, and replays", async () => {
+  const make = (seed: number) => {
+    const s = smallWorld({ seed });
+    s.defineFaultKind(
+      defineFaultKind({
+        name: "corrupt-last-seen",
+        targets: () => ["last-seen"],
+        params: (rng) => ({ value: String(100 + rng.int(10)) }),
+        apply: (target, fault) => {
+          target.external<string>(fault.target).set(String(fault.value));
+          return "corrupted";
+        },
+      }),
+    );
+    return s;
+  };
+  const run = await make(8).run({ faultBudget: { chance: [1, 2], counts: { "corrupt-last-seen": 2 } } });
+  assert.equal(run.faults.length, 2);
+  assert.ok(run.faults.every((f) => f.kind === "corrupt-last-seen" && /^10\d$/.test(String(f.value))));
+  const replay = await make(8).run({ choices: run.choices, faults: run.faults });
+  assert.equal(replay.traceHash, run.traceHash);
+});
+
+test("no faults are injected after stopFaults", async () => {
+  const s = smallWorld({ seed: 3 });
+  const run = await s.run({
+    faultBudget: { chance: [1, 1], counts: { "fail-request": 100 } },
+    onStep: (record) => {
+      if (record.step >= 10) s.stopFaults();
+    },
+  });
+  assert.ok(run.faults.length > 0);
+  assert.ok(run.faults.every((f) => f.atStep <= 10));
+  assert.equal(run.status, "idle");
+});
