@@ -293,19 +293,27 @@ class ControllerRun<T extends KubeObject> {
 
   /** Runs workers (after acquiring the lease, when elected) until stopped or the lease is lost. */
   private async lead(): Promise<void> {
-    if (this.elector !== undefined && !(await this.elector.acquire())) return;
+    const elector = this.elector;
+    if (elector !== undefined && !(await elector.acquire())) return;
+    // Renewal starts at once: a cache that takes long to sync must not let the lease lapse.
+    const holding = elector === undefined ? Promise.resolve() : this.holdLease(elector);
     await Promise.all([...this.informers.values()].map((i) => i.waitForSync()));
-    if (this.stopped) return;
-    this.log("controller: workers starting", { controller: this.controller.name });
-    const workers = Array.from({ length: this.controller.maxConcurrentReconciles }, () => this.worker());
-    if (this.elector !== undefined) {
-      const result = await this.elector.hold();
-      if (result === "lost") {
-        this.reason = "leadership-lost";
-        this.stop();
-      }
+    const workers = this.stopped ? [] : Array.from({ length: this.controller.maxConcurrentReconciles }, () => this.worker());
+    if (workers.length > 0) this.log("controller: workers started", { controller: this.controller.name });
+    await Promise.all([holding, ...workers]);
+  }
+
+  /** Renews until lost (then stops everything) or stopped (then frees the lease for a fast handover). */
+  private async holdLease(elector: LeaderElector): Promise<void> {
+    const result = await elector.hold();
+    if (result === "lost") {
+      this.reason = "leadership-lost";
+      this.stop();
+      return;
     }
-    await Promise.all(workers);
+    // Workers may still be finishing a reconcile; the lease is freed only once they have.
+    await this.queue.shutDownWithDrain();
+    if (this.fatal === undefined) await elector.release();
   }
 
   private async worker(): Promise<void> {

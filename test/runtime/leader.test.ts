@@ -118,3 +118,24 @@ test("a controller that loses its lease stops its workers and the standby takes 
   assert.ok(reconciledBy.length > count, "b reconciles after taking over");
   b.stop();
 });
+
+test("stopping an elected controller frees its lease for the standby at once", async () => {
+  const client = new FakeClient();
+  const clock = new ManualClock();
+  const make = (identity: string) =>
+    runController(
+      defineController({ name: "elected", for: { apiVersion: "v1", kind: "ConfigMap" }, reconcile: () => Action.awaitChange() }),
+      { client, clock, leaderElection: { lease, identity, ...timing } },
+    );
+  const a = make("a");
+  await settle();
+  const b = make("b");
+  await clock.advance(3000);
+  assert.equal(a.isLeader(), true);
+  a.stop();
+  assert.equal(await a.done, "stopped");
+  assert.equal(await holder(client), "");
+  await clock.advance(2500);
+  assert.equal(b.isLeader(), true, "b took over within one retry period, not after the lease duration");
+  b.stop();
+});
