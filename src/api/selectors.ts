@@ -227,36 +227,59 @@ const specOperators: Record<string, LabelOperator> = {
  * say), as field errors under `field`. Empty when valid.
  */
 export function validateLabelSelectorSpec(selector: LabelSelector, field = "spec.selector"): FieldError[] {
+  // The spec usually comes straight from a request body, so every shape is checked before it is trusted.
+  const spec = selector as { matchLabels?: unknown; matchExpressions?: unknown };
+  if (!isRecord(spec)) return [typeError(field, "must be an object")];
   const errors: FieldError[] = [];
-  for (const key of Object.keys(selector.matchLabels ?? {}).sort()) {
-    const value = selector.matchLabels![key];
-    for (const why of isQualifiedName(key)) errors.push(invalidField(`${field}.matchLabels`, key, why));
-    if (typeof value !== "string") errors.push(invalidField(`${field}.matchLabels`, String(value), "must be a string"));
-    else for (const why of isValidLabelValue(value)) errors.push(invalidField(`${field}.matchLabels`, value, why));
+  if (spec.matchLabels !== undefined && !isRecord(spec.matchLabels)) {
+    errors.push(typeError(`${field}.matchLabels`, "must be an object of strings"));
+  } else {
+    const matchLabels = (spec.matchLabels ?? {}) as Record<string, unknown>;
+    for (const key of Object.keys(matchLabels).sort()) {
+      const value = matchLabels[key];
+      for (const why of isQualifiedName(key)) errors.push(invalidField(`${field}.matchLabels`, key, why));
+      if (typeof value !== "string") errors.push(typeError(`${field}.matchLabels[${key}]`, "must be a string"));
+      else for (const why of isValidLabelValue(value)) errors.push(invalidField(`${field}.matchLabels`, value, why));
+    }
   }
-  (selector.matchExpressions ?? []).forEach((expression, index) => {
-    errors.push(...validateExpression(expression, `${field}.matchExpressions[${index}]`));
-  });
+  if (spec.matchExpressions !== undefined && !Array.isArray(spec.matchExpressions)) {
+    errors.push(typeError(`${field}.matchExpressions`, "must be a list"));
+  } else {
+    ((spec.matchExpressions ?? []) as unknown[]).forEach((expression, index) => {
+      errors.push(...validateExpression(expression, `${field}.matchExpressions[${index}]`));
+    });
+  }
   return errors;
 }
 
-function validateExpression(expression: { key: string; operator: string; values?: string[] }, path: string): FieldError[] {
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function typeError(field: string, why: string): FieldError {
+  return { field, type: "FieldValueTypeInvalid", message: `Invalid value: ${why}` };
+}
+
+function validateExpression(expression: unknown, path: string): FieldError[] {
+  if (!isRecord(expression)) return [typeError(path, "must be an object with key, operator and values")];
+  const { key, operator: operatorText, values = [] } = expression as { key?: unknown; operator?: unknown; values?: unknown };
+  if (typeof key !== "string") return [typeError(`${path}.key`, "must be a string")];
+  if (!Array.isArray(values) || values.some((v) => typeof v !== "string")) return [typeError(`${path}.values`, "must be a list of strings")];
   const errors: FieldError[] = [];
-  const values = expression.values ?? [];
-  const operator = specOperators[expression.operator];
+  const operator = typeof operatorText === "string" && Object.hasOwn(specOperators, operatorText) ? specOperators[operatorText] : undefined;
   if (operator === undefined) {
     errors.push({
       field: `${path}.operator`,
       type: "FieldValueNotSupported",
-      message: `Unsupported value: ${JSON.stringify(expression.operator)}: supported values: "In", "NotIn", "Exists", "DoesNotExist"`,
+      message: `Unsupported value: ${JSON.stringify(operatorText ?? null)}: supported values: "In", "NotIn", "Exists", "DoesNotExist"`,
     });
   } else if ((operator === "In" || operator === "NotIn") && values.length === 0) {
     errors.push({ field: `${path}.values`, type: "FieldValueRequired", message: "Required value: must be specified when `operator` is 'In' or 'NotIn'" });
   } else if ((operator === "Exists" || operator === "DoesNotExist") && values.length > 0) {
     errors.push({ field: `${path}.values`, type: "FieldValueForbidden", message: "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'" });
   }
-  for (const why of isQualifiedName(expression.key)) errors.push(invalidField(`${path}.key`, expression.key, why));
-  values.forEach((value, i) => {
+  for (const why of isQualifiedName(key)) errors.push(invalidField(`${path}.key`, key, why));
+  (values as string[]).forEach((value, i) => {
     for (const why of isValidLabelValue(value)) errors.push(invalidField(`${path}.values[${i}]`, value, why));
   });
   return errors;

@@ -136,9 +136,18 @@ export function validateGenerateName(
   return nameRules[rule](masked).map((why) => invalidValue(field, prefix, why));
 }
 
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function notAMap(field: string): FieldError {
+  return { field, type: "FieldValueTypeInvalid", message: "Invalid value: must be a map of string keys to string values" };
+}
+
 /** Validates label keys (qualified names) and values (<= 63 chars, alphanumeric at ends). */
 export function validateLabels(labels: Record<string, unknown> | undefined, field = "metadata.labels"): FieldError[] {
   if (labels === undefined || labels === null) return [];
+  if (!isRecord(labels)) return [notAMap(field)];
   const errors: FieldError[] = [];
   // Sorted so that the same object always gets the same error list (the store's results must be deterministic).
   for (const key of Object.keys(labels).sort()) {
@@ -156,6 +165,7 @@ export function validateLabels(labels: Record<string, unknown> | undefined, fiel
 /** Validates annotation keys (qualified names) and the total size (<= 256 KiB). */
 export function validateAnnotations(annotations: Record<string, unknown> | undefined, field = "metadata.annotations"): FieldError[] {
   if (annotations === undefined || annotations === null) return [];
+  if (!isRecord(annotations)) return [notAMap(field)];
   const errors: FieldError[] = [];
   let totalBytes = 0;
   for (const key of Object.keys(annotations).sort()) {

@@ -189,6 +189,16 @@ const specErrors: Array<[Parameters<typeof labelSelectorFromSpec>[0], string, st
   [{ matchExpressions: [{ key: "a", operator: "In", values: ["ok", "-bad"] }] }, "spec.selector.matchExpressions[0].values[1]", "FieldValueInvalid"],
   [{ matchLabels: { "a/b/c": "x" } }, "spec.selector.matchLabels", "FieldValueInvalid"],
   [{ matchLabels: { a: "x y" } }, "spec.selector.matchLabels", "FieldValueInvalid"],
+  // Shapes a request body can carry although the type forbids them.
+  [{ matchExpressions: [{ key: "a", operator: "toString" }] } as never, "spec.selector.matchExpressions[0].operator", "FieldValueNotSupported"],
+  [{ matchExpressions: [{ operator: "Exists" }] } as never, "spec.selector.matchExpressions[0].key", "FieldValueTypeInvalid"],
+  [{ matchExpressions: [{ key: "a", operator: "In", values: "b" }] } as never, "spec.selector.matchExpressions[0].values", "FieldValueTypeInvalid"],
+  [{ matchExpressions: [{ key: "a", operator: "In", values: [1] }] } as never, "spec.selector.matchExpressions[0].values", "FieldValueTypeInvalid"],
+  [{ matchExpressions: ["a"] } as never, "spec.selector.matchExpressions[0]", "FieldValueTypeInvalid"],
+  [{ matchExpressions: { key: "a" } } as never, "spec.selector.matchExpressions", "FieldValueTypeInvalid"],
+  [{ matchLabels: ["a"] } as never, "spec.selector.matchLabels", "FieldValueTypeInvalid"],
+  [{ matchLabels: { a: 1 } } as never, "spec.selector.matchLabels[a]", "FieldValueTypeInvalid"],
+  ["app=web" as never, "spec.selector", "FieldValueTypeInvalid"],
 ];
 
 for (const [spec, field, reason] of specErrors) {

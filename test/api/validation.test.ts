@@ -143,6 +143,15 @@ test("a label value that is not a string is a type error on its key", () => {
   assert.deepEqual(errors, [{ field: "metadata.labels[app]", type: "FieldValueTypeInvalid", message: "Invalid value: must be a string" }]);
 });
 
+test("labels or annotations that are not a map are one type error", () => {
+  for (const bad of ["app=web", ["app"], 5]) {
+    assert.deepEqual(validateLabels(bad as never), [
+      { field: "metadata.labels", type: "FieldValueTypeInvalid", message: "Invalid value: must be a map of string keys to string values" },
+    ]);
+    assert.equal(validateAnnotations(bad as never)[0]!.type, "FieldValueTypeInvalid");
+  }
+});
+
 test("missing labels and annotations are valid", () => {
   assert.deepEqual(validateLabels(undefined), []);
   assert.deepEqual(validateAnnotations(undefined), []);
