@@ -119,6 +119,7 @@ test("a cache indexes by namespace, owner uid, label and custom functions, and u
   assert.deepEqual(cache.byIndex("owner-uid", "u-1").length, 3);
   assert.deepEqual(cache.byIndex("label", "app=x").map((o) => o.metadata.name), ["a", "c"]);
   assert.deepEqual(cache.list({ labelSelector: { app: "x" } }).map((o) => o.metadata.name), ["a", "c"]);
+  assert.deepEqual(cache.list({ namespace: "ns", labelSelector: "app in (x,z),tier!=db" }).map((o) => o.metadata.name), ["a"]);
   assert.deepEqual(cache.byIndex("byData", "k").map((o) => o.metadata.name), ["a", "c"]);
   cache.upsert(child("a", "ns", { app: "y" }, { j: "1" }));
   assert.deepEqual(cache.byIndex("label", "app=x").map((o) => o.metadata.name), ["c"]);

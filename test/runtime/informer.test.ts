@@ -247,3 +247,23 @@ test("a handler added late gets an add for every cached object", async () => {
   assert.deepEqual(late.log, ["add a"]);
   informer.stop();
 });
+
+test("stop ends the informer in any phase and leaves no timer or watch behind", async () => {
+  const client = new FakeClient();
+  const clock = new ManualClock();
+  const { informer, done } = await started(client, clock, { resyncMs: 1000 });
+  assert.equal(client.watches.size, 1);
+  informer.stop();
+  await done;
+  assert.equal(client.watches.size, 0);
+  assert.equal(clock.pendingCount(), 0);
+  assert.equal(informer.state.phase, "Stopped");
+  client.failNext("list", internalError("down"));
+  const backingOff = new Informer({ client, clock, kind });
+  const running = backingOff.start();
+  await settle();
+  assert.equal(backingOff.state.phase, "Backoff");
+  backingOff.stop();
+  await running;
+  assert.equal(clock.pendingCount(), 0);
+});
