@@ -374,7 +374,7 @@ class SimulationImpl implements Simulation {
   }
 
   /** Internals the run loop needs. */
-  get internals() {
+  internals() {
     return {
       choices: this.choices,
       faultsReached: this.faultsReached,
@@ -416,6 +416,7 @@ type Ended = { status: RunResult["status"]; message?: string; actor?: string };
 /** One call of `run`: the step loop with its strategy, fault plan and stop conditions. */
 class RunLoop {
   private readonly strategy: Strategy;
+  private readonly internals: ReturnType<SimulationImpl["internals"]>;
   private readonly maxSteps: number;
   private readonly untilMs: number;
   private readonly planned: PlannedFault[];
@@ -430,6 +431,7 @@ class RunLoop {
     private readonly kernel: Kernel,
     private readonly options: RunOptions,
   ) {
+    this.internals = sim.internals();
     this.strategy = options.choices !== undefined ? replayStrategy(options.choices) : (options.strategy ?? randomStrategy());
     this.maxSteps = options.maxSteps ?? 100_000;
     this.untilMs = options.untilMs ?? Number.POSITIVE_INFINITY;
@@ -472,10 +474,10 @@ class RunLoop {
   private async step(eligible: Step[]): Promise<void> {
     const kernel = this.kernel;
     const stepIndex = kernel.stepIndex;
-    let index = this.strategy.next(eligible, this.sim.internals.strategyRng, stepIndex);
+    let index = this.strategy.next(eligible, this.internals.strategyRng, stepIndex);
     assert(Number.isInteger(index) && index >= 0, "strategy returns a non-negative integer");
     if (index >= eligible.length) index = eligible.length - 1;
-    if (index !== 0) this.sim.internals.choices.push([stepIndex, index]);
+    if (index !== 0) this.internals.choices.push([stepIndex, index]);
     const step = eligible[index]!;
     kernel.remove(step);
     const revisionBefore = kernel.store.revision;
@@ -523,7 +525,7 @@ class RunLoop {
 
   /** Planned faults for this step (in order), then at most one drawn from the budget. */
   private async injectFaults(): Promise<void> {
-    const internals = this.sim.internals;
+    const internals = this.internals;
     if (internals.faultsStopped()) return;
     const step = this.kernel.stepIndex;
     while (this.plannedNext < this.planned.length && this.planned[this.plannedNext]!.atStep === step) {
@@ -538,7 +540,7 @@ class RunLoop {
 
   private async inject(fault: PlannedFault): Promise<void> {
     const kernel = this.kernel;
-    const internals = this.sim.internals;
+    const internals = this.internals;
     internals.faultsReached.push(fault);
     const revisionBefore = kernel.store.revision;
     kernel.current = "sim";

@@ -1,4 +1,4 @@
-// A tiny in-test store: enough of the `Store` interface (namespaced objects, revisions, history, watches,
+// A tiny in-test store (older revisions are rebuilt from a history that is never compacted here): enough of the `Store` interface (namespaced objects, revisions, history, watches,
 // reads at an older revision, 409 on a stale resourceVersion) to test the simulator's machinery on its own.
 import { alreadyExists, conflict, expired, notFound } from "../../src/api/errors.ts";
 import type { KubeObject, ObjectList, ObjectRef } from "../../src/api/object.ts";
@@ -25,8 +25,10 @@ export function createFakeStore(options: StoreOptions = {}): Store {
   let compacted = 0;
   const history: StoreEvent[] = [];
   const watchers = new Set<{ options: StoreWatchOptions; listener: StoreWatchListener }>();
+  const latest = new Map<string, KubeObject>();
 
   function stateAt(at: number): Map<string, KubeObject> {
+    if (at >= revision) return latest;
     const objects = new Map<string, KubeObject>();
     for (const event of history) {
       if (event.revision > at) break;
@@ -43,6 +45,8 @@ export function createFakeStore(options: StoreOptions = {}): Store {
     const stored = freeze({ ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } });
     const event: StoreEvent = { type, object: stored, revision };
     history.push(event);
+    if (type === "DELETED") latest.delete(key(stored));
+    else latest.set(key(stored), stored);
     while (history.length > historyMax) compacted = history.shift()!.revision;
     for (const w of [...watchers]) if (matches(w.options, event)) w.listener(event);
     return stored;

@@ -217,3 +217,53 @@ test("no faults are injected after stopFaults", async () => {
   assert.ok(run.faults.every((f) => f.atStep <= 10));
   assert.equal(run.status, "idle");
 });
+
+test("a watch resumed from a compacted revision fails with 410 and the client relists", async () => {
+  const s = createSimulation({ seed: 1, createStore: createFakeStore, historyRevisionsMax: 2 });
+  s.store.create(counter(0));
+  s.defineExternal("last-seen", "0");
+  s.addActor(
+    defineActor({
+      name: "bumper",
+      async start(ctx) {
+        await ctx.clock.sleep(100);
+        for (let i = 1; i <= 5; i++) await ctx.client.update({ object: counter(i) });
+      },
+    }),
+  );
+  const { watcher } = await import("./world.ts");
+  s.addActor(watcher("carol", 5));
+  // Close carol's watch before the bumper wakes up; by the time carol watches again the history is gone.
+  const run = await s.run({
+    strategy: fifoStrategy(),
+    faults: [
+      { atStep: 5, kind: "close-watch", target: "carol/0/w0" },
+      { atStep: 5, kind: "pause", target: "carol", durationMs: 1000 },
+    ],
+  });
+  assert.equal(run.status, "idle", run.message);
+  const results = run.trace.filter((r) => r.actor === "carol" && (r.kind === "watch" || r.kind === "request")).map((r) => r.result);
+  assert.ok(results.includes("410 Expired"), results.join(", "));
+  assert.equal(run.trace.filter((r) => r.actor === "carol" && r.label.startsWith("list")).length, 4, "listed twice (request and response each)");
+  assert.equal(s.view().external("last-seen"), "5");
+});
+
+test("a watch without a resourceVersion starts with the current objects as ADDED", async () => {
+  const s = sim();
+  const events: string[] = [];
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        for await (const event of ctx.client.watch({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns" })) {
+          events.push(`${event.type} ${event.object.metadata.name} ${(event.object.data as { value: string }).value}`);
+          (event.object.data as { value: string }).value = "mutated copy";
+          break;
+        }
+      },
+    }),
+  );
+  await s.run({ strategy: fifoStrategy() });
+  assert.deepEqual(events, ["ADDED counter 0"]);
+  assert.equal((s.view().get(counterRef)!.data as { value: string }).value, "0");
+});
