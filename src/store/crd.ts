@@ -1,0 +1,238 @@
+// CustomResourceDefinitions: validating a CRD, deriving the kind it registers, its status (what the
+// apiextensions controllers write), and validating/pruning custom resources with `openAPIV3Schema` through ajv.
+import { Ajv } from "ajv";
+import type { ErrorObject, ValidateFunction } from "ajv";
+import type { FieldError } from "../api/errors.ts";
+import type { KubeObject } from "../api/object.ts";
+import { isDns1123Label, isDns1123Subdomain } from "../api/validation.ts";
+import { isRecord } from "./util.ts";
+
+export const crdCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io";
+
+export interface CrdVersion {
+  name: string;
+  served: boolean;
+  storage: boolean;
+  statusSubresource: boolean;
+  schema: Record<string, unknown>;
+}
+
+/** The kind a valid CRD registers. */
+export interface CrdInfo {
+  group: string;
+  kind: string;
+  plural: string;
+  singular: string;
+  listKind: string;
+  shortNames: string[];
+  namespaced: boolean;
+  versions: CrdVersion[];
+  storageVersion: string;
+}
+
+function required(field: string): FieldError {
+  return { field, type: "FieldValueRequired", message: "Required value" };
+}
+
+function invalidValue(field: string, value: unknown, why: string): FieldError {
+  return { field, type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
+}
+
+function validateNames(spec: Record<string, unknown>): FieldError[] {
+  const names = spec.names;
+  if (!isRecord(names)) return [required("spec.names")];
+  const errors: FieldError[] = [];
+  const plural = names.plural;
+  if (typeof plural !== "string" || plural === "") errors.push(required("spec.names.plural"));
+  else for (const why of isDns1123Label(plural)) errors.push(invalidValue("spec.names.plural", plural, why));
+  const kind = names.kind;
+  if (typeof kind !== "string" || kind === "") errors.push(required("spec.names.kind"));
+  else if (!/^[A-Za-z][A-Za-z0-9]*$/.test(kind)) {
+    errors.push(invalidValue("spec.names.kind", kind, "must be a valid kind name (alphanumeric, starting with a letter)"));
+  }
+  if (names.singular !== undefined && typeof names.singular !== "string") {
+    errors.push(invalidValue("spec.names.singular", names.singular, "must be a string"));
+  }
+  return errors;
+}
+
+function validateVersion(version: unknown, field: string): FieldError[] {
+  if (!isRecord(version)) return [invalidValue(field, version, "must be an object")];
+  const errors: FieldError[] = [];
+  if (typeof version.name !== "string" || version.name === "") errors.push(required(`${field}.name`));
+  else for (const why of isDns1123Label(version.name)) errors.push(invalidValue(`${field}.name`, version.name, why));
+  const schema = isRecord(version.schema) ? version.schema.openAPIV3Schema : undefined;
+  if (!isRecord(schema)) {
+    errors.push({ field: `${field}.schema.openAPIV3Schema`, type: "FieldValueRequired", message: "Required value: schemas are required" });
+  } else if (schema.type !== "object") {
+    errors.push({
+      field: `${field}.schema.openAPIV3Schema.type`,
+      type: "FieldValueNotSupported",
+      message: `Unsupported value: ${JSON.stringify(schema.type ?? "")}: supported values: "object"`,
+    });
+  }
+  return errors;
+}
+
+function validateVersions(spec: Record<string, unknown>): FieldError[] {
+  const versions = spec.versions;
+  if (!Array.isArray(versions) || versions.length === 0) {
+    return [{ field: "spec.versions", type: "FieldValueInvalid", message: "Invalid value: must have exactly one version marked as storage version" }];
+  }
+  const errors = versions.flatMap((version, i) => validateVersion(version, `spec.versions[${i}]`));
+  const storage = versions.filter((v) => isRecord(v) && v.storage === true).length;
+  if (storage !== 1) {
+    errors.push({ field: "spec.versions", type: "FieldValueInvalid", message: "Invalid value: must have exactly one version marked as storage version" });
+  }
+  const names = versions.map((v) => (isRecord(v) ? v.name : undefined));
+  names.forEach((name, i) => {
+    if (names.indexOf(name) !== i) errors.push({ field: `spec.versions[${i}].name`, type: "FieldValueDuplicate", message: `Duplicate value: ${JSON.stringify(name)}` });
+  });
+  return errors;
+}
+
+/** The CRD rules the API server enforces on create and update (metadata is validated by the store). */
+export function validateCrd(crd: KubeObject, old?: KubeObject): FieldError[] {
+  const spec = crd.spec;
+  if (!isRecord(spec)) return [required("spec")];
+  const errors: FieldError[] = [];
+  const group = spec.group;
+  if (typeof group !== "string" || group === "") errors.push(required("spec.group"));
+  else if (!group.includes(".")) errors.push(invalidValue("spec.group", group, "should be a domain with at least one dot"));
+  else for (const why of isDns1123Subdomain(group)) errors.push(invalidValue("spec.group", group, why));
+  if (spec.scope !== "Namespaced" && spec.scope !== "Cluster") {
+    errors.push({ field: "spec.scope", type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(spec.scope ?? "")}: supported values: "Cluster", "Namespaced"` });
+  }
+  errors.push(...validateNames(spec), ...validateVersions(spec));
+  const plural = isRecord(spec.names) ? spec.names.plural : undefined;
+  const expected = `${String(plural)}.${String(group)}`;
+  if (errors.length === 0 && crd.metadata.name !== expected) {
+    errors.push(invalidValue("metadata.name", crd.metadata.name, 'must be spec.names.plural+"."+spec.group'));
+  }
+  if (old !== undefined && isRecord(old.spec) && old.spec.scope !== spec.scope) {
+    errors.push(invalidValue("spec.scope", spec.scope, "field is immutable"));
+  }
+  if (old !== undefined && isRecord(old.spec) && old.spec.group !== spec.group) {
+    errors.push(invalidValue("spec.group", spec.group, "field is immutable"));
+  }
+  return errors;
+}
+
+/** The kind of a CRD that passed `validateCrd`. */
+export function crdInfo(crd: KubeObject): CrdInfo {
+  const spec = crd.spec as Record<string, unknown>;
+  const names = spec.names as Record<string, unknown>;
+  const kind = names.kind as string;
+  const versions = (spec.versions as Array<Record<string, unknown>>).map((v) => ({
+    name: v.name as string,
+    served: v.served !== false,
+    storage: v.storage === true,
+    statusSubresource: isRecord(v.subresources) && isRecord(v.subresources.status),
+    schema: (v.schema as Record<string, unknown>).openAPIV3Schema as Record<string, unknown>,
+  }));
+  return {
+    group: spec.group as string,
+    kind,
+    plural: names.plural as string,
+    singular: typeof names.singular === "string" && names.singular !== "" ? names.singular : kind.toLowerCase(),
+    listKind: typeof names.listKind === "string" && names.listKind !== "" ? names.listKind : `${kind}List`,
+    shortNames: Array.isArray(names.shortNames) ? names.shortNames.filter((s): s is string => typeof s === "string") : [],
+    namespaced: spec.scope === "Namespaced",
+    versions,
+    storageVersion: versions.find((v) => v.storage)!.name,
+  };
+}
+
+/** The status the apiextensions controllers give an accepted CRD: accepted names, conditions, stored versions. */
+export function crdStatus(crd: KubeObject, info: CrdInfo, old: KubeObject | undefined, nowText: string): Record<string, unknown> {
+  const oldStatus = isRecord(old?.status) ? old.status : {};
+  const oldConditions = Array.isArray(oldStatus.conditions) ? (oldStatus.conditions as Array<Record<string, unknown>>) : [];
+  const since = (type: string) => oldConditions.find((c) => c.type === type && c.status === "True")?.lastTransitionTime ?? nowText;
+  const stored = Array.isArray(oldStatus.storedVersions) ? [...(oldStatus.storedVersions as string[])] : [];
+  if (!stored.includes(info.storageVersion)) stored.push(info.storageVersion);
+  const conditions: Array<Record<string, unknown>> = [
+    { type: "NamesAccepted", status: "True", lastTransitionTime: since("NamesAccepted"), reason: "NoConflicts", message: "no conflicts found" },
+    { type: "Established", status: "True", lastTransitionTime: since("Established"), reason: "InitialNamesAccepted", message: "the initial names have been accepted" },
+  ];
+  if (crd.metadata.deletionTimestamp !== undefined) {
+    conditions.push({ type: "Terminating", status: "True", lastTransitionTime: since("Terminating"), reason: "InstanceDeletionInProgress", message: "CustomResource deletion is in progress" });
+  }
+  const acceptedNames: Record<string, unknown> = { plural: info.plural, singular: info.singular, kind: info.kind, listKind: info.listKind };
+  if (info.shortNames.length > 0) acceptedNames.shortNames = info.shortNames;
+  return { conditions, acceptedNames, storedVersions: stored };
+}
+
+/** One schema compiler per store; compiled validators are cached per schema object by the caller. */
+export function createSchemaCompiler(): (schema: Record<string, unknown>) => ValidateFunction {
+  const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+  return (schema) => ajv.compile(stripMetadata(schema));
+}
+
+/** The API server validates `metadata` itself; a CRD schema may only say `type: object` there. */
+function stripMetadata(schema: Record<string, unknown>): Record<string, unknown> {
+  if (!isRecord(schema.properties) || !("metadata" in schema.properties)) return schema;
+  const { metadata: _ignored, ...properties } = schema.properties;
+  return { ...schema, properties };
+}
+
+function fieldPath(instancePath: string): string {
+  let field = "";
+  for (const part of instancePath.split("/").slice(1)) {
+    const name = part.replace(/~1/g, "/").replace(/~0/g, "~");
+    field += /^\d+$/.test(name) ? `[${name}]` : field === "" ? name : `.${name}`;
+  }
+  return field;
+}
+
+function valueAt(object: unknown, instancePath: string): unknown {
+  let node = object;
+  for (const part of instancePath.split("/").slice(1)) {
+    if (node === null || typeof node !== "object") return undefined;
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, "/").replace(/~0/g, "~")];
+  }
+  return node;
+}
+
+/** ajv's errors as the API server words schema violations: field path, cause type, message. */
+export function schemaErrors(errors: readonly ErrorObject[], object: unknown): FieldError[] {
+  return errors.map((error) => {
+    const field = fieldPath(error.instancePath);
+    if (error.keyword === "required") {
+      const missing = String(error.params.missingProperty);
+      return { field: field === "" ? missing : `${field}.${missing}`, type: "FieldValueRequired", message: "Required value" };
+    }
+    const value = JSON.stringify(valueAt(object, error.instancePath));
+    if (error.keyword === "type") {
+      const type = String(error.params.type);
+      return { field, type: "FieldValueTypeInvalid", message: `Invalid value: ${value}: ${field} in body must be of type ${type}: ${value}` };
+    }
+    if (error.keyword === "enum") {
+      const allowed = (error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ");
+      return { field, type: "FieldValueNotSupported", message: `Unsupported value: ${value}: supported values: ${allowed}` };
+    }
+    return { field, type: "FieldValueInvalid", message: `Invalid value: ${value}: ${field} in body ${error.message ?? "is invalid"}` };
+  });
+}
+
+/**
+ * Drops fields the schema does not declare, as the API server prunes custom resources (structural schemas),
+ * unless `x-kubernetes-preserve-unknown-fields` keeps them. `apiVersion`, `kind` and `metadata` stay at the root.
+ */
+export function pruneUnknown(value: unknown, schema: Record<string, unknown>, root: boolean): void {
+  if (Array.isArray(value)) {
+    if (isRecord(schema.items)) for (const item of value) pruneUnknown(item, schema.items, false);
+    return;
+  }
+  if (!isRecord(value)) return;
+  const preserve = schema["x-kubernetes-preserve-unknown-fields"] === true;
+  const embedded = root || schema["x-kubernetes-embedded-resource"] === true;
+  const properties = isRecord(schema.properties) ? schema.properties : undefined;
+  const additional = schema.additionalProperties;
+  for (const key of Object.keys(value)) {
+    if (embedded && (key === "apiVersion" || key === "kind" || key === "metadata")) continue;
+    const sub = properties?.[key];
+    if (isRecord(sub)) pruneUnknown(value[key], sub, false);
+    else if (isRecord(additional)) pruneUnknown(value[key], additional, false);
+    else if (!preserve && additional !== true) delete value[key];
+  }
+}

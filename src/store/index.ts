@@ -1,0 +1,21 @@
+// The store: the API server's semantics as a pure, synchronous MVCC store.
+import type { Store, StoreOptions } from "./types.ts";
+import { MemoryStore } from "./store.ts";
+
+export type * from "./types.ts";
+export { builtinKinds } from "./kinds.ts";
+export type { BuiltinKind, KindRules } from "./kinds.ts";
+
+/** Options of `createStore` beyond the shared `StoreOptions`. */
+export interface CreateStoreOptions extends StoreOptions {
+  /** Namespaces that exist at revision 0 + n, as in a fresh cluster. Default: default, kube-system, kube-public, kube-node-lease. */
+  namespaces?: readonly string[];
+}
+
+/**
+ * A new store holding the built-in kinds and, like a fresh cluster, the namespaces `default`, `kube-system`,
+ * `kube-public` and `kube-node-lease` (created as the first writes, so `revision` starts at 4).
+ */
+export function createStore(options: CreateStoreOptions = {}): Store {
+  return new MemoryStore(options);
+}

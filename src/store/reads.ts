@@ -1,0 +1,94 @@
+// Read-side helpers: selectors compiled against a kind's field labels, continue tokens, revision checks.
+import { ApiError, badRequest, expired } from "../api/errors.ts";
+import type { KubeObject } from "../api/object.ts";
+import type { ResourceType } from "../api/resources.ts";
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "../api/selectors.ts";
+
+export interface CompiledSelector {
+  /** undefined when the selectors select everything. */
+  matches: ((object: KubeObject) => boolean) | undefined;
+  /** The value of a `metadata.name=` requirement: lets a watch be indexed by name. */
+  name: string | undefined;
+}
+
+/** Every selectable field of one object: `metadata.name`, `metadata.namespace` and the kind's field labels. */
+export function fieldValues(object: KubeObject, resource: ResourceType): Record<string, string> {
+  const fields = resource.fieldsOf?.(object) ?? {};
+  fields["metadata.name"] = object.metadata.name ?? "";
+  fields["metadata.namespace"] = object.metadata.namespace ?? "";
+  return fields;
+}
+
+/** Parses both selectors (400 on bad syntax or an unsupported field label) into one predicate. */
+export function compileSelectors(resource: ResourceType, labelSelector?: string, fieldSelector?: string): CompiledSelector {
+  const labels = labelSelector !== undefined && labelSelector.trim() !== "" ? parseLabelSelector(labelSelector) : undefined;
+  const fields = fieldSelector !== undefined && fieldSelector.trim() !== "" ? parseFieldSelector(fieldSelector) : undefined;
+  for (const requirement of fields ?? []) {
+    const field = requirement.field;
+    if (field !== "metadata.name" && field !== "metadata.namespace" && !resource.fieldLabels.includes(field)) {
+      throw badRequest(`field label not supported: ${field}`);
+    }
+  }
+  const name = fields?.find((r) => r.field === "metadata.name" && r.operator === "=")?.value;
+  const useLabels = labels !== undefined && labels.requirements.length > 0 ? labels : undefined;
+  const useFields = fields !== undefined && fields.length > 0 ? fields : undefined;
+  if (useLabels === undefined && useFields === undefined) return { matches: undefined, name };
+  const matches = (object: KubeObject): boolean => {
+    if (useLabels !== undefined && !matchesLabels(useLabels, object.metadata.labels)) return false;
+    return useFields === undefined || matchesFields(useFields, fieldValues(object, resource));
+  };
+  return { matches, name };
+}
+
+interface ContinueToken {
+  rv: number;
+  start: string;
+}
+
+export function encodeContinue(rv: number, start: string): string {
+  return Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv, start }), "utf8").toString("base64url");
+}
+
+export function decodeContinue(token: string): ContinueToken {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
+  } catch {
+    throw badRequest(`continue key is not valid: illegal base64 data or JSON in ${JSON.stringify(token)}`);
+  }
+  const record = parsed as Record<string, unknown> | null;
+  if (record === null || typeof record !== "object" || typeof record.rv !== "number" || typeof record.start !== "string" || record.v !== "meta.k8s.io/v1") {
+    throw badRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+  }
+  return { rv: record.rv, start: record.start };
+}
+
+export const continueExpiredMessage =
+  "The provided continue parameter is too old to display a consistent list result. You can start a new list " +
+  "without the continue parameter, or use the continue token in this response to retrieve the remainder of the " +
+  "results. Continuing with the provided token results in an inconsistent list - objects that were created, " +
+  "modified, or deleted between the time the first chunk was returned and now may show up in the list.";
+
+/** A read at `revision` must be neither compacted away (410) nor in the future (504, as the API server times out). */
+export function checkReadRevision(revision: number, compacted: number, current: number): void {
+  if (!Number.isInteger(revision) || revision < 0) throw badRequest(`invalid resource version: ${String(revision)}`);
+  if (revision < compacted) throw expired(`too old resource version: ${revision} (${compacted})`);
+  if (revision > current) {
+    throw new ApiError("Timeout", 504, `Too large resource version: ${revision}, current: ${current}`, {
+      causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+      retryAfterSeconds: 1,
+    });
+  }
+}
+
+/** First index in sorted `keys` whose key is >= `probe` (binary search). */
+export function lowerBound(keys: readonly string[], probe: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < probe) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

@@ -1,0 +1,743 @@
+// The store: kube-apiserver + etcd semantics over plain memory. Every write goes through one pipeline
+// (clone, resolve the kind, preconditions, mutating admission, system fields, validation, validating admission,
+// no-op detection, commit), so every write path gets the same rules and a failed write changes nothing.
+import { assert } from "../api/assert.ts";
+import type { DeleteOptions, PatchOptions, WriteOptions, PropagationPolicy } from "../api/client.ts";
+import { formatTimestamp } from "../api/clock.ts";
+import { ApiError, alreadyExists, badRequest, conflict, internalError, invalid, isApiError, notFound, tooLarge } from "../api/errors.ts";
+import type { FieldError } from "../api/errors.ts";
+import type { KindRef, KubeObject, ObjectList, ObjectRef } from "../api/object.ts";
+import { formatApiVersion } from "../api/object.ts";
+import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
+import type { ResourceType } from "../api/resources.ts";
+import { validateGenerateName } from "../api/validation.ts";
+import type {
+  Admission,
+  AdmissionOperation,
+  Store,
+  StoreEvent,
+  StoreListOptions,
+  StoreOptions,
+  StoreWatcher,
+  StoreWatchListener,
+  StoreWatchOptions,
+} from "./types.ts";
+import { crdInfo, crdStatus, createSchemaCompiler, pruneUnknown, schemaErrors, validateCrd } from "./crd.ts";
+import type { CustomSchemas } from "./registry.ts";
+import { isFinalized, planDelete } from "./delete.ts";
+import { GarbageCollector, locOf } from "./gc.ts";
+import type { GcHost, Located } from "./gc.ts";
+import { checkReadRevision, compileSelectors, continueExpiredMessage, decodeContinue, encodeContinue, lowerBound } from "./reads.ts";
+import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
+import type { Version } from "./registry.ts";
+import { writableMeta, cloneJson, deepEqual, deepFreeze, differsOutside, generatedSuffixLength, isRecord, sequenceSuffix, sequenceUid } from "./util.ts";
+import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
+import { WatchHub, Watcher } from "./watch.ts";
+
+const crdKindId = "apiextensions.k8s.io/CustomResourceDefinition";
+const namespaceKindId = "/Namespace";
+/** Namespaces the NamespaceLifecycle admission plugin refuses to delete. */
+const immortalNamespaces = ["default", "kube-system", "kube-public"];
+const generateNameAttemptsMax = 8;
+
+type Subresource = "main" | "status";
+
+interface UpdateContext {
+  sub: Subresource;
+  options: WriteOptions;
+  /** For patches: the object the request addressed; the patched object must still be that one. */
+  target?: ObjectRef;
+  /** Writes by the store's own controllers (GC, namespace finalizer) may change what clients may not. */
+  system?: boolean;
+}
+
+export class MemoryStore implements Store {
+  readonly #now: () => number;
+  readonly #historyRevisionsMax: number;
+  readonly #uidOption: (() => string) | undefined;
+  readonly #admission: readonly Admission[];
+  readonly #objectBytesMax: number;
+  readonly #registry = new Registry();
+  readonly #hub = new WatchHub();
+  readonly #compileSchema = createSchemaCompiler();
+  readonly #uids = new Map<string, { state: KindState; key: string }>();
+  readonly #gc: GarbageCollector;
+  readonly #namespaces: KindState;
+  #revision = 0;
+  #compacted = 0;
+  #history: Version[] = [];
+  #historyHead = 0;
+  #uidCount = 0;
+  #nameCount = 0;
+
+  constructor(options: StoreOptions & { namespaces?: readonly string[] } = {}) {
+    this.#now = options.now ?? (() => 0);
+    this.#historyRevisionsMax = options.historyRevisionsMax ?? 100_000;
+    this.#uidOption = options.uid;
+    this.#admission = [...(options.admission ?? [])];
+    this.#objectBytesMax = options.objectBytesMax ?? 1.5 * 1024 * 1024;
+    assert(Number.isInteger(this.#historyRevisionsMax), "historyRevisionsMax is an integer");
+    assert(this.#historyRevisionsMax >= 1, "historyRevisionsMax >= 1");
+    assert(this.#objectBytesMax > 0, "objectBytesMax > 0");
+    this.#namespaces = this.#registry.lookup({ apiVersion: "v1", kind: "Namespace" }).state;
+    this.#gc = new GarbageCollector(this.#gcHost());
+    for (const name of options.namespaces ?? ["default", "kube-system", "kube-public", "kube-node-lease"]) {
+      this.create({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    }
+  }
+
+  get revision(): number {
+    return this.#revision;
+  }
+
+  get compactedRevision(): number {
+    return this.#compacted;
+  }
+
+  resources(): ResourceType[] {
+    return this.#registry.resources();
+  }
+
+  resourceFor(kind: KindRef): ResourceType {
+    return this.#registry.lookup(kind).resource;
+  }
+
+  resourceForPlural(group: string, version: string, plural: string): ResourceType | undefined {
+    return this.#registry.forPlural(group, version, plural);
+  }
+
+  // ---- reads ----
+
+  get(ref: ObjectRef, options: { revision?: number } = {}): KubeObject {
+    const { state, resource } = this.#registry.lookup(ref);
+    const key = this.#refKey(ref, resource);
+    const revision = options.revision ?? this.#revision;
+    checkReadRevision(revision, this.#compacted, this.#revision);
+    const object = objectAt(state.objects.get(key), revision);
+    if (object === undefined) throw notFound(resource.plural, ref.name, resource.group);
+    return this.#view(object, resource);
+  }
+
+  list(options: StoreListOptions): ObjectList {
+    const { state, resource } = this.#registry.lookup(options);
+    const selector = compileSelectors(resource, options.labelSelector, options.fieldSelector);
+    let revision = options.revision ?? this.#revision;
+    let after: string | undefined;
+    if (options.continue !== undefined && options.continue !== "") {
+      if (options.revision !== undefined) throw badRequest("specifying resource version is not allowed when using continue");
+      const token = decodeContinue(options.continue);
+      if (token.rv < this.#compacted) throw new ApiError("Expired", 410, continueExpiredMessage);
+      revision = token.rv;
+      after = token.start;
+    }
+    checkReadRevision(revision, this.#compacted, this.#revision);
+    const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
+    const limit = options.limit !== undefined && options.limit > 0 ? Math.floor(options.limit) : Infinity;
+    const keys = state.sortedKeys();
+    const prefix = namespace === undefined ? "" : `${namespace}/`;
+    let i = lowerBound(keys, prefix);
+    if (after !== undefined) i = Math.max(i, lowerBound(keys, `${after}\u0000`));
+    const items: KubeObject[] = [];
+    let more = false;
+    let last = "";
+    for (; i < keys.length; i++) {
+      const key = keys[i]!;
+      if (prefix !== "" && !key.startsWith(prefix)) break;
+      const object = objectAt(state.objects.get(key), revision);
+      if (object === undefined || (selector.matches !== undefined && !selector.matches(object))) continue;
+      if (items.length >= limit) {
+        more = true;
+        break;
+      }
+      items.push(this.#view(object, resource));
+      last = key;
+    }
+    const metadata: ObjectList["metadata"] = { resourceVersion: String(revision) };
+    if (more) metadata.continue = encodeContinue(revision, last);
+    return { apiVersion: formatApiVersion(resource), kind: resource.listKind, metadata, items };
+  }
+
+  watch(options: StoreWatchOptions, listener: StoreWatchListener): StoreWatcher {
+    const { state, resource } = this.#registry.lookup(options);
+    const selector = compileSelectors(resource, options.labelSelector, options.fieldSelector);
+    const from = options.fromRevision;
+    if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${String(from)}`);
+    if (from < this.#compacted) throw new ApiError("Expired", 410, `too old resource version: ${from} (${this.#compacted})`);
+    const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
+    const filter = { namespace, name: selector.name, matches: selector.matches, view: (o: KubeObject) => this.#view(o, resource) };
+    const watcher = new Watcher(state.watchers, filter, listener, from);
+    state.watchers.add(watcher);
+    const end = this.#revision;
+    this.#hub.replay(watcher, this.#versionsOf(state, from, end));
+    return watcher;
+  }
+
+  *#versionsOf(state: KindState, after: number, end: number): Generator<Version> {
+    for (let i = this.#historyHead + Math.max(0, after - this.#compacted); i < this.#history.length; i++) {
+      const version = this.#history[i]!;
+      if (version.event.revision > end) return;
+      if (version.kind === state) yield version;
+    }
+  }
+
+  history(afterRevision: number): readonly StoreEvent[] {
+    if (afterRevision < this.#compacted) {
+      throw new ApiError("Expired", 410, `too old resource version: ${afterRevision} (${this.#compacted})`);
+    }
+    const start = this.#historyHead + Math.max(0, afterRevision - this.#compacted);
+    return this.#history.slice(start).map((version) => version.event);
+  }
+
+  // ---- writes ----
+
+  create(input: KubeObject, options: WriteOptions = {}): KubeObject {
+    return this.#transaction(() => {
+      const counters = { uid: this.#uidCount, name: this.#nameCount };
+      const object = this.#cloneInput(input);
+      const { state, resource } = this.#resolve(object);
+      if (state.terminating) {
+        throw new ApiError("MethodNotAllowed", 405, "create not allowed while custom resource definition is terminating");
+      }
+      const meta = object.metadata;
+      if (!resource.namespaced) delete meta.namespace;
+      if (meta.resourceVersion !== undefined && meta.resourceVersion !== "") {
+        throw internalError("resourceVersion should not be set on objects to be created");
+      }
+      const namespace = meta.namespace;
+      if (resource.namespaced && typeof namespace === "string" && namespace !== "") {
+        this.#checkNamespaceOpen(namespace, resource, meta.name ?? meta.generateName ?? "");
+      }
+      this.#mutate("CREATE", undefined, resource, object, undefined, options);
+      this.#prepareCreate(object, state, resource);
+      const name = this.#pickName(object, state, resource);
+      const errors = [...validateMetadata(object, resource), ...this.#validateKind(object, undefined, state, resource)];
+      if (errors.length > 0) throw invalid(resource.kind, name, errors, resource.group);
+      this.#finishCrd(object, undefined);
+      const key = objectKey(resource.namespaced, object.metadata.namespace, name);
+      const existing = state.objects.get(key);
+      if (liveObject(existing) !== undefined) throw alreadyExists(resource.plural, name, resource.group);
+      this.#validating("CREATE", undefined, resource, object, undefined, options);
+      if (options.dryRun === true) {
+        // A dry run draws a uid and a name like the real thing, but leaves the sequences where they were.
+        this.#uidCount = counters.uid;
+        this.#nameCount = counters.name;
+        return this.#view(deepFreeze(object), resource);
+      }
+      const version = this.#commit(state, key, "ADDED", object, existing);
+      return this.#view(version.event.object, resource);
+    });
+  }
+
+  update(input: KubeObject, options: WriteOptions = {}): KubeObject {
+    return this.#update(input, { sub: "main", options });
+  }
+
+  updateStatus(input: KubeObject, options: WriteOptions = {}): KubeObject {
+    return this.#update(input, { sub: "status", options });
+  }
+
+  patch(options: PatchOptions): KubeObject {
+    return this.#patch(options, "main");
+  }
+
+  patchStatus(options: PatchOptions): KubeObject {
+    return this.#patch(options, "status");
+  }
+
+  delete(options: DeleteOptions): KubeObject {
+    return this.#transaction(() => {
+      const { state, resource } = this.#registry.lookup(options);
+      const key = this.#refKey(options, resource);
+      const currentVersion = state.objects.get(key);
+      const current = liveObject(currentVersion);
+      if (current === undefined) throw notFound(resource.plural, options.name, resource.group);
+      this.#checkDeletePreconditions(options, current, resource);
+      if (state.id === namespaceKindId && immortalNamespaces.includes(options.name)) {
+        throw new ApiError("Forbidden", 403, `namespaces "${options.name}" is forbidden: this namespace may not be deleted`, {
+          name: options.name,
+          group: "",
+          kind: "namespaces",
+        });
+      }
+      this.#validating("DELETE", undefined, resource, current, current, { dryRun: options.dryRun === true });
+      const plan = planDelete(current, state, options, this.#now());
+      if (plan !== "remove") this.#finishCrd(plan, current);
+      if (options.dryRun === true) return this.#view(plan === "remove" ? current : deepFreeze(plan), resource);
+      if (plan === "remove") return this.#view(this.#commit(state, key, "DELETED", current, currentVersion).event.object, resource);
+      if (deepEqual(plan, current)) return this.#view(current, resource);
+      return this.#view(this.#commit(state, key, "MODIFIED", plan, currentVersion).event.object, resource);
+    });
+  }
+
+  // ---- garbage collection ----
+
+  hasGarbage(): boolean {
+    return this.#gc.next() !== undefined;
+  }
+
+  collectGarbage(): string | undefined {
+    const action = this.#gc.next();
+    if (action === undefined) return undefined;
+    try {
+      action.run();
+    } catch (error) {
+      // The real collector retries with backoff; here the caller sees the failure and may step again.
+      if (!isApiError(error)) throw error;
+      return `${action.description}: failed: ${error.message}`;
+    }
+    return action.description;
+  }
+
+  // ---- the write pipeline ----
+
+  /** Runs a write; on failure the name and uid sequences are restored, so a failed write changes nothing. */
+  #transaction<T>(write: () => T): T {
+    const revision = this.#revision;
+    const uidCount = this.#uidCount;
+    const nameCount = this.#nameCount;
+    try {
+      return write();
+    } catch (error) {
+      if (this.#revision === revision) {
+        this.#uidCount = uidCount;
+        this.#nameCount = nameCount;
+      }
+      throw error;
+    }
+  }
+
+  #update(input: KubeObject, context: UpdateContext): KubeObject {
+    return this.#transaction(() => {
+      const object = this.#cloneInput(input);
+      const { state, resource } = this.#resolve(object);
+      if (context.sub === "status" && !resource.statusSubresource) {
+        throw new ApiError("NotFound", 404, `the server could not find the requested resource (put ${resource.plural}/status)`);
+      }
+      const { key, name } = this.#inputKey(object, resource, context.target);
+      const currentVersion = state.objects.get(key);
+      const current = liveObject(currentVersion);
+      if (current === undefined) throw notFound(resource.plural, name, resource.group);
+      this.#checkUpdatePreconditions(object, current, resource);
+      let next = this.#mergeSubresource(object, current, resource, context);
+      if (this.#admission.some((a) => a.mutate !== undefined)) next = cloneJson(next).clone;
+      this.#mutate("UPDATE", context.sub, resource, next, current, context.options);
+      this.#prepareUpdate(next, current, state, resource);
+      const errors = [
+        ...validateMetadata(next, resource),
+        ...validateMetadataUpdate(next, current),
+        ...this.#validateKind(next, current, state, resource),
+      ];
+      if (errors.length > 0) throw invalid(resource.kind, name, errors, resource.group);
+      this.#finishCrd(next, current);
+      this.#validating("UPDATE", context.sub, resource, next, current, context.options);
+      if (deepEqual(next, current)) return this.#view(current, resource);
+      if (context.options.dryRun === true) return this.#view(deepFreeze(next), resource);
+      if (!isFinalized(next)) return this.#view(this.#commit(state, key, "MODIFIED", next, currentVersion).event.object, resource);
+      // Removing the last finalizer of a terminating object deletes it; watchers see its last stored state.
+      const deleted = this.#commit(state, key, "DELETED", current, currentVersion);
+      const last = { ...next, metadata: { ...next.metadata, resourceVersion: String(deleted.event.revision) } };
+      return this.#view(deepFreeze(last), resource);
+    });
+  }
+
+  #patch(options: PatchOptions, sub: Subresource): KubeObject {
+    const { state, resource } = this.#registry.lookup(options);
+    const key = this.#refKey(options, resource);
+    const current = liveObject(state.objects.get(key));
+    if (current === undefined) throw notFound(resource.plural, options.name, resource.group);
+    if (options.patchType !== "merge" && options.patchType !== "json") {
+      throw new ApiError(
+        "UnsupportedMediaType",
+        415,
+        `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json`,
+      );
+    }
+    const target = this.#view(current, resource);
+    let patched: unknown;
+    try {
+      patched = options.patchType === "merge" ? applyMergePatch(target, options.patch) : applyJsonPatch(target, options.patch);
+    } catch (error) {
+      if (isApiError(error)) throw error;
+      throw badRequest(`the patch could not be applied: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (!isRecord(patched)) throw badRequest("the patch must leave an object");
+    const ref: ObjectRef = { apiVersion: options.apiVersion, kind: options.kind, name: options.name };
+    if (resource.namespaced) ref.namespace = options.namespace;
+    const context: UpdateContext = { sub, options, target: ref };
+    return this.#update(patched as unknown as KubeObject, context);
+  }
+
+  /** Clones what the caller passed (the store never keeps a caller's reference) and checks its shape and size. */
+  #cloneInput(input: unknown): KubeObject {
+    if (!isRecord(input)) throw badRequest("the request body must be a JSON object");
+    let cloned: { clone: KubeObject; bytes: number };
+    try {
+      cloned = cloneJson(input as KubeObject);
+    } catch (error) {
+      throw badRequest(`the object is not valid JSON data: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    if (cloned.bytes > this.#objectBytesMax) {
+      throw tooLarge(`Request entity too large: limit is ${this.#objectBytesMax}`);
+    }
+    const object = cloned.clone;
+    const text = JSON.stringify(input).slice(0, 80);
+    if (typeof object.kind !== "string" || object.kind === "") throw badRequest(`Object 'Kind' is missing in '${text}'`);
+    if (typeof object.apiVersion !== "string" || object.apiVersion === "") {
+      throw badRequest(`Object 'apiVersion' is missing in '${text}'`);
+    }
+    if (object.metadata === undefined) object.metadata = {};
+    if (!isRecord(object.metadata)) {
+      throw invalid(object.kind, "", [{ field: "metadata", type: "FieldValueInvalid", message: "Invalid value: must be an object" }]);
+    }
+    return object;
+  }
+
+  #resolve(object: KubeObject): { state: KindState; resource: ResourceType } {
+    return this.#registry.lookup({ apiVersion: object.apiVersion, kind: object.kind });
+  }
+
+  #refKey(ref: { namespace?: string | undefined; name: string }, resource: ResourceType): string {
+    if (typeof ref.name !== "string" || ref.name === "") throw badRequest("name is required");
+    if (resource.namespaced && (ref.namespace === undefined || ref.namespace === "")) {
+      throw badRequest(`namespace is required for the namespaced resource ${resource.plural}`);
+    }
+    return objectKey(resource.namespaced, ref.namespace, ref.name);
+  }
+
+  #inputKey(object: KubeObject, resource: ResourceType, target: ObjectRef | undefined): { key: string; name: string } {
+    const meta = object.metadata;
+    if (!resource.namespaced) delete meta.namespace;
+    const name = typeof meta.name === "string" ? meta.name : "";
+    if (target !== undefined) {
+      if (name !== target.name) throw badRequest(`the name of the object (${name}) does not match the name on the URL (${target.name})`);
+      if (resource.namespaced && meta.namespace !== target.namespace) {
+        throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+      }
+      if (object.kind !== target.kind || object.apiVersion !== target.apiVersion) {
+        throw badRequest(`the API version in the data (${object.apiVersion}) does not match the expected API version (${target.apiVersion})`);
+      }
+    }
+    const errors: FieldError[] = [];
+    if (name === "") errors.push({ field: "metadata.name", type: "FieldValueRequired", message: "Required value: name is required" });
+    if (resource.namespaced && (typeof meta.namespace !== "string" || meta.namespace === "")) {
+      errors.push({ field: "metadata.namespace", type: "FieldValueRequired", message: "Required value" });
+    }
+    if (errors.length > 0) throw invalid(resource.kind, name, errors, resource.group);
+    return { key: objectKey(resource.namespaced, meta.namespace, name), name };
+  }
+
+  #checkNamespaceOpen(namespace: string, resource: ResourceType, name: string): void {
+    const ns = liveObject(this.#namespaces.objects.get(namespace));
+    if (ns === undefined) throw notFound("namespaces", namespace);
+    if (ns.metadata.deletionTimestamp === undefined) return;
+    const what = resource.group === "" ? resource.plural : `${resource.plural}.${resource.group}`;
+    throw new ApiError(
+      "Forbidden",
+      403,
+      `${what} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+      {
+        name,
+        group: resource.group,
+        kind: resource.plural,
+        causes: [{ reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" }],
+      },
+    );
+  }
+
+  #checkUpdatePreconditions(object: KubeObject, current: KubeObject, resource: ResourceType): void {
+    const meta = object.metadata;
+    const name = current.metadata.name ?? "";
+    const uid = meta.uid;
+    if (uid !== undefined && uid !== "" && uid !== current.metadata.uid) {
+      const why = `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid}`;
+      throw conflict(resource.plural, name, why, resource.group);
+    }
+    const rv = meta.resourceVersion;
+    if (rv === undefined || rv === "") return;
+    if (typeof rv !== "string" || !/^[0-9]+$/.test(rv)) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
+    if (rv !== current.metadata.resourceVersion) {
+      const why = "the object has been modified; please apply your changes to the latest version and try again";
+      throw conflict(resource.plural, name, why, resource.group);
+    }
+  }
+
+  #checkDeletePreconditions(options: DeleteOptions, current: KubeObject, resource: ResourceType): void {
+    const name = options.name;
+    const uid = options.preconditions?.uid;
+    if (uid !== undefined && uid !== current.metadata.uid) {
+      const why = `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid}`;
+      throw conflict(resource.plural, name, why, resource.group);
+    }
+    const rv = options.preconditions?.resourceVersion;
+    if (rv !== undefined && rv !== current.metadata.resourceVersion) {
+      const why = `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in meta: ${current.metadata.resourceVersion}`;
+      throw conflict(resource.plural, name, why, resource.group);
+    }
+  }
+
+  /** Main writes keep the stored `status`; status writes keep everything but `status`. */
+  #mergeSubresource(object: KubeObject, current: KubeObject, resource: ResourceType, context: UpdateContext): KubeObject {
+    if (context.sub === "status") {
+      const next = cloneJson(current).clone;
+      if (object.status === undefined) delete next.status;
+      else next.status = object.status;
+      return next;
+    }
+    if (resource.statusSubresource) {
+      if (current.status === undefined) delete object.status;
+      else object.status = current.status;
+    }
+    // A Namespace's spec.finalizers change only through finalize (the namespace controller).
+    if (resource.kind === "Namespace" && resource.group === "" && context.system !== true) object.spec = current.spec;
+    return object;
+  }
+
+  #prepareCreate(object: KubeObject, state: KindState, resource: ResourceType): void {
+    const meta = writableMeta(object);
+    object.apiVersion = formatApiVersion({ group: resource.group, version: state.storageVersion });
+    if (resource.statusSubresource && state.rules.statusOnCreate === "drop") delete object.status;
+    for (const field of ["deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"] as const) delete meta[field];
+    meta.uid = this.#uidOption !== undefined ? this.#uidOption() : sequenceUid(this.#uidCount++);
+    meta.creationTimestamp = formatTimestamp(this.#now());
+    meta.generation = 1;
+    prepareForCreate(object, resource);
+    applyDefaults(object, resource);
+    this.#pruneCustom(object, state, resource);
+  }
+
+  #prepareUpdate(next: KubeObject, current: KubeObject, state: KindState, resource: ResourceType): void {
+    next.apiVersion = current.apiVersion;
+    next.kind = current.kind;
+    const meta = writableMeta(next);
+    const old = current.metadata;
+    meta.uid = old.uid;
+    meta.creationTimestamp = old.creationTimestamp;
+    meta.resourceVersion = old.resourceVersion;
+    for (const field of ["deletionTimestamp", "deletionGracePeriodSeconds"] as const) {
+      if (old[field] === undefined) delete meta[field];
+      else (meta as Record<string, unknown>)[field] = old[field];
+    }
+    for (const field of ["selfLink", "managedFields"] as const) delete meta[field];
+    applyDefaults(next, resource);
+    this.#pruneCustom(next, state, resource);
+    const ignored = resource.statusSubresource ? ["metadata", "status"] : ["metadata"];
+    const changed = differsOutside(next as Record<string, unknown>, current as Record<string, unknown>, ignored);
+    meta.generation = (old.generation ?? 0) + (changed ? 1 : 0);
+  }
+
+  #pruneCustom(object: KubeObject, state: KindState, resource: ResourceType): void {
+    const schema = state.custom?.schemas.get(resource.version);
+    if (schema !== undefined) pruneUnknown(object, schema, true);
+  }
+
+  /** `metadata.name` from `generateName` when absent: a 5-character suffix, redrawn while the name is taken. */
+  #pickName(object: KubeObject, state: KindState, resource: ResourceType): string {
+    const meta = object.metadata;
+    if (typeof meta.name === "string" && meta.name !== "") return meta.name;
+    const prefix = meta.generateName;
+    if (typeof prefix !== "string" || prefix === "") return "";
+    const errors = validateGenerateName(prefix, resource.nameRule);
+    if (errors.length > 0) throw invalid(resource.kind, prefix, errors, resource.group);
+    const base = prefix.slice(0, Math.max(0, (resource.nameRule === "dns1123-label" ? 63 : 253) - generatedSuffixLength));
+    for (let attempt = 0; attempt < generateNameAttemptsMax; attempt++) {
+      const name = `${base}${sequenceSuffix(this.#nameCount)}`;
+      this.#nameCount++;
+      if (liveObject(state.objects.get(objectKey(resource.namespaced, meta.namespace, name))) === undefined) {
+        meta.name = name;
+        return name;
+      }
+    }
+    throw alreadyExists(resource.plural, `${prefix}*`, resource.group);
+  }
+
+  #validateKind(object: KubeObject, old: KubeObject | undefined, state: KindState, resource: ResourceType): FieldError[] {
+    if (state.id === crdKindId) return [...validateCrd(object, old), ...this.#crdSchemaErrors(object)];
+    const validator = state.custom?.validators.get(resource.version);
+    if (validator === undefined) return validateKind(object, old, resource);
+    // The schema is written for the version the client speaks, so validate the object as it sent it.
+    const asSent = { ...object, apiVersion: formatApiVersion(resource) };
+    return validator(asSent) ? [] : schemaErrors(validator.errors ?? [], asSent);
+  }
+
+  #crdSchemaErrors(crd: KubeObject): FieldError[] {
+    if (validateCrd(crd).length > 0) return [];
+    const errors: FieldError[] = [];
+    crdInfo(crd).versions.forEach((version, i) => {
+      try {
+        this.#compileSchema(version.schema);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        errors.push({ field: `spec.versions[${i}].schema.openAPIV3Schema`, type: "FieldValueInvalid", message: `Invalid value: ${message}` });
+      }
+    });
+    return errors;
+  }
+
+  /** A CRD's status is what the apiextensions controllers would write at once: names accepted, established. */
+  #finishCrd(object: KubeObject, old: KubeObject | undefined): void {
+    if (object.kind !== "CustomResourceDefinition" || !object.apiVersion.startsWith("apiextensions.k8s.io/")) return;
+    if (validateCrd(object).length > 0) return;
+    object.status = crdStatus(object, crdInfo(object), old, formatTimestamp(this.#now()));
+  }
+
+  #mutate(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
+    for (const admission of this.#admission) {
+      if (admission.mutate === undefined) continue;
+      const request = { operation, resource, object, dryRun: options.dryRun === true, ...(sub === "status" ? { subresource: sub } : {}) };
+      admission.mutate(old === undefined ? request : { ...request, oldObject: old });
+    }
+  }
+
+  #validating(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
+    if (this.#admission.length === 0) return;
+    deepFreeze(object);
+    for (const admission of this.#admission) {
+      if (admission.validate === undefined) continue;
+      const request = { operation, resource, object, dryRun: options.dryRun === true, ...(sub === "status" ? { subresource: sub } : {}) };
+      admission.validate(old === undefined ? request : { ...request, oldObject: old });
+    }
+  }
+
+  // ---- commit, history, compaction ----
+
+  #commit(state: KindState, key: string, type: StoreEvent["type"], object: KubeObject, prev: Version | undefined): Version {
+    const revision = ++this.#revision;
+    let stored: KubeObject;
+    if (type === "DELETED") {
+      stored = Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, resourceVersion: String(revision) }) });
+    } else {
+      // The object may be frozen by validating admission: rebuild its metadata to stamp the revision.
+      stored = { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
+      deepFreeze(stored);
+    }
+    const event: StoreEvent = Object.freeze({ type, object: stored, revision });
+    const version: Version = { event, prev, kind: state, key };
+    if (!state.objects.has(key)) state.keysChanged();
+    state.objects.set(key, version);
+    this.#history.push(version);
+    this.#afterCommit(version);
+    this.#compact();
+    this.#hub.publish(version);
+    return version;
+  }
+
+  #afterCommit(version: Version): void {
+    const { event, kind: state, key } = version;
+    const before = liveObject(version.prev);
+    const after = liveObject(version);
+    const uid = event.object.metadata.uid ?? "";
+    if (after === undefined) this.#uids.delete(uid);
+    else if (before === undefined) this.#uids.set(uid, { state, key });
+    if (state.id === crdKindId) this.#syncCrdKind(after ?? event.object, after === undefined);
+    this.#gc.track(state, key, before, after);
+  }
+
+  /** Registers, re-registers or unregisters the kind a CRD defines, after the CRD's write committed. */
+  #syncCrdKind(crd: KubeObject, deleted: boolean): void {
+    const info = crdInfo(crd);
+    if (deleted) {
+      const state = this.#registry.byId(`${info.group}/${info.kind}`);
+      if (state !== undefined) this.#registry.unregister(state);
+      return;
+    }
+    const custom: CustomSchemas = { crdName: crd.metadata.name ?? "", schemas: new Map(), validators: new Map() };
+    for (const version of info.versions) {
+      custom.schemas.set(version.name, version.schema);
+      custom.validators.set(version.name, this.#compileSchema(version.schema));
+    }
+    const state = this.#registry.registerCustom(info, custom);
+    state.terminating = crd.metadata.deletionTimestamp !== undefined;
+  }
+
+  #compact(): void {
+    while (this.#revision - this.#compacted > this.#historyRevisionsMax) {
+      const version = this.#history[this.#historyHead]!;
+      this.#historyHead++;
+      assert(version.event.revision === this.#compacted + 1, "history is contiguous");
+      this.#compacted = version.event.revision;
+      // Versions older than the compaction point are never read again: cut the chain behind this one.
+      version.prev = undefined;
+      const state = version.kind;
+      if (version.event.type === "DELETED" && state.objects.get(version.key) === version) {
+        state.objects.delete(version.key);
+        state.keysChanged();
+      }
+    }
+    if (this.#historyHead > 1024 && this.#historyHead * 2 > this.#history.length) {
+      this.#history = this.#history.slice(this.#historyHead);
+      this.#historyHead = 0;
+    }
+  }
+
+  /** Presents a stored object in the version a client asked for (custom resources with several versions). */
+  #view(object: KubeObject, resource: ResourceType): KubeObject {
+    const apiVersion = resource.group === "" ? resource.version : `${resource.group}/${resource.version}`;
+    if (object.apiVersion === apiVersion) return object;
+    return Object.freeze({ ...object, apiVersion });
+  }
+
+  // ---- what the garbage collector sees ----
+
+  #gcHost(): GcHost {
+    const at = (state: KindState, key: string): Located | undefined => {
+      const object = liveObject(state.objects.get(key));
+      return object === undefined ? undefined : { state, key, object };
+    };
+    return {
+      at: (loc) => {
+        const bar = loc.indexOf("|");
+        const state = this.#registry.byId(loc.slice(0, bar));
+        return state === undefined ? undefined : at(state, loc.slice(bar + 1));
+      },
+      byUid: (uid) => {
+        const where = this.#uids.get(uid);
+        return where === undefined ? undefined : at(where.state, where.key);
+      },
+      inNamespace: (namespace) => this.#objectsInNamespace(namespace),
+      ofCrd: (crd) => {
+        if (validateCrd(crd).length > 0) return [];
+        const info = crdInfo(crd);
+        const state = this.#registry.byId(`${info.group}/${info.kind}`);
+        if (state === undefined) return [];
+        return state.sortedKeys().map((key) => at(state, key)).filter((l): l is Located => l !== undefined);
+      },
+      knows: (apiVersion, kind) => {
+        try {
+          this.#registry.lookup({ apiVersion, kind });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      update: (next) => void this.#update(next, { sub: "main", options: {}, system: true }),
+      remove: (target, policy: PropagationPolicy) => void this.delete({ ...this.#refOf(target.object), propagationPolicy: policy }),
+      namespace: (name) => at(this.#namespaces, name),
+      crdOf: (state) => {
+        const name = state.custom?.crdName;
+        return name === undefined ? undefined : at(this.#registry.lookup({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition" }).state, name);
+      },
+    };
+  }
+
+  #refOf(object: KubeObject): ObjectRef {
+    const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name ?? "" };
+    if (object.metadata.namespace !== undefined) ref.namespace = object.metadata.namespace;
+    return ref;
+  }
+
+  #objectsInNamespace(namespace: string): Located[] {
+    const found: Located[] = [];
+    const prefix = `${namespace}/`;
+    for (const state of this.#registry.all()) {
+      if (state.versions.values().next().value?.namespaced !== true) continue;
+      const keys = state.sortedKeys();
+      for (let i = lowerBound(keys, prefix); i < keys.length && keys[i]!.startsWith(prefix); i++) {
+        const object = liveObject(state.objects.get(keys[i]!));
+        if (object !== undefined) found.push({ state, key: keys[i]!, object });
+      }
+    }
+    return found;
+  }
+}
+
+export { locOf };

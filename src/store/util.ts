@@ -1,0 +1,111 @@
+// Small pure helpers of the store: JSON cloning with a size, deep freezing, structural equality,
+// and the deterministic sequences behind `uid` and `generateName`.
+import { assert } from "../api/assert.ts";
+import type { KubeObject, ObjectMeta } from "../api/object.ts";
+
+/** Clones plain JSON data (dropping `undefined`, as the wire does) and measures it in bytes of UTF-8 JSON. */
+export function cloneJson<T>(value: T): { clone: T; bytes: number } {
+  const text = JSON.stringify(value);
+  assert(typeof text === "string", "cloneJson: value is JSON");
+  return { clone: JSON.parse(text) as T, bytes: Buffer.byteLength(text, "utf8") };
+}
+
+/** Freezes every node not already frozen; frozen subtrees (shared with an older version) are skipped. */
+export function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (const item of value) deepFreeze(item);
+  } else {
+    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/** Structural equality of JSON data; key order does not matter, as it does not on the wire. */
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in ra) {
+    if (ra[key] === undefined) continue;
+    count++;
+    if (!deepEqual(ra[key], rb[key])) return false;
+  }
+  for (const key in rb) if (rb[key] !== undefined) count--;
+  return count === 0;
+}
+
+/** True when `a` and `b` differ anywhere outside the top-level keys in `ignored`. */
+export function differsOutside(a: Record<string, unknown>, b: Record<string, unknown>, ignored: readonly string[]): boolean {
+  for (const key in a) {
+    if (ignored.includes(key)) continue;
+    if (!deepEqual(a[key], b[key])) return true;
+  }
+  for (const key in b) {
+    if (ignored.includes(key)) continue;
+    if (!(key in a) && b[key] !== undefined) return true;
+  }
+  return false;
+}
+
+/** A 32-bit integer mix (murmur3's finalizer): consecutive counters become random-looking numbers. */
+function mix32(value: number): number {
+  let h = value | 0;
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function hex(value: number, digits: number): string {
+  return value.toString(16).padStart(8, "0").slice(8 - digits);
+}
+
+/** The n-th uid of the default sequence: a version-4-shaped UUID, different for every n, same on every run. */
+export function sequenceUid(n: number): string {
+  const a = mix32(n * 4 + 1);
+  const b = mix32(n * 4 + 2);
+  const c = mix32(n * 4 + 3);
+  const d = mix32(n * 4 + 4);
+  const variant = (8 + (c >>> 30)).toString(16);
+  return `${hex(a, 8)}-${hex(b, 4)}-4${hex(b >>> 16, 3)}-${variant}${hex(c, 3)}-${hex(c >>> 12, 4)}${hex(d, 8)}`;
+}
+
+/** The alphabet the API server draws `generateName` suffixes from: no vowels, no 0/1/3, so no words appear. */
+const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+export const generatedSuffixLength = 5;
+
+/** The n-th `generateName` suffix: 5 characters that look random and never repeat within 27^5 draws per prefix. */
+export function sequenceSuffix(n: number): string {
+  let value = mix32(n + 0x9e3779b9);
+  let suffix = "";
+  for (let i = 0; i < generatedSuffixLength; i++) {
+    suffix += suffixAlphabet[value % suffixAlphabet.length];
+    value = Math.floor(value / suffixAlphabet.length);
+  }
+  return suffix;
+}
+
+/** Reads a string field; anything else counts as absent. */
+export function stringOr(value: unknown, fallback: string): string {
+  return typeof value === "string" ? value : fallback;
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** `ObjectMeta` without the `readonly` of its system fields: the store is the one that writes them. */
+export type WritableMeta = { -readonly [K in keyof ObjectMeta]: ObjectMeta[K] };
+
+export function writableMeta(object: KubeObject): WritableMeta {
+  return object.metadata as WritableMeta;
+}

@@ -1,0 +1,284 @@
+// Validation and defaulting of built-in kinds: the subset of kube-apiserver's rules that controllers run
+// into (object metadata, required fields, selectors that must match templates, immutable fields).
+import type { FieldError } from "../api/errors.ts";
+import type { KubeObject, LabelSelector } from "../api/object.ts";
+import type { ResourceType } from "../api/resources.ts";
+import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
+import { validateAnnotations, validateLabels, validateName, isDns1123Label } from "../api/validation.ts";
+import { isApiError } from "../api/errors.ts";
+import { deepEqual, isRecord } from "./util.ts";
+
+function required(field: string, detail = ""): FieldError {
+  return { field, type: "FieldValueRequired", message: detail === "" ? "Required value" : `Required value: ${detail}` };
+}
+
+function invalidValue(field: string, value: unknown, why: string): FieldError {
+  return { field, type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
+}
+
+function validateStringList(value: unknown, field: string): FieldError[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return [invalidValue(field, value, "must be a list of strings")];
+  return value.flatMap((item, i) => (typeof item === "string" && item !== "" ? [] : [invalidValue(`${field}[${i}]`, item, "must be a non-empty string")]));
+}
+
+function validateOwnerReferences(value: unknown): FieldError[] {
+  const field = "metadata.ownerReferences";
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return [invalidValue(field, value, "must be a list")];
+  const errors: FieldError[] = [];
+  let controllers = 0;
+  value.forEach((ref, i) => {
+    if (!isRecord(ref)) return errors.push(invalidValue(`${field}[${i}]`, ref, "must be an object"));
+    for (const key of ["apiVersion", "kind", "name", "uid"]) {
+      const v = ref[key];
+      if (typeof v !== "string" || v === "") errors.push(invalidValue(`${field}[${i}].${key}`, v ?? "", `${key} must not be empty`));
+    }
+    if (ref.controller === true) controllers++;
+  });
+  if (controllers > 1) {
+    errors.push(invalidValue(field, value, "Only one reference can have Controller set to true"));
+  }
+  return errors;
+}
+
+/** `ObjectMeta` rules common to every kind. `metadata` is known to be an object. */
+export function validateMetadata(object: KubeObject, resource: ResourceType): FieldError[] {
+  const meta = object.metadata;
+  const errors: FieldError[] = [];
+  errors.push(...validateName(typeof meta.name === "string" ? meta.name : "", resource.nameRule));
+  if (resource.namespaced) {
+    const ns = meta.namespace;
+    if (typeof ns !== "string" || ns === "") errors.push(required("metadata.namespace"));
+    else errors.push(...validateName(ns, "dns1123-label", "metadata.namespace"));
+  }
+  if (meta.labels !== undefined && !isRecord(meta.labels)) errors.push(invalidValue("metadata.labels", meta.labels, "must be a map of strings"));
+  else errors.push(...validateLabels(meta.labels as Record<string, unknown> | undefined));
+  if (meta.annotations !== undefined && !isRecord(meta.annotations)) {
+    errors.push(invalidValue("metadata.annotations", meta.annotations, "must be a map of strings"));
+  } else errors.push(...validateAnnotations(meta.annotations as Record<string, unknown> | undefined));
+  errors.push(...validateStringList(meta.finalizers, "metadata.finalizers"));
+  errors.push(...validateOwnerReferences(meta.ownerReferences));
+  return errors;
+}
+
+/** What an update may not do to metadata: add finalizers to an object being deleted. */
+export function validateMetadataUpdate(next: KubeObject, old: KubeObject): FieldError[] {
+  if (old.metadata.deletionTimestamp === undefined) return [];
+  const before = old.metadata.finalizers ?? [];
+  const added = (next.metadata.finalizers ?? []).filter((f) => !before.includes(f));
+  if (added.length === 0) return [];
+  return [
+    {
+      field: "metadata.finalizers",
+      type: "FieldValueForbidden",
+      message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+    },
+  ];
+}
+
+function validateContainers(podSpec: unknown, field: string): FieldError[] {
+  if (!isRecord(podSpec)) return [required(field)];
+  const containers = podSpec.containers;
+  if (!Array.isArray(containers) || containers.length === 0) return [required(`${field}.containers`)];
+  const errors: FieldError[] = [];
+  containers.forEach((c, i) => {
+    const at = `${field}.containers[${i}]`;
+    if (!isRecord(c)) return errors.push(invalidValue(at, c, "must be an object"));
+    if (typeof c.name !== "string" || c.name === "") errors.push(required(`${at}.name`));
+    else for (const why of isDns1123Label(c.name)) errors.push(invalidValue(`${at}.name`, c.name, why));
+    if (typeof c.image !== "string" || c.image === "") errors.push(required(`${at}.image`));
+  });
+  return errors;
+}
+
+/** Selector required, template labels matching it (apps/v1 and batch/v1 workloads). */
+function validateSelectorAndTemplate(spec: Record<string, unknown>, selectorRequired: boolean): FieldError[] {
+  const errors: FieldError[] = [];
+  const template = spec.template;
+  errors.push(...validateContainers(isRecord(template) ? template.spec : undefined, "spec.template.spec"));
+  const selector = spec.selector;
+  if (selector === undefined) return selectorRequired ? [required("spec.selector"), ...errors] : errors;
+  if (!isRecord(selector)) return [invalidValue("spec.selector", selector, "must be a label selector"), ...errors];
+  try {
+    const parsed = labelSelectorFromSpec(selector as LabelSelector);
+    if (parsed.requirements.length === 0) errors.push(invalidValue("spec.selector", selector, "empty selector is invalid for deployment"));
+    const labels = isRecord(template) && isRecord(template.metadata) ? template.metadata.labels : undefined;
+    if (!matchesLabels(parsed, labels as Record<string, string> | undefined)) {
+      errors.push(invalidValue("spec.template.metadata.labels", labels ?? {}, "`selector` does not match template `labels`"));
+    }
+  } catch (error) {
+    if (!isApiError(error)) throw error;
+    errors.push(invalidValue("spec.selector", selector, error.message));
+  }
+  return errors;
+}
+
+/** Pod spec fields an update may change; everything else in a pod's spec is immutable. */
+const podMutableSpec = ["activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds"];
+
+function podSpecSkeleton(spec: unknown, nodeName: unknown): unknown {
+  if (!isRecord(spec)) return spec;
+  const copy: Record<string, unknown> = { ...spec, nodeName };
+  for (const key of podMutableSpec) delete copy[key];
+  const withoutImages = (list: unknown) => (Array.isArray(list) ? list.map((c) => (isRecord(c) ? { ...c, image: undefined } : c)) : list);
+  copy.containers = withoutImages(copy.containers);
+  copy.initContainers = withoutImages(copy.initContainers);
+  return copy;
+}
+
+function validatePodUpdate(next: KubeObject, old: KubeObject): FieldError[] {
+  const oldSpec = old.spec as Record<string, unknown> | undefined;
+  // Setting `spec.nodeName` once stands in for the binding subresource the scheduler uses.
+  const oldNode = oldSpec?.nodeName;
+  const nextNode = isRecord(next.spec) ? next.spec.nodeName : undefined;
+  if (oldNode !== undefined && oldNode !== "" && nextNode !== oldNode) {
+    return [invalidValue("spec.nodeName", nextNode ?? "", "field is immutable")];
+  }
+  if (deepEqual(podSpecSkeleton(next.spec, undefined), podSpecSkeleton(old.spec, undefined))) return [];
+  return [
+    {
+      field: "spec",
+      type: "FieldValueForbidden",
+      message:
+        "Forbidden: pod updates may not change fields other than `spec.containers[*].image`, `spec.initContainers[*].image`, " +
+        "`spec.activeDeadlineSeconds`, `spec.tolerations` (only additions to existing tolerations), `spec.terminationGracePeriodSeconds`",
+    },
+  ];
+}
+
+type KindValidator = (object: KubeObject, old: KubeObject | undefined) => FieldError[];
+
+function specOf(object: KubeObject): Record<string, unknown> | undefined {
+  return isRecord(object.spec) ? object.spec : undefined;
+}
+
+const appsWorkload: KindValidator = (object, old) => {
+  const spec = specOf(object);
+  if (spec === undefined) return [required("spec")];
+  const errors = validateSelectorAndTemplate(spec, true);
+  const oldSelector = old === undefined ? undefined : specOf(old)?.selector;
+  if (old !== undefined && !deepEqual(oldSelector, spec.selector)) errors.push(invalidValue("spec.selector", spec.selector ?? {}, "field is immutable"));
+  return errors;
+};
+
+const validators: Record<string, KindValidator> = {
+  "/Pod": (object, old) => {
+    const errors = validateContainers(object.spec, "spec");
+    return old === undefined || errors.length > 0 ? errors : validatePodUpdate(object, old);
+  },
+  "apps/Deployment": appsWorkload,
+  "apps/ReplicaSet": appsWorkload,
+  "apps/DaemonSet": appsWorkload,
+  "apps/StatefulSet": appsWorkload,
+  "batch/Job": (object) => {
+    const spec = specOf(object);
+    if (spec === undefined) return [required("spec")];
+    const errors = validateSelectorAndTemplate(spec, false);
+    const template = isRecord(spec.template) && isRecord(spec.template.spec) ? spec.template.spec : undefined;
+    const policy = template?.restartPolicy;
+    if (policy !== "Never" && policy !== "OnFailure") {
+      errors.push({ field: "spec.template.spec.restartPolicy", type: "FieldValueRequired", message: 'Required value: valid values: "OnFailure", "Never"' });
+    }
+    return errors;
+  },
+  "batch/CronJob": (object) => {
+    const spec = specOf(object);
+    if (spec === undefined) return [required("spec")];
+    const errors: FieldError[] = [];
+    if (typeof spec.schedule !== "string" || spec.schedule === "") errors.push(required("spec.schedule"));
+    if (!isRecord(spec.jobTemplate)) errors.push(required("spec.jobTemplate"));
+    return errors;
+  },
+  "/ConfigMap": (object) => validateDataKeys(object, ["data", "binaryData"]),
+  "/Secret": (object, old) => {
+    const errors = validateDataKeys(object, ["data", "stringData"]);
+    const data = isRecord(object.data) ? object.data : {};
+    for (const [key, value] of Object.entries(data)) {
+      if (typeof value !== "string" || !/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0) {
+        errors.push(invalidValue(`data[${key}]`, "<secret contents redacted>", "illegal base64 data"));
+      }
+    }
+    if (old !== undefined && old.type !== object.type) errors.push(invalidValue("type", object.type, "field is immutable"));
+    return errors;
+  },
+};
+
+function validateDataKeys(object: KubeObject, fields: string[]): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const field of fields) {
+    const data = object[field];
+    if (data === undefined) continue;
+    if (!isRecord(data)) {
+      errors.push(invalidValue(field, data, "must be a map"));
+      continue;
+    }
+    for (const key of Object.keys(data)) {
+      if (!/^[-._a-zA-Z0-9]+$/.test(key) || key.length > 253) {
+        errors.push(invalidValue(`${field}[${key}]`, key, "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"));
+      }
+    }
+  }
+  return errors;
+}
+
+/** The kind's own rules (required fields, immutable fields); `old` is the stored object on update. */
+export function validateKind(object: KubeObject, old: KubeObject | undefined, resource: ResourceType): FieldError[] {
+  const validate = validators[`${resource.group}/${resource.kind}`];
+  return validate === undefined ? [] : validate(object, old);
+}
+
+function setDefault(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (target[key] === undefined) target[key] = value;
+}
+
+/** Defaulting applied on every write, so that a write without the defaults is not a change. */
+export function applyDefaults(object: KubeObject, resource: ResourceType): void {
+  const spec = specOf(object);
+  const id = `${resource.group}/${resource.kind}`;
+  if (id === "/Pod" && spec !== undefined && !Object.isFrozen(spec)) {
+    setDefault(spec, "restartPolicy", "Always");
+    setDefault(spec, "terminationGracePeriodSeconds", 30);
+    setDefault(spec, "schedulerName", "default-scheduler");
+  } else if ((id === "apps/Deployment" || id === "apps/ReplicaSet" || id === "apps/StatefulSet") && spec !== undefined && !Object.isFrozen(spec)) {
+    setDefault(spec, "replicas", 1);
+  } else if (id === "batch/Job" && spec !== undefined && !Object.isFrozen(spec)) {
+    setDefault(spec, "parallelism", 1);
+    setDefault(spec, "completions", 1);
+    setDefault(spec, "backoffLimit", 6);
+  } else if (id === "/Secret") {
+    if (object.type === undefined) object.type = "Opaque";
+  } else if (id === "/Namespace") {
+    const nsSpec = isRecord(object.spec) && !Object.isFrozen(object.spec) ? object.spec : (object.spec = { ...(object.spec as object) });
+    if (!Array.isArray(nsSpec.finalizers)) nsSpec.finalizers = ["kubernetes"];
+  }
+}
+
+/** What a create sets that a client cannot: a pod starts Pending, a namespace Active, a Job selects its pods by uid. */
+export function prepareForCreate(object: KubeObject, resource: ResourceType): void {
+  const id = `${resource.group}/${resource.kind}`;
+  if (id === "/Pod") object.status = { phase: "Pending" };
+  if (id === "/Namespace") object.status = { phase: "Active" };
+  if (id === "batch/Job") selectJobPods(object);
+}
+
+/** batch/v1 Jobs without `manualSelector` select their pods by the Job's uid, and label the template so. */
+function selectJobPods(job: KubeObject): void {
+  const spec = specOf(job);
+  if (spec === undefined || spec.manualSelector === true) return;
+  const uid = job.metadata.uid ?? "";
+  const name = job.metadata.name ?? "";
+  spec.selector = { matchLabels: { "batch.kubernetes.io/controller-uid": uid } };
+  if (!isRecord(spec.template)) return;
+  const template = spec.template;
+  if (!isRecord(template.metadata)) template.metadata = {};
+  const meta = template.metadata as Record<string, unknown>;
+  const labels = isRecord(meta.labels) ? meta.labels : {};
+  meta.labels = {
+    ...labels,
+    "batch.kubernetes.io/controller-uid": uid,
+    "batch.kubernetes.io/job-name": name,
+    "controller-uid": uid,
+    "job-name": name,
+  };
+}

@@ -1,0 +1,181 @@
+// Watchers: filtered by namespace and selectors, indexed so that a write reaches only the watchers that
+// can care about it (a fleet of single-object watchers costs O(1) per event, not O(watchers)), and fed in
+// revision order even when a listener writes to the store while it is being called.
+import type { KubeObject } from "../api/object.ts";
+import type { StoreEvent, StoreWatcher, StoreWatchListener } from "./types.ts";
+import type { Version } from "./registry.ts";
+import { liveObject } from "./registry.ts";
+
+export interface WatchFilter {
+  /** Only this namespace; undefined for all. */
+  namespace: string | undefined;
+  /** From a `metadata.name=` field selector: the index key of single-object watchers. */
+  name: string | undefined;
+  /** The label and field selectors; undefined when there are none. */
+  matches: ((object: KubeObject) => boolean) | undefined;
+  /** Presents a stored object in the version the watcher asked for. */
+  view: (object: KubeObject) => KubeObject;
+}
+
+/** The object of a DELETED event made from a selector transition: the last matching state, at the event's revision. */
+function atRevision(object: KubeObject, revision: number): KubeObject {
+  return Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, resourceVersion: String(revision) }) });
+}
+
+export class Watcher implements StoreWatcher {
+  #closed = false;
+  /** Events at or below this revision were delivered (or skipped) already. */
+  lastRevision: number;
+
+  constructor(
+    readonly index: WatchIndex,
+    readonly filter: WatchFilter,
+    readonly listener: StoreWatchListener,
+    fromRevision: number,
+  ) {
+    this.lastRevision = fromRevision;
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.index.remove(this);
+  }
+
+  /** Delivers one recorded write, turned into what this watcher sees (or nothing). */
+  deliver(version: Version): void {
+    const event = version.event;
+    if (this.#closed || event.revision <= this.lastRevision) return;
+    this.lastRevision = event.revision;
+    const filter = this.filter;
+    const object = event.object;
+    if (filter.namespace !== undefined && (object.metadata.namespace ?? "") !== filter.namespace) return;
+    if (filter.name !== undefined && object.metadata.name !== filter.name) return;
+    const seen = this.#transform(version);
+    if (seen === undefined) return;
+    const shown = filter.view(seen.object);
+    this.listener(shown === seen.object ? seen : Object.freeze({ type: seen.type, object: shown, revision: seen.revision }));
+  }
+
+  #transform(version: Version): StoreEvent | undefined {
+    const event = version.event;
+    const matches = this.filter.matches;
+    if (matches === undefined) return event;
+    if (event.type === "DELETED") return matches(event.object) ? event : undefined;
+    const now = matches(event.object);
+    const before = liveObject(version.prev);
+    const was = event.type === "MODIFIED" && before !== undefined && matches(before);
+    if (now && was) return event;
+    if (now) return event.type === "ADDED" ? event : { type: "ADDED", object: event.object, revision: event.revision };
+    if (was) return { type: "DELETED", object: atRevision(before, event.revision), revision: event.revision };
+    return undefined;
+  }
+}
+
+function addTo(map: Map<string, Set<Watcher>>, key: string, watcher: Watcher): void {
+  let set = map.get(key);
+  if (set === undefined) map.set(key, (set = new Set()));
+  set.add(watcher);
+}
+
+function removeFrom(map: Map<string, Set<Watcher>>, key: string, watcher: Watcher): void {
+  const set = map.get(key);
+  if (set === undefined) return;
+  set.delete(watcher);
+  if (set.size === 0) map.delete(key);
+}
+
+/** The watchers of one kind, indexed by object name, by namespace, or neither. */
+export class WatchIndex {
+  readonly #all = new Set<Watcher>();
+  readonly #byNamespace = new Map<string, Set<Watcher>>();
+  readonly #byName = new Map<string, Set<Watcher>>();
+
+  add(watcher: Watcher): void {
+    const { name, namespace } = watcher.filter;
+    if (name !== undefined) addTo(this.#byName, name, watcher);
+    else if (namespace !== undefined) addTo(this.#byNamespace, namespace, watcher);
+    else this.#all.add(watcher);
+  }
+
+  remove(watcher: Watcher): void {
+    const { name, namespace } = watcher.filter;
+    if (name !== undefined) removeFrom(this.#byName, name, watcher);
+    else if (namespace !== undefined) removeFrom(this.#byNamespace, namespace, watcher);
+    else this.#all.delete(watcher);
+  }
+
+  get size(): number {
+    let n = this.#all.size;
+    for (const set of this.#byNamespace.values()) n += set.size;
+    for (const set of this.#byName.values()) n += set.size;
+    return n;
+  }
+
+  /** Calls `visit` for every watcher that may care about the version's object. */
+  forEachCandidate(version: Version, visit: (watcher: Watcher) => void): void {
+    if (this.#all.size > 0) for (const watcher of this.#all) visit(watcher);
+    const metadata = version.event.object.metadata;
+    if (this.#byNamespace.size > 0) {
+      const set = this.#byNamespace.get(metadata.namespace ?? "");
+      if (set !== undefined) for (const watcher of set) visit(watcher);
+    }
+    if (this.#byName.size > 0) {
+      const set = this.#byName.get(metadata.name ?? "");
+      if (set !== undefined) for (const watcher of set) visit(watcher);
+    }
+  }
+}
+
+/**
+ * Delivers recorded writes to watchers in revision order. A write made by a listener (or during a replay) is
+ * queued and delivered after the current delivery, so every watcher sees revisions in increasing order.
+ */
+export class WatchHub {
+  readonly #queue: Version[] = [];
+  #delivering = false;
+  #errors: unknown[] = [];
+
+  publish(version: Version): void {
+    this.#queue.push(version);
+    if (!this.#delivering) this.#run(() => {});
+  }
+
+  /** Replays `versions` (oldest first) into one watcher, then delivers whatever the replay queued. */
+  replay(watcher: Watcher, versions: Iterable<Version>): void {
+    this.#run(() => {
+      for (const version of versions) this.#call(watcher, version);
+    });
+  }
+
+  #call(watcher: Watcher, version: Version): void {
+    try {
+      watcher.deliver(version);
+    } catch (error) {
+      this.#errors.push(error);
+    }
+  }
+
+  #run(first: () => void): void {
+    if (this.#delivering) return first();
+    this.#delivering = true;
+    try {
+      first();
+      for (let i = 0; i < this.#queue.length; i++) {
+        const version = this.#queue[i]!;
+        version.kind.watchers.forEachCandidate(version, (watcher) => this.#call(watcher, version));
+      }
+    } finally {
+      this.#queue.length = 0;
+      this.#delivering = false;
+    }
+    const errors = this.#errors;
+    this.#errors = [];
+    // A throwing listener is the caller's bug; every other watcher still got its events first.
+    if (errors.length > 0) throw errors[0];
+  }
+}
