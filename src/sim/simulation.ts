@@ -422,8 +422,6 @@ class RunLoop {
   private readonly planned: PlannedFault[];
   private plannedNext = 0;
   private readonly remaining = new Map<string, number>();
-  private faultsDoneFor = -1;
-  private recordIndex = 0;
   private stopRequested = false;
 
   constructor(
@@ -450,8 +448,8 @@ class RunLoop {
       if (kernel.fatal !== undefined) return kernel.fatal;
       if (this.stopRequested) return { status: "stopped" };
       if (kernel.stepIndex >= this.maxSteps) return { status: "max-steps" };
-      if (this.faultsDoneFor < kernel.stepIndex) {
-        this.faultsDoneFor = kernel.stepIndex;
+      if (kernel.faultsDoneFor < kernel.stepIndex) {
+        kernel.faultsDoneFor = kernel.stepIndex;
         await this.injectFaults();
         continue;
       }
@@ -554,7 +552,8 @@ class RunLoop {
 
   private onRecord(record: TraceRecord): void {
     const expected = this.options.expectTrace;
-    const index = this.recordIndex++;
+    // The index in the whole trace: a run may continue an earlier one (fault phase, then healing phase).
+    const index = this.kernel.trace.length - 1;
     if (expected !== undefined && index < expected.length) {
       const want = recordKey(expected[index]!);
       const got = recordKey(record);

@@ -84,3 +84,22 @@ test("out-of-range replay choices are clamped to the last ready step", async () 
   // Three starts are ready at step 0; carol's list joins alice and bob at step 1.
   assert.deepEqual(run.choices.slice(0, 2), [[0, 2], [1, 2]]);
 });
+
+test("a run continued in phases replays with the same phases, expected trace included", async () => {
+  const phases = async (seed: number, replay?: { choices: Array<[number, number]>; faults: import("../../src/sim/index.ts").PlannedFault[]; trace: readonly import("../../src/sim/index.ts").TraceRecord[] }) => {
+    const s = smallWorld({ seed });
+    const first = await s.run({
+      maxSteps: 25,
+      ...(replay ? { choices: replay.choices, faults: replay.faults, expectTrace: replay.trace } : { faultBudget: budget }),
+    });
+    assert.equal(first.status, "max-steps");
+    s.stopFaults();
+    return s.run({ ...(replay ? { choices: replay.choices, expectTrace: replay.trace } : {}) });
+  };
+  for (let seed = 0; seed < 20; seed++) {
+    const original = await phases(seed);
+    const replay = await phases(seed, { choices: original.choices, faults: original.faults, trace: original.trace });
+    assert.equal(replay.status, original.status, replay.message);
+    assert.equal(replay.traceHash, original.traceHash);
+  }
+});
