@@ -1,0 +1,27 @@
+// `npm run bench`: prints the figures the issues ask for, one section per layer.
+// Benchmarks may read real time; tests never do.
+import { existsSync } from "node:fs";
+
+type Bench = () => Promise<Record<string, string | number>>;
+
+const sections: Array<{ name: string; file: string; exportName: string }> = [
+  { name: "store", file: "./store.ts", exportName: "benchStore" },
+  { name: "simulator", file: "./sim.ts", exportName: "benchSim" },
+  { name: "runtime", file: "./runtime.ts", exportName: "benchRuntime" },
+  { name: "exploration", file: "./explore.ts", exportName: "benchExplore" },
+];
+
+const only = process.argv.slice(2);
+for (const section of sections) {
+  if (only.length > 0 && !only.includes(section.name)) continue;
+  if (!existsSync(new URL(section.file, import.meta.url))) continue;
+  const module = (await import(section.file)) as Record<string, Bench>;
+  const run = module[section.exportName];
+  if (run === undefined) throw new Error(`bench/${section.file} does not export ${section.exportName}`);
+  process.stdout.write(`\n== ${section.name}\n`);
+  const figures = await run();
+  const width = Math.max(...Object.keys(figures).map((k) => k.length));
+  for (const [key, value] of Object.entries(figures)) {
+    process.stdout.write(`  ${key.padEnd(width)}  ${value}\n`);
+  }
+}

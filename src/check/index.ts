@@ -1,0 +1,2 @@
+export * from "./properties.ts";
+export * from "./verdict.ts";

@@ -1,0 +1,212 @@
+// Exploration: many seeded runs of one scenario variant (on worker threads when asked), findings
+// deduplicated by verdict and property, each shrunk to a minimal run.
+import { Worker } from "node:worker_threads";
+import { fifoStrategy } from "../sim/strategy.ts";
+import { findingKey, isFinding, type Verdict } from "../check/verdict.ts";
+import type { PropertyCounter } from "../check/properties.ts";
+import type { PlannedFault } from "../sim/types.ts";
+import { crashableActors, faultPointsOf, planRun, plannedRunCount, type FaultPoint, type PlanContext, type StrategyName } from "./plan.ts";
+import { runScenario, type RunOutcome } from "./run.ts";
+import type { Params, Scenario } from "./scenario.ts";
+import { shrink } from "./shrink.ts";
+
+export interface ExploreOptions {
+  /** Absolute path of the scenario file (worker threads load it again). */
+  scenarioPath: string;
+  variant: string;
+  workload?: string;
+  params: Params;
+  runs: number;
+  seed: number;
+  workers: number;
+  strategy: StrategyName;
+  /** Run only the indexes `i` with `i % count === index`. */
+  shard?: { index: number; count: number };
+  /** Stop at the first finding. */
+  first: boolean;
+  onProgress?(progress: { done: number; total: number; findings: number }): void;
+}
+
+/** One run as the explorer keeps it: enough to replay and to report, no trace. */
+export interface RunSummary {
+  index: number;
+  strategy: string;
+  workload: string;
+  seed: number;
+  verdict: Verdict;
+  steps: number;
+  choices: Array<[number, number]>;
+  faults: PlannedFault[];
+  traceHash: string;
+  point?: number;
+}
+
+export interface Finding {
+  key: string;
+  /** The first run that found it. */
+  run: RunSummary;
+  /** Runs with the same verdict and property. */
+  occurrences: number;
+  minimal: { choices: Array<[number, number]>; faults: PlannedFault[]; outcome: RunOutcome; attempts: number };
+}
+
+export interface ExploreResult {
+  runs: number;
+  findings: Finding[];
+  points: FaultPoint[];
+  pointsCovered: number;
+  steps: number;
+  wallMs: number;
+  /** Counters summed over every run: how often each property was evaluated and failed. */
+  counters: PropertyCounter[];
+}
+
+export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed">): Promise<FaultPoint[]> {
+  const workloads = options.workload !== undefined ? [options.workload] : Object.keys(scenario.workloads);
+  const points: FaultPoint[] = [];
+  for (const workload of workloads) {
+    const spec = { variant: options.variant, workload, params: options.params, seed: options.seed };
+    const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
+    points.push(...faultPointsOf(workload, reference.trace, crashableActors(scenario, spec)));
+  }
+  return points;
+}
+
+export async function explore(scenario: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
+  const startedMs = clockMs();
+  const points = options.strategy === "random" || options.strategy === "pct" ? [] : await faultPoints(scenario, options);
+  const ctx: PlanContext = {
+    scenario,
+    variant: options.variant,
+    workload: options.workload,
+    params: options.params,
+    seed: options.seed,
+    strategy: options.strategy,
+    points,
+  };
+  const total = plannedRunCount(ctx, options.runs);
+  const shard = options.shard ?? { index: 0, count: 1 };
+  const indexes: number[] = [];
+  for (let i = shard.index; i < total; i += shard.count) indexes.push(i);
+  const summaries = options.workers > 1 && indexes.length > 1 ? await runOnWorkers(options, points, indexes) : await runHere(scenario, ctx, options, indexes);
+  summaries.sort((a, b) => a.index - b.index);
+  const findings = await collectFindings(scenario, options, summaries);
+  const covered = new Set(summaries.filter((s) => s.point !== undefined).map((s) => s.point)).size;
+  return {
+    runs: summaries.length,
+    findings,
+    points,
+    pointsCovered: covered,
+    steps: summaries.reduce((sum, s) => sum + s.steps, 0),
+    wallMs: clockMs() - startedMs,
+    counters: [],
+  };
+}
+
+function summarize(index: number, strategy: string, point: number | undefined, workload: string, seed: number, outcome: RunOutcome): RunSummary {
+  const summary: RunSummary = {
+    index,
+    strategy,
+    workload,
+    seed,
+    verdict: outcome.verdict,
+    steps: outcome.steps,
+    choices: outcome.choices,
+    faults: outcome.faults,
+    traceHash: outcome.traceHash,
+  };
+  if (point !== undefined) summary.point = point;
+  return summary;
+}
+
+/** Runs the given indexes of a plan in this thread. Shared by the main thread and every worker. */
+export async function runIndexes(
+  ctx: PlanContext,
+  indexes: readonly number[],
+  first: boolean,
+  onRun: (summary: RunSummary) => void,
+): Promise<void> {
+  for (const index of indexes) {
+    const planned = planRun(ctx, index);
+    const outcome = await runScenario(ctx.scenario, planned.spec);
+    const summary = summarize(index, planned.strategy, planned.point, planned.spec.workload, planned.spec.seed, outcome);
+    onRun(summary);
+    if (first && isFinding(outcome.verdict)) return;
+  }
+}
+
+async function runHere(scenario: Scenario, ctx: PlanContext, options: ExploreOptions, indexes: number[]): Promise<RunSummary[]> {
+  const summaries: RunSummary[] = [];
+  let findings = 0;
+  await runIndexes(ctx, indexes, options.first, (summary) => {
+    summaries.push(summary);
+    if (isFinding(summary.verdict)) findings++;
+    options.onProgress?.({ done: summaries.length, total: indexes.length, findings });
+  });
+  return summaries;
+}
+
+async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], indexes: number[]): Promise<RunSummary[]> {
+  const count = Math.min(options.workers, indexes.length);
+  const summaries: RunSummary[] = [];
+  let findings = 0;
+  const workers: Worker[] = [];
+  const tsx = import.meta.resolve("tsx");
+  const jobs = Array.from({ length: count }, (_, w) => {
+    const mine = indexes.filter((_, i) => i % count === w);
+    const worker = new Worker(new URL("./worker.ts", import.meta.url), {
+      execArgv: ["--import", tsx],
+      workerData: {
+        scenarioPath: options.scenarioPath,
+        variant: options.variant,
+        workload: options.workload,
+        params: options.params,
+        seed: options.seed,
+        strategy: options.strategy,
+        points,
+        indexes: mine,
+        first: options.first,
+      },
+    });
+    workers.push(worker);
+    return new Promise<void>((resolve, reject) => {
+      worker.on("message", (summary: RunSummary) => {
+        summaries.push(summary);
+        if (isFinding(summary.verdict)) {
+          findings++;
+          if (options.first) for (const w of workers) void w.terminate();
+        }
+        options.onProgress?.({ done: summaries.length, total: indexes.length, findings });
+      });
+      worker.on("error", reject);
+      worker.on("exit", () => resolve());
+    });
+  });
+  await Promise.all(jobs);
+  if (options.first) {
+    // With --first, keep only runs up to the earliest finding, so the answer does not depend on worker timing.
+    const earliest = Math.min(...summaries.filter((s) => isFinding(s.verdict)).map((s) => s.index));
+    return summaries.filter((s) => s.index <= earliest && (isFinding(s.verdict) ? s.index === earliest : true));
+  }
+  return summaries;
+}
+
+async function collectFindings(scenario: Scenario, options: ExploreOptions, summaries: RunSummary[]): Promise<Finding[]> {
+  const byKey = new Map<string, { run: RunSummary; occurrences: number }>();
+  for (const summary of summaries) {
+    if (!isFinding(summary.verdict)) continue;
+    const key = findingKey(summary.verdict);
+    const seen = byKey.get(key);
+    if (seen === undefined) byKey.set(key, { run: summary, occurrences: 1 });
+    else seen.occurrences++;
+  }
+  const findings: Finding[] = [];
+  for (const [key, { run, occurrences }] of byKey) {
+    const spec = { variant: options.variant, workload: run.workload, params: options.params, seed: run.seed };
+    const outcome = await runScenario(scenario, { ...spec, choices: run.choices, faults: run.faults });
+    const minimal = await shrink(scenario, { spec, choices: run.choices, faults: run.faults, outcome });
+    const full = await runScenario(scenario, { ...spec, choices: minimal.choices, faults: minimal.faults, traceMode: "full" });
+    findings.push({ key, run, occurrences, minimal: { ...minimal, outcome: full } });
+  }
+  return findings;
+}

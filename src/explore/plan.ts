@@ -1,0 +1,93 @@
+// Which run is which: every run of an exploration is a pure function of (scenario, options, run index),
+// so any number of workers or shards gives the same results.
+import { Rng } from "../sim/rng.ts";
+import { fifoStrategy, pctStrategy, randomStrategy, type Strategy } from "../sim/strategy.ts";
+import type { PlannedFault } from "../sim/types.ts";
+import type { TraceRecord } from "../sim/trace.ts";
+import type { Params, Scenario } from "./scenario.ts";
+import { WORKLOAD_ACTOR, type RunSpec } from "./run.ts";
+
+export const strategyNames = ["mix", "random", "pct", "systematic"] as const;
+export type StrategyName = (typeof strategyNames)[number];
+
+/** A fault point of the systematic strategy: one fault planned at a step of a fault-free reference run. */
+export interface FaultPoint {
+  workload: string;
+  fault: PlannedFault;
+  /** What the point is, for reports: `crash operator after create ConfigMap ns/a (applied, response pending)`. */
+  label: string;
+}
+
+export interface PlanContext {
+  scenario: Scenario;
+  variant: string;
+  /** Fixed workload, or undefined to draw one per run. */
+  workload: string | undefined;
+  params: Params;
+  seed: number;
+  strategy: StrategyName;
+  points: readonly FaultPoint[];
+}
+
+export interface PlannedRun {
+  index: number;
+  strategy: string;
+  spec: RunSpec;
+  /** The systematic fault point this run covers. */
+  point?: number;
+}
+
+/** A 32-bit seed for run `index`, well spread even for consecutive indexes. */
+export function runSeed(seed: number, index: number): number {
+  let x = (Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) + Math.imul(index + 1, 0xc2b2ae35)) >>> 0;
+  x = Math.imul(x ^ (x >>> 16), 0x7feb352d) >>> 0;
+  x = Math.imul(x ^ (x >>> 15), 0x846ca68b) >>> 0;
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+/** Runs an exploration asks for: the systematic strategy runs each fault point once and no more. */
+export function plannedRunCount(ctx: PlanContext, runs: number): number {
+  return ctx.strategy === "systematic" ? Math.min(runs, ctx.points.length) : runs;
+}
+
+export function planRun(ctx: PlanContext, index: number): PlannedRun {
+  const seed = runSeed(ctx.seed, index);
+  const base = { variant: ctx.variant, params: ctx.params, seed };
+  const systematic = ctx.strategy === "systematic" || (ctx.strategy === "mix" && index < ctx.points.length);
+  if (systematic && index < ctx.points.length) {
+    const point = ctx.points[index]!;
+    return { index, strategy: "systematic", point: index, spec: { ...base, workload: point.workload, strategy: fifoStrategy(), faults: [point.fault] } };
+  }
+  const workloads = Object.keys(ctx.scenario.workloads);
+  const workload = ctx.workload ?? workloads[new Rng(seed).fork("workload").int(workloads.length)]!;
+  const usePct = ctx.strategy === "pct" || (ctx.strategy === "mix" && index % 2 === 1);
+  const strategy: Strategy = usePct ? pctStrategy({ depth: 3, stepsHint: 2_000 }) : randomStrategy();
+  return { index, strategy: strategy.name, spec: { ...base, workload, strategy, drawFaults: true } };
+}
+
+/**
+ * The systematic strategy's fault points, from a fault-free FIFO reference run: each crashable actor is
+ * killed right after each of its writes is applied (response still pending), and right after the response
+ * reaches it.
+ */
+export function faultPointsOf(workload: string, trace: readonly TraceRecord[], crashable: ReadonlySet<string>): FaultPoint[] {
+  const points: FaultPoint[] = [];
+  for (let i = 0; i < trace.length; i++) {
+    const record = trace[i]!;
+    if (record.kind !== "request" || record.write !== true || !crashable.has(record.actor)) continue;
+    const crash = (atStep: number, when: string): FaultPoint => ({
+      workload,
+      fault: { atStep, kind: "crash", target: record.actor },
+      label: `crash ${record.actor} after ${record.label} (${when})`,
+    });
+    points.push(crash(record.step + 1, "applied, response pending"));
+    const response = trace.slice(i + 1).find((r) => r.kind === "response" && r.actor === record.actor && r.label === record.label);
+    if (response !== undefined) points.push(crash(response.step + 1, "response received"));
+  }
+  return points;
+}
+
+export function crashableActors(scenario: Scenario, ctx: { variant: string; workload: string; params: Params }): Set<string> {
+  const names = scenario.actors(ctx).filter((a) => a.crashable !== false).map((a) => a.name);
+  return new Set(names.filter((name) => name !== WORKLOAD_ACTOR));
+}

@@ -1,0 +1,231 @@
+// One run of a scenario: build the world, run the fault phase with safety checked after every step,
+// stop the faults, run the healing phase until the world settles (or the horizon), and judge it.
+import type { Choices, Strategy } from "../sim/strategy.ts";
+import { createSimulation, defineActor, type Simulation } from "../sim/simulation.ts";
+import type { TraceMode, TraceRecord } from "../sim/trace.ts";
+import type { PlannedFault, RunResult, WorldView } from "../sim/types.ts";
+import { createStore } from "../store/index.ts";
+import { PropertyMonitor, type EventuallyProperty, type PropertyCounter } from "../check/properties.ts";
+import type { Verdict } from "../check/verdict.ts";
+import { describeRef, type KubeObject } from "../api/object.ts";
+import { isApiError } from "../api/errors.ts";
+import type { Params, Scenario, ScenarioContext, SetupWorld } from "./scenario.ts";
+
+/** The name of the actor that runs the workload. */
+export const WORKLOAD_ACTOR = "user";
+
+export interface RunSpec {
+  variant: string;
+  workload: string;
+  params: Params;
+  seed: number;
+  /** Picks among ready steps when `choices` is absent. Default: random. */
+  strategy?: Strategy;
+  /** Replays these choices instead of asking a strategy. */
+  choices?: Choices;
+  /** Faults to inject at given steps (a replay, a shrink candidate, a systematic fault point). */
+  faults?: readonly PlannedFault[];
+  /** Draw faults from the scenario's budget (ignored when `faults` is given). */
+  drawFaults?: boolean;
+  traceMode?: TraceMode;
+  /** Stop at the first step that differs from this trace (replay). */
+  expectTrace?: readonly TraceRecord[];
+}
+
+export interface RunOutcome {
+  verdict: Verdict;
+  counters: PropertyCounter[];
+  steps: number;
+  /** Every non-zero choice, `[step, index]`. */
+  choices: Array<[number, number]>;
+  /** Every fault injected, as a plan that replays it. */
+  faults: PlannedFault[];
+  traceHash: string;
+  trace: readonly TraceRecord[];
+  /** A replay that differed from its expected trace: the first differing step. */
+  divergedAtStep?: number;
+}
+
+/** Thrown for scenario mistakes (bad setup objects, unknown variant): the CLI exits 2 on it. */
+export class ScenarioError extends Error {
+  override name = "ScenarioError";
+}
+
+interface Progress {
+  /** Virtual time of the last change of state (store revision or external state). */
+  lastChangeMs: number;
+  workloadDone: boolean;
+  verdict: Verdict | undefined;
+}
+
+export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<RunOutcome> {
+  if (!(spec.variant in scenario.variants)) {
+    throw new ScenarioError(`unknown variant "${spec.variant}" (known: ${Object.keys(scenario.variants).join(", ")})`);
+  }
+  const workloadFn = scenario.workloads[spec.workload];
+  if (workloadFn === undefined) {
+    throw new ScenarioError(`unknown workload "${spec.workload}" (known: ${Object.keys(scenario.workloads).join(", ")})`);
+  }
+  const ctx: ScenarioContext = { variant: spec.variant, workload: spec.workload, params: spec.params };
+  const sim = createSimulation({
+    seed: spec.seed,
+    createStore,
+    traceMode: spec.traceMode ?? "hash-only",
+    ...(scenario.admission === undefined ? {} : { admission: scenario.admission }),
+  });
+  buildWorld(scenario, ctx, sim);
+  const epochMs = sim.clock.now();
+  const progress: Progress = { lastChangeMs: epochMs, workloadDone: false, verdict: undefined };
+  sim.addActor(
+    defineActor({
+      name: WORKLOAD_ACTOR,
+      crashable: false,
+      start: async (actx) => {
+        await workloadFn(actx, ctx);
+        progress.workloadDone = true;
+      },
+    }),
+  );
+  const monitor = new PropertyMonitor(scenario.properties(ctx));
+  const outcome = await runPhases(scenario, spec, sim, monitor, progress, epochMs);
+  return { ...outcome, counters: monitor.snapshot() };
+}
+
+function buildWorld(scenario: Scenario, ctx: ScenarioContext, sim: Simulation): void {
+  const write = <T extends KubeObject>(object: T, how: "create" | "updateStatus"): T => {
+    try {
+      const stored = how === "create" ? sim.store.create(structuredClone(object)) : sim.store.updateStatus(structuredClone(object));
+      return structuredClone(stored) as T;
+    } catch (error) {
+      const what = describeRef({ kind: object.kind, namespace: object.metadata?.namespace, name: object.metadata?.name });
+      const why = isApiError(error) ? error.message : String(error);
+      throw new ScenarioError(`scenario ${scenario.name}: setup ${how} of ${what} was rejected: ${why}`);
+    }
+  };
+  const world: SetupWorld = { create: (o) => write(o, "create"), updateStatus: (o) => write(o, "updateStatus") };
+  for (const object of scenario.setup?.(ctx, world) ?? []) world.create(object);
+  for (const [name, value] of Object.entries(scenario.externals?.(ctx) ?? {})) sim.defineExternal(name, value);
+  for (const kind of scenario.faultKinds ?? []) sim.defineFaultKind(kind);
+  for (const actor of scenario.actors(ctx)) sim.addActor(actor);
+}
+
+function changesState(record: TraceRecord): boolean {
+  if (record.revisionAfter !== record.revisionBefore) return true;
+  if (record.kind === "fault") return true;
+  return record.kind === "external" && record.label.startsWith("write ");
+}
+
+type Outcome = Omit<RunOutcome, "counters">;
+
+async function runPhases(
+  scenario: Scenario,
+  spec: RunSpec,
+  sim: Simulation,
+  monitor: PropertyMonitor,
+  progress: Progress,
+  epochMs: number,
+): Promise<Outcome> {
+  const { faultPhaseMs, horizonMs, settleWindowMs, stepsMax } = scenario.timing;
+  const elapsed = () => sim.clock.now() - epochMs;
+  const settledNow = (): boolean => progress.workloadDone && sim.clock.now() - progress.lastChangeMs >= settleWindowMs;
+  let healing = false;
+  const onStep = (record: TraceRecord, view: WorldView): "stop" | void => {
+    if (changesState(record)) progress.lastChangeMs = record.timeMs;
+    const violated = monitor.checkSafety(view);
+    if (violated !== undefined) {
+      progress.verdict = verdict("safety-violation", sim, elapsed(), `${violated.name} became false`, violated.name);
+      return "stop";
+    }
+    if (healing && settledNow()) return "stop";
+  };
+  const base = {
+    maxSteps: stepsMax,
+    onStep,
+    ...(spec.strategy === undefined ? {} : { strategy: spec.strategy }),
+    ...(spec.choices === undefined ? {} : { choices: spec.choices }),
+    ...(spec.expectTrace === undefined ? {} : { expectTrace: spec.expectTrace }),
+  };
+  const budget = typeof scenario.faults === "function" ? scenario.faults({ variant: spec.variant, workload: spec.workload, params: spec.params }) : scenario.faults;
+  let result = await sim.run({
+    ...base,
+    untilMs: epochMs + faultPhaseMs,
+    ...(spec.faults !== undefined ? { faults: spec.faults } : spec.drawFaults && budget !== undefined ? { faultBudget: budget } : {}),
+  });
+  const early = judgeStatus(result, sim, elapsed(), progress);
+  if (early !== undefined) return finish(result, early);
+
+  sim.stopFaults();
+  healing = true;
+  const healStartMs = sim.clock.now();
+  const deadlines = monitor.properties
+    .filter((p): p is EventuallyProperty & { withinMs: number } => p.kind === "eventually" && p.withinMs !== undefined)
+    .map((p) => ({ property: p, atMs: healStartMs + p.withinMs }))
+    .filter((d) => d.atMs < epochMs + horizonMs)
+    .sort((a, b) => a.atMs - b.atMs || a.property.name.localeCompare(b.property.name));
+  for (const deadline of deadlines) {
+    if (!settledNow()) {
+      result = await sim.run({ ...base, untilMs: deadline.atMs });
+      const stopped = judgeStatus(result, sim, elapsed(), progress);
+      if (stopped !== undefined) return finish(result, stopped);
+    }
+    const idle = settledNow() || sim.idle();
+    const missed = monitor.checkLiveness(sim.view(), (p) => p === deadline.property);
+    if (missed !== undefined) {
+      const state = idle ? "the world was idle (lost work)" : "the world was still busy";
+      const v = verdict("deadline-missed", sim, elapsed(), `${missed.name} was false ${missed.withinMs} ms after the faults stopped; ${state}`, missed.name);
+      return finish(result, { ...v, idleAtDeadline: idle });
+    }
+  }
+  if (!settledNow()) {
+    result = await sim.run({ ...base, untilMs: epochMs + horizonMs });
+    const stopped = judgeStatus(result, sim, elapsed(), progress);
+    if (stopped !== undefined) return finish(result, stopped);
+  }
+  const settled = settledNow() || (progress.workloadDone && sim.idle()) || (result.status === "idle" && !progress.workloadDone);
+  if (!settled) {
+    return finish(result, verdict("no-convergence", sim, elapsed(), `the world was still changing at the ${horizonMs} ms horizon`));
+  }
+  const failed = monitor.checkLiveness(sim.view());
+  if (failed !== undefined) {
+    const detail = `the world settled while ${failed.name} was false: every actor idle, nothing left to do`;
+    return finish(result, verdict("silent-divergence", sim, elapsed(), detail, failed.name));
+  }
+  return finish(result, verdict("ok", sim, elapsed(), "every property held and the world settled"));
+}
+
+/** Turns a run status that ends the run early into a verdict; undefined when the run may go on. */
+function judgeStatus(result: RunResult, sim: Simulation, elapsedMs: number, progress: Progress): Verdict | undefined {
+  if (progress.verdict !== undefined) return progress.verdict;
+  switch (result.status) {
+    case "actor-error":
+    case "outside-await":
+      return { ...verdict("actor-error", sim, elapsedMs, result.message ?? result.status), actor: result.actor ?? "?" };
+    case "divergence":
+      return verdict("nondeterminism", sim, elapsedMs, result.message ?? "the replay diverged");
+    case "max-steps":
+      return verdict("no-convergence", sim, elapsedMs, `the run reached its bound of ${result.steps} steps (a hot loop?)`);
+    case "sim-error":
+      throw new Error(`simulator error: ${result.message ?? "unknown"}`);
+    default:
+      return undefined;
+  }
+}
+
+function verdict(kind: Verdict["kind"], sim: Simulation, elapsedMs: number, detail: string, property?: string): Verdict {
+  const v: Verdict = { kind, step: sim.steps, elapsedMs, detail };
+  if (property !== undefined) v.property = property;
+  return v;
+}
+
+function finish(result: RunResult, v: Verdict): Outcome {
+  const outcome: Outcome = {
+    verdict: v,
+    steps: result.steps,
+    choices: result.choices,
+    faults: result.faults,
+    traceHash: result.traceHash,
+    trace: result.trace,
+  };
+  if (result.status === "divergence") outcome.divergedAtStep = result.steps;
+  return outcome;
+}

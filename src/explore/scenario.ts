@@ -1,0 +1,136 @@
+// A scenario: the world at t=0, the actors (parameterised by variant), what users and outside systems do
+// (workloads), the fault budget and the properties that tell a correct system from a broken one.
+import type { KubeObject } from "../api/object.ts";
+import type { Admission } from "../store/types.ts";
+import type { ActorContext, ActorDefinition, FaultBudget, FaultKind } from "../sim/types.ts";
+import type { Property } from "../check/properties.ts";
+
+export type ParamValue = string | number | boolean;
+export type Params = Record<string, ParamValue>;
+
+/** What every scenario hook is given: the variant and the parameters of this run. */
+export interface ScenarioContext<P extends Params = Params> {
+  variant: string;
+  workload: string;
+  params: P;
+}
+
+/** Direct writes for `setup`: no steps, no faults; returns the stored object. */
+export interface SetupWorld {
+  create<T extends KubeObject>(object: T): T;
+  updateStatus<T extends KubeObject>(object: T): T;
+}
+
+export interface VariantInfo {
+  description?: string;
+  /** What exploring this variant should find: "finding" for a buggy variant, "ok" for a fixed one. */
+  expect: "finding" | "ok";
+}
+
+/** A workload is the code of a user or outside system, run as an actor that is never crashed. */
+export type Workload<P extends Params = Params> = (ctx: ActorContext, scenario: ScenarioContext<P>) => Promise<void>;
+
+export interface Timing {
+  /** Faults are drawn only before this virtual time (ms after the start). Default 60_000. */
+  faultPhaseMs: number;
+  /** The run ends here; a world still busy is `no-convergence`. Default 600_000. */
+  horizonMs: number;
+  /** No state change for this long (while only timers fire) counts as settled. Default 60_000. */
+  settleWindowMs: number;
+  /** A bound on scheduled steps per run. Default 200_000. */
+  stepsMax: number;
+}
+
+export interface ScenarioDefinition<P extends Params = Params> {
+  name: string;
+  description?: string;
+  /** Variant name -> what it is and what exploring it should find. The first is the default. */
+  variants: Record<string, VariantInfo>;
+  /** Parameters with their defaults; `--param key=value` overrides them (same type as the default). */
+  params?: P;
+  /**
+   * The world at t=0, written before any actor starts (CRDs and namespaces first). Either return the objects,
+   * or write them through `world` when later ones need what earlier writes returned (an owner's uid, a status).
+   */
+  setup?(ctx: ScenarioContext<P>, world: SetupWorld): KubeObject[] | void;
+  /** External state at t=0: name -> initial value. */
+  externals?(ctx: ScenarioContext<P>): Record<string, unknown>;
+  actors(ctx: ScenarioContext<P>): ActorDefinition[];
+  /** Named workloads; each run draws one from its seed unless the workload is fixed. */
+  workloads: Record<string, Workload<P>>;
+  faults?: FaultBudget | ((ctx: ScenarioContext<P>) => FaultBudget);
+  faultKinds?: FaultKind[];
+  admission?: Admission[];
+  properties(ctx: ScenarioContext<P>): Property[];
+  timing?: Partial<Timing>;
+}
+
+export interface Scenario<P extends Params = Params> extends ScenarioDefinition<P> {
+  readonly timing: Timing;
+  readonly params: P;
+  /** Marks a validated scenario. */
+  readonly settleScenario: 1;
+}
+
+export const defaultTiming: Timing = {
+  faultPhaseMs: 60_000,
+  horizonMs: 600_000,
+  settleWindowMs: 60_000,
+  stepsMax: 200_000,
+};
+
+const scenarioName = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Validates a scenario definition and fills in its defaults. Throws a TypeError naming the bad field. */
+export function scenario<P extends Params = Params>(definition: ScenarioDefinition<P>): Scenario<P> {
+  const where = `scenario ${JSON.stringify(definition?.name)}`;
+  if (typeof definition !== "object" || definition === null) throw new TypeError("scenario(): expected an object");
+  if (typeof definition.name !== "string" || !scenarioName.test(definition.name)) {
+    throw new TypeError(`${where}: name must be lowercase letters, digits and '-'`);
+  }
+  const variants = Object.keys(definition.variants ?? {});
+  if (variants.length === 0) throw new TypeError(`${where}: variants must name at least one variant`);
+  for (const v of variants) {
+    const expect = definition.variants[v]?.expect;
+    if (expect !== "finding" && expect !== "ok") throw new TypeError(`${where}: variants.${v}.expect must be "finding" or "ok"`);
+  }
+  if (Object.keys(definition.workloads ?? {}).length === 0) throw new TypeError(`${where}: workloads must name at least one workload`);
+  if (typeof definition.actors !== "function") throw new TypeError(`${where}: actors must be a function of the variant`);
+  if (typeof definition.properties !== "function") throw new TypeError(`${where}: properties must be a function`);
+  const timing = { ...defaultTiming, ...definition.timing };
+  for (const [key, value] of Object.entries(timing)) {
+    if (!Number.isInteger(value) || value <= 0) throw new TypeError(`${where}: timing.${key} must be a positive integer`);
+  }
+  if (timing.faultPhaseMs >= timing.horizonMs) throw new TypeError(`${where}: timing.faultPhaseMs must be below timing.horizonMs`);
+  return { ...definition, timing, params: (definition.params ?? {}) as P, settleScenario: 1 };
+}
+
+export function isScenario(value: unknown): value is Scenario {
+  return typeof value === "object" && value !== null && (value as { settleScenario?: unknown }).settleScenario === 1;
+}
+
+/**
+ * Applies `key=value` overrides to the defaults, typed like the default. Throws a TypeError naming the
+ * parameter when it is unknown or its value has the wrong type.
+ */
+export function resolveParams<P extends Params>(scenario: Scenario<P>, overrides: Readonly<Record<string, string>>): P {
+  const params: Params = { ...scenario.params };
+  for (const [key, text] of Object.entries(overrides)) {
+    if (!(key in params)) {
+      const known = Object.keys(params).join(", ") || "none";
+      throw new TypeError(`unknown param "${key}" for scenario ${scenario.name} (known: ${known})`);
+    }
+    const current = params[key];
+    if (typeof current === "number") {
+      const n = Number(text);
+      if (text.trim() === "" || !Number.isFinite(n)) throw new TypeError(`param ${key} expects a number, got "${text}"`);
+      params[key] = n;
+    } else if (typeof current === "boolean") {
+      if (text !== "true" && text !== "false") throw new TypeError(`param ${key} expects true or false, got "${text}"`);
+      params[key] = text === "true";
+    } else {
+      params[key] = text;
+    }
+  }
+  return params as P;
+}

@@ -1,0 +1,23 @@
+// A worker thread of `explore`: loads the scenario itself and runs the indexes it was given.
+import { parentPort, workerData } from "node:worker_threads";
+import { loadScenario } from "./load.ts";
+import { runIndexes } from "./explore.ts";
+import type { FaultPoint, StrategyName } from "./plan.ts";
+import type { Params } from "./scenario.ts";
+
+interface Job {
+  scenarioPath: string;
+  variant: string;
+  workload: string | undefined;
+  params: Params;
+  seed: number;
+  strategy: StrategyName;
+  points: FaultPoint[];
+  indexes: number[];
+  first: boolean;
+}
+
+const job = workerData as Job;
+const scenario = await loadScenario(job.scenarioPath);
+const ctx = { scenario, variant: job.variant, workload: job.workload, params: job.params, seed: job.seed, strategy: job.strategy, points: job.points };
+await runIndexes(ctx, job.indexes, job.first, (summary) => parentPort!.postMessage(summary));
