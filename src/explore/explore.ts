@@ -151,11 +151,10 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
   const summaries: RunSummary[] = [];
   let findings = 0;
   const workers: Worker[] = [];
-  const tsx = import.meta.resolve("tsx");
   const jobs = Array.from({ length: count }, (_, w) => {
     const mine = indexes.filter((_, i) => i % count === w);
-    const worker = new Worker(new URL("./worker.ts", import.meta.url), {
-      execArgv: ["--import", tsx],
+    // The worker is TypeScript, and so is the scenario it loads: the entry registers tsx first.
+    const worker = new Worker(new URL("./worker-entry.mjs", import.meta.url), {
       workerData: {
         scenarioPath: options.scenarioPath,
         variant: options.variant,

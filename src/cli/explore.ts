@@ -1,0 +1,196 @@
+import { availableParallelism } from "node:os";
+import { relative } from "node:path";
+import { realClock } from "../api/clock.ts";
+import { explore, type ExploreResult } from "../explore/explore.ts";
+import { writeReplayFile } from "../explore/findings.ts";
+import { findExampleDirs, loadScenario, resolveScenarioPath } from "../explore/load.ts";
+import { strategyNames, type StrategyName } from "../explore/plan.ts";
+import { resolveParams } from "../explore/scenario.ts";
+import { formatFinding } from "../report/text.ts";
+import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.ts";
+
+export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir> [options]
+
+Runs many seeded schedules of a scenario with faults, checks its properties, shrinks every finding to a
+minimal run and writes a replay file to .settle/findings/<scenario>/<variant>-<id>.json.
+A directory of examples (e.g. "examples") explores every example in it, every variant.
+
+Options:
+  --variant V        the variant to explore (default: every variant)
+  --workload W       fix the workload (default: each run draws one)
+  --param k=v        override a scenario parameter (repeatable)
+  --runs N           runs per variant, all executed unless --first (default 1000)
+  --seed S           the exploration's seed (default 1); every run's seed derives from it
+  --workers N        worker threads (default: the number of cores); results do not depend on it
+  --strategy S       mix | random | pct | systematic (default mix: systematic fault points first, then
+                     random and PCT schedules with random faults)
+  --shard i/n        run only shard i of n (0-based, as $JOB_COMPLETION_INDEX); combine with settle merge
+  --first            stop at the first finding
+  --json             print one JSON object on stdout instead of the text report
+
+Exit codes: 0 no finding, 1 a finding, 2 usage or input error.
+`;
+
+interface Target {
+  path: string;
+  variants: string[] | undefined;
+}
+
+export async function exploreCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, {
+    variant: { type: "string" },
+    workload: { type: "string" },
+    param: { type: "string", multiple: true },
+    runs: { type: "string" },
+    seed: { type: "string" },
+    workers: { type: "string" },
+    strategy: { type: "string" },
+    shard: { type: "string" },
+    first: { type: "boolean" },
+    json: { type: "boolean" },
+  });
+  if (positionals.length !== 1) throw new UsageError("expects exactly one scenario file or example directory");
+  const strategy = (values.strategy ?? "mix") as StrategyName;
+  if (!strategyNames.includes(strategy)) throw new UsageError(`--strategy expects one of ${strategyNames.join(", ")}, got "${strategy}"`);
+  const runs = intOption(values, "runs", 1000, 1);
+  const seed = intOption(values, "seed", 1, 0);
+  const workers = intOption(values, "workers", availableParallelism(), 1);
+  const shard = shardOption(values.shard);
+  const overrides = paramOptions(values.param);
+  const json = values.json === true;
+  const target = positionals[0]!;
+  const examples = findExampleDirs(target);
+  const targets: Target[] = examples.length > 0 ? examples.map((path) => ({ path, variants: undefined })) : [{ path: target, variants: undefined }];
+
+  const results: object[] = [];
+  let findings = 0;
+  process.stderr.write(`settle explore: seed ${seed}, runs ${runs}, strategy ${strategy}, workers ${workers}${shard ? `, shard ${shard.index}/${shard.count}` : ""}\n`);
+  for (const t of targets) {
+    const scenarioPath = resolveScenarioPath(t.path);
+    const scenario = await loadScenario(scenarioPath);
+    const params = resolveParams(scenario, overrides);
+    const variants = typeof values.variant === "string" ? [values.variant] : Object.keys(scenario.variants);
+    for (const variant of variants) {
+      if (!(variant in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${variant}" (known: ${Object.keys(scenario.variants).join(", ")})`);
+      if (typeof values.workload === "string" && !(values.workload in scenario.workloads)) {
+        throw new UsageError(`--workload: scenario ${scenario.name} has no workload "${values.workload}" (known: ${Object.keys(scenario.workloads).join(", ")})`);
+      }
+      const progress = progressReporter(`${scenario.name}/${variant}`);
+      const result = await explore(
+        scenario,
+        {
+          scenarioPath,
+          variant,
+          ...(typeof values.workload === "string" ? { workload: values.workload } : {}),
+          params,
+          runs,
+          seed,
+          workers,
+          strategy,
+          ...(shard ? { shard } : {}),
+          first: values.first === true,
+          onProgress: progress.update,
+        },
+        () => realClock.now(),
+      );
+      progress.done(result);
+      findings += result.findings.length;
+      results.push(report(scenario.name, scenarioPath, variant, params, result, json));
+    }
+  }
+  if (json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : { results }, null, 2)}\n`);
+  return findings > 0 ? 1 : 0;
+}
+
+function report(name: string, scenarioPath: string, variant: string, params: Record<string, unknown>, result: ExploreResult, json: boolean): object {
+  const cwd = process.cwd();
+  const findings = result.findings.map((f) => {
+    const outcome = f.minimal.outcome;
+    const replay = writeReplayFile(
+      cwd,
+      {
+        version: 1,
+        scenario: relative(cwd, scenarioPath),
+        variant,
+        workload: f.run.workload,
+        params: params as Record<string, string | number | boolean>,
+        seed: f.run.seed,
+        choices: f.minimal.choices,
+        faults: f.minimal.faults,
+        verdict: outcome.verdict.kind,
+        property: outcome.verdict.property ?? null,
+        traceHash: outcome.traceHash,
+        steps: outcome.steps,
+        run: f.run.index,
+      },
+      outcome.trace,
+    );
+    if (!json) {
+      process.stdout.write(
+        formatFinding({
+          scenario: name,
+          variant,
+          workload: f.run.workload,
+          verdict: outcome.verdict,
+          counters: outcome.counters,
+          trace: outcome.trace,
+          faults: f.minimal.faults.length,
+          choices: f.minimal.choices.length,
+          occurrences: f.occurrences,
+          replayPath: replay,
+        }) + "\n",
+      );
+    }
+    return {
+      verdict: outcome.verdict.kind,
+      property: outcome.verdict.property ?? null,
+      seed: f.run.seed,
+      workload: f.run.workload,
+      replay,
+      steps: outcome.steps,
+      faults: f.minimal.faults.length,
+      choices: f.minimal.choices.length,
+      run: f.run.index,
+      occurrences: f.occurrences,
+    };
+  });
+  const runsPerSec = result.wallMs > 0 ? Math.round((result.runs * 1000) / result.wallMs) : result.runs;
+  const covered = `${result.pointsCovered}/${result.points.length}`;
+  if (!json) {
+    const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
+    process.stdout.write(`${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s\n`);
+  }
+  return {
+    scenario: name,
+    variant,
+    runs: result.runs,
+    findings,
+    stats: { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length },
+  };
+}
+
+function progressReporter(label: string): { update(p: { done: number; total: number; findings: number }): void; done(r: ExploreResult): void } {
+  const tty = process.stderr.isTTY === true;
+  const startMs = realClock.now();
+  let lastTenth = -1;
+  return {
+    update({ done, total, findings }) {
+      const rate = Math.round((done * 1000) / Math.max(1, realClock.now() - startMs));
+      if (tty) {
+        const width = 30;
+        const filled = Math.round((done / total) * width);
+        process.stderr.write(`\r${label} [${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} runs, ${findings} failing, ${rate} runs/s `);
+        return;
+      }
+      const tenth = Math.floor((done * 10) / total);
+      if (tenth !== lastTenth) {
+        lastTenth = tenth;
+        process.stderr.write(`${label}: ${done}/${total} runs, ${findings} failing, ${rate} runs/s\n`);
+      }
+    },
+    done(result) {
+      if (tty) process.stderr.write("\n");
+      if (result.findings.length > 0) process.stderr.write(`${label}: shrunk ${result.findings.length} finding(s)\n`);
+    },
+  };
+}

@@ -1,0 +1,50 @@
+import { resolve } from "node:path";
+import { readReplayFile, replayScenarioPath } from "../explore/findings.ts";
+import { loadScenario } from "../explore/load.ts";
+import { runScenario } from "../explore/run.ts";
+import { firstDivergence } from "../sim/trace.ts";
+import { formatFinding } from "../report/text.ts";
+import { parse, UsageError } from "./args.ts";
+
+export const replayUsage = `Usage: settle replay <replay-file> [--json]
+
+Re-runs a finding from its replay file (seed, choices, faults) and compares the trace byte for byte.
+
+Exit codes: 1 the finding reproduced (same verdict, same trace), 0 the run now passes with the same trace
+(impossible unless the file was edited), 3 the run diverged (nondeterminism or changed code: the first
+differing step is reported), 2 bad input.
+`;
+
+export async function replayCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(argv, { json: { type: "boolean" } });
+  if (positionals.length !== 1) throw new UsageError("expects exactly one replay file");
+  const path = resolve(positionals[0]!);
+  const { file, trace } = readReplayFile(path);
+  const scenario = await loadScenario(replayScenarioPath(process.cwd(), file));
+  const outcome = await runScenario(scenario, {
+    variant: file.variant,
+    workload: file.workload,
+    params: file.params,
+    seed: file.seed,
+    choices: file.choices,
+    faults: file.faults,
+    traceMode: "full",
+  });
+  const sameTrace = outcome.traceHash === file.traceHash;
+  const sameVerdict = outcome.verdict.kind === file.verdict && (outcome.verdict.property ?? null) === file.property;
+  const reproduced = sameTrace && sameVerdict;
+  const divergence = sameTrace ? undefined : trace === undefined ? { step: -1 } : (firstDivergence(trace, outcome.trace) ?? { step: -1 });
+  if (values.json === true) {
+    const divergedAtStep = divergence === undefined ? null : divergence.step;
+    process.stdout.write(`${JSON.stringify({ verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, reproduced, traceHash: outcome.traceHash, divergedAtStep })}\n`);
+  } else if (reproduced) {
+    process.stdout.write(formatFinding({ scenario: scenario.name, variant: file.variant, workload: file.workload, verdict: outcome.verdict, counters: outcome.counters, trace: outcome.trace, faults: file.faults.length, choices: file.choices.length, replayPath: positionals[0]! }));
+    process.stdout.write(`reproduced: same verdict, byte-identical trace (sha256 ${outcome.traceHash})\n`);
+  } else {
+    const where = divergence && divergence.step >= 0 ? `first differing step ${divergence.step}` : "no recorded trace to compare";
+    process.stdout.write(`nondeterminism: the replay diverged (${where}); verdict now ${outcome.verdict.kind}${outcome.verdict.property ? `: ${outcome.verdict.property}` : ""}\n`);
+    if (divergence && "expected" in divergence) process.stdout.write(`  expected: ${divergence.expected}\n  actual:   ${divergence.actual}\n`);
+  }
+  if (!sameTrace) return 3;
+  return reproduced ? 1 : 0;
+}

@@ -1,0 +1,108 @@
+// Replay files: `.settle/findings/<scenario>/<variant>-<id>.json`, one per finding, written atomically,
+// with the minimal run's trace beside it (`.trace.jsonl`) so a replay can name the first differing step.
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import type { PlannedFault } from "../sim/types.ts";
+import type { TraceRecord } from "../sim/trace.ts";
+import { toJsonl } from "../sim/trace.ts";
+import type { VerdictKind } from "../check/verdict.ts";
+import type { Params } from "./scenario.ts";
+
+export const replayFormatVersion = 1;
+
+export interface ReplayFile {
+  version: number;
+  /** Relative to the working directory the file was written from. */
+  scenario: string;
+  variant: string;
+  workload: string;
+  params: Params;
+  seed: number;
+  choices: Array<[number, number]>;
+  faults: PlannedFault[];
+  verdict: VerdictKind;
+  property: string | null;
+  traceHash: string;
+  steps: number;
+  /** The index of the first exploration run that found it (merge keeps the lowest). */
+  run?: number;
+}
+
+/** Reported with exit code 2: the file is missing, not JSON, or has a bad field. */
+export class ReplayFileError extends Error {
+  override name = "ReplayFileError";
+}
+
+export function findingId(verdict: string, property: string | null): string {
+  return createHash("sha256").update(`${verdict}\0${property ?? ""}`).digest("hex").slice(0, 10);
+}
+
+/** Writes the replay file and its trace atomically (temp file + rename); returns the path relative to `cwd`. */
+export function writeReplayFile(cwd: string, file: ReplayFile, trace: readonly TraceRecord[]): string {
+  const name = `${file.variant}-${findingId(file.verdict, file.property)}`;
+  const scenarioName = file.scenario.replace(/[\\/]scenario\.[mc]?[jt]s$/, "").split(/[\\/]/).pop() ?? "scenario";
+  const dir = join(cwd, ".settle", "findings", scenarioName);
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${name}.json`);
+  atomicWrite(join(dir, `${name}.trace.jsonl`), toJsonl(trace));
+  atomicWrite(path, `${JSON.stringify(file, null, 2)}\n`);
+  return relative(cwd, path);
+}
+
+function atomicWrite(path: string, text: string): void {
+  const temp = `${path}.${process.pid}.tmp`;
+  writeFileSync(temp, text);
+  renameSync(temp, path);
+}
+
+function field<T>(object: Record<string, unknown>, path: string, name: string, check: (v: unknown) => boolean, expected: string): T {
+  const value = object[name];
+  if (!check(value)) throw new ReplayFileError(`${path}: field "${name}" must be ${expected}, got ${JSON.stringify(value)}`);
+  return value as T;
+}
+
+const isInt = (v: unknown) => Number.isInteger(v);
+const isString = (v: unknown) => typeof v === "string";
+
+export function readReplayFile(path: string): { file: ReplayFile; trace?: TraceRecord[] } {
+  if (!existsSync(path)) throw new ReplayFileError(`${path}: no such file`);
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new ReplayFileError(`${path}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) throw new ReplayFileError(`${path}: expected a JSON object`);
+  const o = data as Record<string, unknown>;
+  const version = field<number>(o, path, "version", isInt, "an integer");
+  if (version !== replayFormatVersion) throw new ReplayFileError(`${path}: format version ${version} is not supported (this settle reads ${replayFormatVersion})`);
+  const pairs = (v: unknown) => Array.isArray(v) && v.every((p) => Array.isArray(p) && p.length === 2 && p.every(isInt));
+  const faultsOk = (v: unknown) => Array.isArray(v) && v.every((f) => typeof f === "object" && f !== null && isInt((f as PlannedFault).atStep) && isString((f as PlannedFault).kind) && isString((f as PlannedFault).target));
+  const file: ReplayFile = {
+    version,
+    scenario: field(o, path, "scenario", isString, "a path"),
+    variant: field(o, path, "variant", isString, "a string"),
+    workload: field(o, path, "workload", isString, "a string"),
+    params: field(o, path, "params", (v) => typeof v === "object" && v !== null && !Array.isArray(v), "an object"),
+    seed: field(o, path, "seed", isInt, "an integer"),
+    choices: field(o, path, "choices", pairs, "a list of [step, index] pairs"),
+    faults: field(o, path, "faults", faultsOk, "a list of { atStep, kind, target } faults"),
+    verdict: field(o, path, "verdict", isString, "a verdict name"),
+    property: field(o, path, "property", (v) => v === null || isString(v), "a string or null"),
+    traceHash: field(o, path, "traceHash", isString, "a sha256 hex string"),
+    steps: field(o, path, "steps", isInt, "an integer"),
+  };
+  if (o.run !== undefined) file.run = field<number>(o, path, "run", isInt, "an integer");
+  const tracePath = path.replace(/\.json$/, ".trace.jsonl");
+  if (!existsSync(tracePath)) return { file };
+  const trace = readFileSync(tracePath, "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l) as TraceRecord);
+  return { file, trace };
+}
+
+/** The scenario file a replay file names, resolved against the working directory. */
+export function replayScenarioPath(cwd: string, file: ReplayFile): string {
+  return resolve(cwd, file.scenario);
+}
+
+export { dirname };

@@ -1,0 +1,63 @@
+// The text report of a finding: what failed, how often each property failed, the minimal run as a
+// timeline, and the command that replays it.
+import type { TraceRecord } from "../sim/trace.ts";
+import type { PropertyCounter } from "../check/properties.ts";
+import type { Verdict } from "../check/verdict.ts";
+
+export interface FindingReport {
+  scenario: string;
+  variant: string;
+  workload: string;
+  verdict: Verdict;
+  counters: readonly PropertyCounter[];
+  trace: readonly TraceRecord[];
+  faults: number;
+  choices: number;
+  occurrences?: number;
+  replayPath: string;
+}
+
+/** Records a person reads: steps that did something, log lines and faults; sleeps, idle timers and no-op reads go. */
+function interesting(record: TraceRecord): boolean {
+  if (record.kind === "fault" || record.kind === "log" || record.kind === "start") return true;
+  if (record.kind === "request") return record.write === true;
+  if (record.kind === "watch") return true;
+  if (record.kind === "response") return record.result !== "ok";
+  return record.revisionAfter !== record.revisionBefore;
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(3).padStart(8)}s`;
+}
+
+export function formatTimeline(trace: readonly TraceRecord[], linesMax = 80): string[] {
+  const start = trace[0]?.timeMs ?? 0;
+  const rows = trace.filter(interesting);
+  const shown = rows.length > linesMax ? [...rows.slice(0, linesMax / 2), undefined, ...rows.slice(-linesMax / 2)] : rows;
+  return shown.map((r) => {
+    if (r === undefined) return `  ... ${rows.length - linesMax} more lines ...`;
+    const rev = r.revisionAfter !== r.revisionBefore ? `rev ${r.revisionBefore}->${r.revisionAfter}` : `rev ${r.revisionAfter}`;
+    const mark = r.kind === "fault" ? "!!" : "  ";
+    return `${mark}${seconds(r.timeMs - start)}  #${String(r.step).padEnd(5)} ${r.actor.padEnd(10)} ${r.kind.padEnd(8)} ${r.label}  [${rev}] ${r.result}`;
+  });
+}
+
+export function formatFinding(report: FindingReport): string {
+  const v = report.verdict;
+  const lines = [
+    `FINDING ${v.kind}${v.property ? `: ${v.property}` : ""}`,
+    `  scenario ${report.scenario}  variant ${report.variant}  workload ${report.workload}`,
+    `  ${v.detail}`,
+    `  minimal run: ${report.faults} fault(s), ${report.choices} non-default choice(s), ${report.trace.length} trace records, ${v.step} steps` +
+      (report.occurrences ? `; seen in ${report.occurrences} run(s)` : ""),
+    "",
+    "  property counters (evaluations / failures):",
+    ...report.counters.map((c) => `    ${c.kind.padEnd(10)} ${c.name}: ${c.evaluations} / ${c.failures}${c.everHeld ? "" : "  (never held)"}`),
+    "",
+    "  timeline of the minimal run:",
+    ...formatTimeline(report.trace).map((l) => `  ${l}`),
+    "",
+    `  replay: npx settle replay ${report.replayPath}`,
+  ];
+  return `${lines.join("\n")}\n`;
+}
