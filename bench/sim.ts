@@ -1,25 +1,14 @@
 // Simulator benchmark: scheduler throughput, the cost of simulated hours, memory per pending step.
 // Benchmarks may read real time. Runnable alone: `node --import tsx bench/sim.ts`.
-import { existsSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { performance } from "node:perf_hooks";
 import type { KubeObject } from "../src/api/object.ts";
 import type { Store, StoreOptions } from "../src/store/types.ts";
+import { createStore } from "../src/store/index.ts";
 import { createSimulation, defineActor, fifoStrategy, randomStrategy } from "../src/sim/index.ts";
 
 type StoreFactory = (options: StoreOptions) => Store;
-
-/** The real store when it exists, else the simulator tests' small fake (same interface). */
-async function storeFactory(): Promise<{ name: string; create: StoreFactory }> {
-  const real = new URL("../src/store/index.ts", import.meta.url);
-  if (existsSync(real)) {
-    const module = (await import(real.href)) as { createStore: StoreFactory };
-    return { name: "store", create: module.createStore };
-  }
-  const fake = (await import("../test/sim/fake-store.ts")) as { createFakeStore: StoreFactory };
-  return { name: "fake store (src/store/index.ts absent)", create: fake.createFakeStore };
-}
 
 const configMap = (name: string, value: number): KubeObject => ({
   apiVersion: "v1",
@@ -29,7 +18,7 @@ const configMap = (name: string, value: number): KubeObject => ({
 });
 
 /** Two actors ping-pong one ConfigMap: each waits for its turn (get), then hands the turn over (update). */
-async function pingPong(create: StoreFactory, operations: number): Promise<{ steps: number; seconds: number }> {
+export async function pingPong(create: StoreFactory, operations: number): Promise<{ steps: number; seconds: number }> {
   const sim = createSimulation({ seed: 1, createStore: create, traceMode: "hash-only", historyRevisionsMax: 1000 });
   sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "bench" } });
   sim.store.create(configMap("ball", 0));
@@ -136,14 +125,13 @@ async function bytesPerPendingStep(create: StoreFactory, count: number): Promise
 }
 
 export async function benchSim(): Promise<Record<string, string | number>> {
-  const { name, create } = await storeFactory();
+  const create: StoreFactory = createStore;
   const operations = 200_000;
   await pingPong(create, 20_000); // warm-up
   const ping = await pingPong(create, operations);
   const hour = await simulatedHour(create);
   const bytes = await bytesPerPendingStep(create, 100_000);
   return {
-    "store used": name,
     "ping-pong steps": ping.steps,
     "ping-pong steps/s (goal >= 150k)": Math.round(ping.steps / ping.seconds),
     "simulated hour, 10 nodes, 30 s resync: wall ms (goal < 1000)": Math.round(hour.seconds * 1000),

@@ -106,10 +106,12 @@ export class Kernel {
   }
 
   /** Takes a step out of the ready list (it ran, or it was withdrawn). */
-  remove(step: Step): void {
-    const index = this.ready.indexOf(step);
+  remove(step: Step, hint = -1): void {
+    const index = this.ready[hint] === step ? hint : this.ready.indexOf(step);
     if (index < 0) return;
-    this.ready.splice(index, 1);
+    // shift() lets V8 trim the array's front in place; splice(0, 1) would move every element.
+    if (index === 0) this.ready.shift();
+    else this.ready.splice(index, 1);
     if (step.owner !== undefined && step.timer === undefined) {
       step.owner.readyCount--;
       assert(step.owner.readyCount >= 0, "actor ready count stays non-negative");

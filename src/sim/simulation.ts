@@ -4,6 +4,7 @@ import { assert } from "../api/assert.ts";
 import type { Clock } from "../api/clock.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Store, StoreOptions } from "../store/types.ts";
+import { createStore } from "../store/index.ts";
 import { sleepOn, VirtualClock, type TimerEntry } from "./clock.ts";
 import { SimClient } from "./client.ts";
 import { cloneJson, deepFreeze } from "./clone.ts";
@@ -98,11 +99,10 @@ class SimulationImpl implements Simulation {
     this.faultRng = this.rng.fork("faults");
     this.mathRng = this.rng.fork("math-random");
     this.clock = new VirtualClock(options.epochMs === undefined ? {} : { epochMs: options.epochMs });
-    assert(options.createStore !== undefined, "createSimulation needs createStore until the store lands");
     const storeOptions: StoreOptions = { now: () => this.clock.now() };
     if (options.admission !== undefined) storeOptions.admission = options.admission;
     if (options.historyRevisionsMax !== undefined) storeOptions.historyRevisionsMax = options.historyRevisionsMax;
-    this.store = options.createStore(storeOptions);
+    this.store = (options.createStore ?? createStore)(storeOptions);
     this.kernel = new Kernel({
       clock: this.clock,
       store: this.store,
@@ -477,7 +477,7 @@ class RunLoop {
     if (index >= eligible.length) index = eligible.length - 1;
     if (index !== 0) this.internals.choices.push([stepIndex, index]);
     const step = eligible[index]!;
-    kernel.remove(step);
+    kernel.remove(step, eligible === kernel.ready ? index : -1);
     const revisionBefore = kernel.store.revision;
     kernel.current = step.actor;
     const result = step.run();

@@ -1,11 +1,14 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createSimulation, defineActor, DEFAULT_EPOCH_MS, fifoStrategy } from "../../src/sim/index.ts";
-import { createFakeStore } from "./fake-store.ts";
 
 const realDate = globalThis.Date;
 const realRandom = Math.random;
-const make = (seed = 1) => createSimulation({ seed, createStore: createFakeStore });
+const make = (seed = 1) => {
+  const s = createSimulation({ seed });
+  s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  return s;
+};
 
 test("an actor awaiting a real setTimeout is reported by name, not hung on (the guard canary)", async () => {
   const s = make();
@@ -124,10 +127,11 @@ test("the world view reads objects at the latest revision and external state", a
     }),
   );
   const views: string[] = [];
+  const base = s.store.revision;
   await s.run({
     strategy: fifoStrategy(),
     onStep: (record, view) => {
-      views.push(`${record.kind}:${view.revision}:${view.external<{ tag: string }>("registry").tag}:${view.list({ apiVersion: "v1", kind: "ConfigMap" }).length}`);
+      views.push(`${record.kind}:${view.revision - base}:${view.external<{ tag: string }>("registry").tag}:${view.list({ apiVersion: "v1", kind: "ConfigMap" }).length}`);
     },
   });
   assert.deepEqual(views, ["start:0:v1:0", "external:0:v1+1:0", "request:1:v1+1:1", "response:1:v1+1:1"]);

@@ -4,7 +4,6 @@ import { isApiError, isConflict, isNotFound } from "../../src/api/errors.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import { createSimulation, defineActor, type Simulation } from "../../src/sim/index.ts";
 import type { SimulationOptions } from "../../src/sim/types.ts";
-import { createFakeStore } from "./fake-store.ts";
 
 export const counterRef = { apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "counter" };
 
@@ -74,7 +73,8 @@ export function watcher(name: string, target: number) {
 }
 
 export function smallWorld(options: SimulationOptions = {}): Simulation {
-  const sim = createSimulation({ createStore: createFakeStore, ...options });
+  const sim = createSimulation(options);
+  sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
   sim.store.create(counter(0));
   sim.defineExternal("last-seen", "0");
   sim.addActor(writer("alice", 3));
