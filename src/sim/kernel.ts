@@ -72,8 +72,6 @@ export class Kernel {
   running = false;
   fatal: Fatal | undefined;
   gcQueued = false;
-  /** The last step whose faults were injected: at most once per step, even across runs. */
-  faultsDoneFor = -1;
   onRecord: ((record: TraceRecord) => void) | undefined;
   private sequence = 0;
   private pendingLogs: Array<Omit<TraceRecord, "step" | "timeMs">> = [];

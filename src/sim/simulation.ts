@@ -422,6 +422,8 @@ class RunLoop {
   private readonly planned: PlannedFault[];
   private plannedNext = 0;
   private readonly remaining = new Map<string, number>();
+  /** The last step whose faults this run injected. Per run: a new run may plan faults at the current step. */
+  private faultsDoneFor = -1;
   private stopRequested = false;
 
   constructor(
@@ -448,8 +450,8 @@ class RunLoop {
       if (kernel.fatal !== undefined) return kernel.fatal;
       if (this.stopRequested) return { status: "stopped" };
       if (kernel.stepIndex >= this.maxSteps) return { status: "max-steps" };
-      if (kernel.faultsDoneFor < kernel.stepIndex) {
-        kernel.faultsDoneFor = kernel.stepIndex;
+      if (this.faultsDoneFor < kernel.stepIndex) {
+        this.faultsDoneFor = kernel.stepIndex;
         await this.injectFaults();
         continue;
       }

@@ -269,3 +269,13 @@ test("a watch without a resourceVersion starts with the current objects as ADDED
   assert.deepEqual(events, ["ADDED counter 0"]);
   assert.equal((s.view().get(counterRef)!.data as { value: string }).value, "0");
 });
+
+test("a later run may plan a fault at the step where the previous run stopped", async () => {
+  const s = smallWorld({ seed: 6 });
+  const first = await s.run({ untilMs: s.clock.now() + 10 });
+  assert.equal(first.status, "until");
+  const second = await s.run({ faults: [{ atStep: s.steps, kind: "crash", target: "carol" }] });
+  const crash = second.trace.find((r) => r.kind === "fault")!;
+  assert.equal(crash.step, first.steps);
+  assert.match(crash.result, /^crashed/);
+});
