@@ -1,0 +1,119 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { always, eventually, PropertyMonitor, type WorldView } from "../../src/check/properties.ts";
+import { findingKey, isFinding, type Verdict } from "../../src/check/verdict.ts";
+import { AssertionError } from "../../src/api/assert.ts";
+
+// Predicates here never read the world, so an empty view is enough.
+const world: WorldView = {
+  revision: 1,
+  now: () => 0,
+  get: () => undefined,
+  list: () => [],
+  external: () => {
+    throw new Error("no externals");
+  },
+};
+
+test("the monitor counts evaluations and failures per property and remembers whether each ever held", () => {
+  let answer = false;
+  const monitor = new PropertyMonitor([
+    always("flips", () => answer),
+    always("never", () => false),
+    eventually("always true", () => true),
+  ]);
+  assert.equal(monitor.checkSafety(world)?.name, "flips");
+  answer = true;
+  assert.equal(monitor.checkSafety(world)?.name, "never");
+  assert.equal(monitor.checkSafety(world)?.name, "never");
+  assert.equal(monitor.checkLiveness(world), undefined);
+  assert.deepEqual(monitor.snapshot(), [
+    { name: "flips", kind: "always", evaluations: 3, failures: 1, everHeld: true },
+    { name: "never", kind: "always", evaluations: 3, failures: 3, everHeld: false },
+    { name: "always true", kind: "eventually", evaluations: 1, failures: 0, everHeld: true },
+  ]);
+});
+
+test("checkSafety reports the first failing property but still evaluates every always property", () => {
+  const monitor = new PropertyMonitor([always("a", () => false), always("b", () => false), eventually("c", () => false)]);
+  assert.equal(monitor.checkSafety(world)?.name, "a");
+  const [a, b, c] = monitor.snapshot();
+  assert.equal(a!.failures, 1);
+  assert.equal(b!.failures, 1);
+  assert.equal(c!.evaluations, 0, "safety checks leave eventually properties alone");
+});
+
+test("checkLiveness evaluates only the eventually properties its filter picks", () => {
+  const late = eventually("late", () => false, { withinMs: 1000 });
+  const monitor = new PropertyMonitor([eventually("early", () => false), late, always("safe", () => true)]);
+  assert.equal(monitor.checkLiveness(world, (p) => p === late)?.name, "late");
+  assert.deepEqual(
+    monitor.snapshot().map((c) => [c.name, c.evaluations]),
+    [["early", 0], ["late", 1], ["safe", 0]],
+  );
+  assert.equal(monitor.checkLiveness(world)?.name, "early");
+});
+
+test("a predicate that throws counts as false, never as an error of the run", () => {
+  const monitor = new PropertyMonitor([
+    always("throws", () => {
+      throw new Error("boom");
+    }),
+    eventually("reads a missing external", (view) => view.external<boolean>("nope")),
+  ]);
+  assert.equal(monitor.checkSafety(world)?.name, "throws");
+  assert.equal(monitor.checkLiveness(world)?.name, "reads a missing external");
+  for (const counter of monitor.snapshot()) {
+    assert.equal(counter.failures, 1, counter.name);
+    assert.equal(counter.everHeld, false, counter.name);
+  }
+});
+
+test("a predicate that returns a truthy non-boolean does not count as holding", () => {
+  const monitor = new PropertyMonitor([always("returns 1", () => 1 as unknown as boolean)]);
+  assert.equal(monitor.checkSafety(world)?.name, "returns 1");
+});
+
+test("the monitor rejects two properties with the same name", () => {
+  assert.throws(() => new PropertyMonitor([always("same", () => true), eventually("same", () => true)]), AssertionError);
+  assert.throws(() => new PropertyMonitor([always("same", () => true), always("same", () => false)]), /unique/);
+});
+
+test("the monitor's snapshot is a copy the caller cannot use to change its counters", () => {
+  const monitor = new PropertyMonitor([always("x", () => false)]);
+  monitor.checkSafety(world);
+  monitor.snapshot()[0]!.failures = 99;
+  assert.equal(monitor.snapshot()[0]!.failures, 1);
+});
+
+test("always and eventually reject empty, multi-line, space-led and over-long names", () => {
+  const bad = ["", " leading space", "two\nlines", "tab\there", "x".repeat(121)];
+  for (const name of bad) {
+    assert.throws(() => always(name, () => true), TypeError, JSON.stringify(name));
+    assert.throws(() => eventually(name, () => true), TypeError, JSON.stringify(name));
+  }
+  assert.equal(always("x".repeat(120), () => true).name.length, 120);
+  assert.equal(eventually("children == spec.voices", () => true).name, "children == spec.voices");
+});
+
+test("always and eventually reject a predicate that is not a function", () => {
+  assert.throws(() => always("p", "yes" as unknown as () => boolean), /predicate must be a function/);
+  assert.throws(() => eventually("p", undefined as unknown as () => boolean), /predicate must be a function/);
+});
+
+test("eventually rejects a withinMs that is not a positive integer of milliseconds", () => {
+  for (const withinMs of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, "100" as unknown as number]) {
+    assert.throws(() => eventually("p", () => true, { withinMs }), /withinMs must be a positive integer/, String(withinMs));
+  }
+  assert.deepEqual(Object.keys(eventually("p", () => true)).sort(), ["kind", "name", "predicate"]);
+  assert.equal(eventually("p", () => true, { withinMs: 1 }).withinMs, 1);
+});
+
+test("findings are keyed by verdict and property, and only ok is not a finding", () => {
+  const base: Verdict = { kind: "ok", step: 3, elapsedMs: 10, detail: "" };
+  assert.equal(isFinding(base), false);
+  assert.equal(isFinding({ ...base, kind: "silent-divergence", property: "p" }), true);
+  assert.equal(findingKey({ ...base, kind: "silent-divergence", property: "p" }), "silent-divergence:p");
+  assert.equal(findingKey({ ...base, kind: "actor-error", actor: "operator" }), "actor-error:operator");
+  assert.equal(findingKey({ ...base, kind: "no-convergence" }), "no-convergence:");
+});
