@@ -24,22 +24,17 @@ export interface TraceRecord {
   fields?: Record<string, unknown>;
 }
 
-/** The canonical one-line JSON of a record: fixed key order, absent fields omitted. */
+/**
+ * The canonical one-line JSON of a record: fixed key order, absent fields omitted. Built by hand (it is on
+ * every step's path); the output equals `JSON.stringify` of the record with its keys in this order.
+ */
 export function canonicalLine(record: TraceRecord): string {
-  const out: Record<string, unknown> = {
-    step: record.step,
-    timeMs: record.timeMs,
-    actor: record.actor,
-    kind: record.kind,
-    label: record.label,
-  };
-  if (record.ref !== undefined) out.ref = record.ref;
-  if (record.write !== undefined) out.write = record.write;
-  out.revisionBefore = record.revisionBefore;
-  out.revisionAfter = record.revisionAfter;
-  out.result = record.result;
-  if (record.fields !== undefined) out.fields = sortKeys(record.fields);
-  return JSON.stringify(out);
+  let line = `{"step":${record.step},"timeMs":${record.timeMs},"actor":${JSON.stringify(record.actor)},"kind":"${record.kind}","label":${JSON.stringify(record.label)}`;
+  if (record.ref !== undefined) line += `,"ref":${JSON.stringify(record.ref)}`;
+  if (record.write !== undefined) line += `,"write":${record.write}`;
+  line += `,"revisionBefore":${record.revisionBefore},"revisionAfter":${record.revisionAfter},"result":${JSON.stringify(record.result)}`;
+  if (record.fields !== undefined) line += `,"fields":${JSON.stringify(sortKeys(record.fields))}`;
+  return `${line}}`;
 }
 
 function sortKeys(fields: Record<string, unknown>): Record<string, unknown> {

@@ -102,3 +102,12 @@ test("PCT runs the highest-priority actor's oldest step", () => {
   const second = rest[strategy.next(rest, rng, 1)]!;
   assert.equal(second.actor, ready[first]!.actor);
 });
+
+test("a trace line is the JSON of the record with its keys in canonical order", async () => {
+  const { canonicalLine } = await import("../../src/sim/index.ts");
+  const record = { result: "ok \"quoted\"", step: 3, timeMs: 5, actor: "a", kind: "log" as const, label: "x\ny", revisionBefore: 1, revisionAfter: 2, fields: { b: 1, a: [true] }, write: false, ref: "ConfigMap ns/a" };
+  const line = canonicalLine(record);
+  assert.deepEqual(JSON.parse(line), { ...record, fields: { a: [true], b: 1 } });
+  assert.deepEqual(Object.keys(JSON.parse(line)), ["step", "timeMs", "actor", "kind", "label", "ref", "write", "revisionBefore", "revisionAfter", "result", "fields"]);
+  assert.equal(line, JSON.stringify(JSON.parse(line)));
+});
