@@ -4,12 +4,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import ensemble from "../../examples/ensemble/scenario.ts";
+import ensembleScenario from "../../examples/ensemble/scenario.ts";
 import { explore, faultPoints, runIndexes, type ExploreOptions, type ExploreResult, type Finding, type RunSummary } from "../../src/explore/explore.ts";
 import type { PlanContext } from "../../src/explore/plan.ts";
 import { runScenario } from "../../src/explore/run.ts";
+import type { Scenario } from "../../src/explore/scenario.ts";
 
 const scenarioPath = fileURLToPath(new URL("../../examples/ensemble/scenario.ts", import.meta.url));
+// A scenario typed with its own params is not assignable to Scenario<Params> (hooks take params contravariantly),
+// while the explorer's entry points take the untyped form, as the CLI's loader produces it.
+const ensemble = ensembleScenario as unknown as Scenario;
 const params = ensemble.params;
 
 function options(variant: string, overrides: Partial<ExploreOptions> = {}): ExploreOptions {
