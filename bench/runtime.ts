@@ -6,7 +6,7 @@ import { createSimulation, defineActor } from "../src/sim/index.ts";
 import type { KubeObject } from "../src/api/object.ts";
 import { Action, defineController, ensureOwned, runController, Informer } from "../src/runtime/index.ts";
 import type { ControllerHandle } from "../src/runtime/index.ts";
-import { createStore, usingRealStore } from "../test/runtime/sim-world.ts";
+import { createStore } from "../src/store/index.ts";
 import { FakeClient } from "../test/runtime/fake-client.ts";
 import { ManualClock } from "../test/runtime/manual-clock.ts";
 
@@ -50,7 +50,6 @@ async function reconcilesInSimulator(owners: number, childrenPerOwner: number): 
   const reconciles = handle?.reconcileCount() ?? 0;
   const children = sim.view().list({ ...secretKind, namespace: "ns" }).length;
   return {
-    "sim store": usingRealStore ? "src/store createStore" : "test/sim fake store (real store not landed)",
     "sim run status": result.status,
     "sim children created": `${children} / ${owners * childrenPerOwner}`,
     "sim reconciles": reconciles,

@@ -11,7 +11,7 @@ import { Informer } from "../../src/runtime/informer.ts";
 import { Action, defineController, runController } from "../../src/runtime/controller.ts";
 import { ensureOwned } from "../../src/runtime/ownership.ts";
 import type { Lease } from "../../src/runtime/leader.ts";
-import { createStore } from "./sim-world.ts";
+import { createStore } from "../../src/store/index.ts";
 
 const cmKind = { apiVersion: "v1", kind: "ConfigMap" };
 const secretKind = { apiVersion: "v1", kind: "Secret" };
@@ -150,6 +150,7 @@ function childrenController() {
 }
 
 test("a controller that creates owned children converges in the simulator despite crashes and failures", async () => {
+  const faultKinds = new Set<string>();
   for (const seed of [11, 12, 13]) {
     const sim = world(seed);
     for (let i = 0; i < 4; i++) {
@@ -164,8 +165,11 @@ test("a controller that creates owned children converges in the simulator despit
       }),
     );
     const budget: FaultBudget = { chance: [1, 8], counts: { crash: 2, "fail-request": 6, "lost-response": 3, "close-watch": 3 } };
-    const faulted = await sim.run({ faultBudget: budget, untilMs: sim.clock.now() + 2_000, maxSteps: 200_000 });
+    // Two planned crashes in the middle of the work, on top of the drawn faults.
+    const crashes = [30, 90].map((atStep) => ({ atStep, kind: "crash", target: "controller" }));
+    const faulted = await sim.run({ faultBudget: budget, faults: crashes, untilMs: sim.clock.now() + 5_000, maxSteps: 200_000 });
     assert.ok(faulted.status === "idle" || faulted.status === "until", faulted.message);
+    for (const fault of faulted.faults) faultKinds.add(fault.kind);
     sim.stopFaults();
     const settled = await sim.run({ untilMs: sim.clock.now() + hourMs, maxSteps: 400_000 });
     assert.ok(settled.status === "idle" || settled.status === "until", settled.message);
@@ -173,6 +177,8 @@ test("a controller that creates owned children converges in the simulator despit
     assert.equal(secrets.length, 1 + 2 + 3 + 4, `seed ${seed}`);
     for (const secret of secrets) assert.equal(controllerOf(secret)?.kind, "ConfigMap");
   }
+  assert.ok(faultKinds.has("crash"), "some seed crashed the controller");
+  assert.ok(faultKinds.has("lost-response"), "some seed lost a response");
 });
 
 test("leader election in the simulator hands over on lease expiry when the leader crashes", async () => {
