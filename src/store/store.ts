@@ -372,7 +372,7 @@ export class MemoryStore implements Store {
     if (!isRecord(input)) throw badRequest("the request body must be a JSON object");
     let cloned: { clone: KubeObject; bytes: number };
     try {
-      cloned = cloneJson(input as KubeObject);
+      cloned = cloneJson(input as KubeObject, this.#objectBytesMax);
     } catch (error) {
       throw badRequest(`the object is not valid JSON data: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -380,10 +380,10 @@ export class MemoryStore implements Store {
       throw tooLarge(`Request entity too large: limit is ${this.#objectBytesMax}`);
     }
     const object = cloned.clone;
-    const text = JSON.stringify(input).slice(0, 80);
-    if (typeof object.kind !== "string" || object.kind === "") throw badRequest(`Object 'Kind' is missing in '${text}'`);
+    const text = () => JSON.stringify(input).slice(0, 80);
+    if (typeof object.kind !== "string" || object.kind === "") throw badRequest(`Object 'Kind' is missing in '${text()}'`);
     if (typeof object.apiVersion !== "string" || object.apiVersion === "") {
-      throw badRequest(`Object 'apiVersion' is missing in '${text}'`);
+      throw badRequest(`Object 'apiVersion' is missing in '${text()}'`);
     }
     if (object.metadata === undefined) object.metadata = {};
     if (!isRecord(object.metadata)) {

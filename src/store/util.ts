@@ -3,8 +3,67 @@
 import { assert } from "../api/assert.ts";
 import type { KubeObject, ObjectMeta } from "../api/object.ts";
 
-/** Clones plain JSON data (dropping `undefined`, as the wire does) and measures it in bytes of UTF-8 JSON. */
-export function cloneJson<T>(value: T): { clone: T; bytes: number } {
+/** Thrown inside `copyPlain` when a value is not plain JSON data: the caller falls back to a JSON round trip. */
+const notPlain = Symbol("notPlain");
+
+/**
+ * Copies plain JSON data and adds up its size as JSON (exact for ASCII without escapes, close otherwise),
+ * several times faster than a JSON round trip for the small objects controllers write.
+ */
+function copyPlain(value: unknown, size: { bytes: number }): unknown {
+  switch (typeof value) {
+    case "string":
+      size.bytes += value.length + 2;
+      return value;
+    case "number":
+      if (!Number.isFinite(value)) throw notPlain;
+      size.bytes += 8;
+      return value;
+    case "boolean":
+      size.bytes += 5;
+      return value;
+    case "object": {
+      if (value === null) {
+        size.bytes += 4;
+        return null;
+      }
+      if (Array.isArray(value)) {
+        size.bytes += 2 + value.length;
+        const copy = new Array<unknown>(value.length);
+        for (let i = 0; i < value.length; i++) {
+          const item = value[i];
+          copy[i] = item === undefined || typeof item === "function" ? null : copyPlain(item, size);
+        }
+        return copy;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw notPlain;
+      const copy: Record<string, unknown> = {};
+      size.bytes += 2;
+      for (const key in value) {
+        const item = (value as Record<string, unknown>)[key];
+        if (item === undefined || typeof item === "function") continue;
+        size.bytes += key.length + 4;
+        copy[key] = copyPlain(item, size);
+      }
+      return copy;
+    }
+    default:
+      throw notPlain;
+  }
+}
+
+/** Clones JSON data (dropping `undefined`, as the wire does) and measures it in bytes of UTF-8 JSON. */
+export function cloneJson<T>(value: T, exactAboveBytes = 0): { clone: T; bytes: number } {
+  const size = { bytes: 0 };
+  try {
+    const clone = copyPlain(value, size) as T;
+    // Escapes (up to 6 bytes per character) make the estimate low: anywhere near a limit, measure exactly.
+    if (exactAboveBytes === 0 || size.bytes * 6 < exactAboveBytes) return { clone, bytes: size.bytes };
+    return { clone, bytes: Buffer.byteLength(JSON.stringify(value), "utf8") };
+  } catch (error) {
+    if (error !== notPlain) throw error;
+  }
   const text = JSON.stringify(value);
   assert(typeof text === "string", "cloneJson: value is JSON");
   return { clone: JSON.parse(text) as T, bytes: Buffer.byteLength(text, "utf8") };
