@@ -6,11 +6,8 @@ export type * from "./types.ts";
 export { builtinKinds } from "./kinds.ts";
 export type { BuiltinKind, KindRules } from "./kinds.ts";
 
-/** Options of `createStore` beyond the shared `StoreOptions`. */
-export interface CreateStoreOptions extends StoreOptions {
-  /** Namespaces that exist at revision 0 + n, as in a fresh cluster. Default: default, kube-system, kube-public, kube-node-lease. */
-  namespaces?: readonly string[];
-}
+/** Kept for callers that named it: the same as `StoreOptions`. */
+export type CreateStoreOptions = StoreOptions;
 
 /**
  * A new store holding the built-in kinds and, like a fresh cluster, the namespaces `default`, `kube-system`,

@@ -70,7 +70,7 @@ export class MemoryStore implements Store {
   #uidCount = 0;
   #nameCount = 0;
 
-  constructor(options: StoreOptions & { namespaces?: readonly string[] } = {}) {
+  constructor(options: StoreOptions = {}) {
     this.#now = options.now ?? (() => 0);
     this.#historyRevisionsMax = options.historyRevisionsMax ?? 100_000;
     this.#uidOption = options.uid;

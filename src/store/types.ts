@@ -15,6 +15,11 @@ export interface StoreOptions {
   admission?: Admission[];
   /** Largest object accepted, in bytes of JSON. Default 1.5 MiB, as etcd's request limit. */
   objectBytesMax?: number;
+  /**
+   * Namespaces created as the store's first writes, as in a fresh cluster (so `revision` starts at their count).
+   * Default: default, kube-system, kube-public, kube-node-lease.
+   */
+  namespaces?: readonly string[];
 }
 
 export type AdmissionOperation = "CREATE" | "UPDATE" | "DELETE";

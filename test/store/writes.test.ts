@@ -286,3 +286,38 @@ test("admission mutates in order, then validates; a denial stores nothing", () =
   store.delete(ref(a));
   assert.equal(seen.at(-1), "validate DELETE");
 });
+
+test("the size limit counts bytes of UTF-8 JSON, so multi-byte text is measured exactly", () => {
+  const store = newStore({ objectBytesMax: 1000 });
+  store.create({ ...configMap("ascii"), data: { text: "a".repeat(800) } });
+  assertFails(store, () => store.create({ ...configMap("wide"), data: { text: "語".repeat(400) } }), 413, "RequestEntityTooLarge", /limit is 1000/);
+  assertFails(store, () => store.create({ ...configMap("escaped"), data: { text: "\u0001".repeat(300) } }), 413, "RequestEntityTooLarge");
+});
+
+test("inputs are cloned as JSON: undefined fields vanish and dates become strings", () => {
+  const store = newStore();
+  const created = store.create({ ...configMap("a"), data: { key: "v", gone: undefined }, extra: [undefined, 1], when: new Date(0) } as unknown as Parameters<typeof store.create>[0]);
+  assert.deepEqual(created.data, { key: "v" });
+  assert.deepEqual(created.extra, [null, 1]);
+  assert.equal(created.when, "1970-01-01T00:00:00.000Z");
+});
+
+test("the scheduler may set a pod's nodeName once, but not move it", () => {
+  const store = newStore();
+  const p = store.create(pod("p"));
+  const bound = store.update({ ...p, spec: { ...(p.spec as object), nodeName: "n1" } });
+  assert.equal((bound.spec as { nodeName: string }).nodeName, "n1");
+  assertFails(store, () => store.update({ ...bound, spec: { ...(bound.spec as object), nodeName: "n2" } }), 422, "Invalid", /spec.nodeName/);
+  const image = store.update({ ...bound, spec: { ...(bound.spec as object), containers: [{ name: "main", image: "busybox:2" }] } });
+  assert.equal((image.spec as { containers: Array<{ image: string }> }).containers[0]!.image, "busybox:2");
+});
+
+test("a Job's generated selector and labels survive a client that sends them back", () => {
+  const store = newStore();
+  const job = store.create({ apiVersion: "batch/v1", kind: "Job", metadata: { name: "j", namespace: "default" }, spec: { template: { spec: { containers: [{ name: "c", image: "i" }], restartPolicy: "Never" } } } });
+  const labels = ((job.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels);
+  assert.equal(labels["batch.kubernetes.io/job-name"], "j");
+  const revision = store.revision;
+  store.update(job);
+  assert.equal(store.revision, revision, "sending the stored Job back is a no-op");
+});
