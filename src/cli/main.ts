@@ -6,6 +6,8 @@ import { exploreCommand, exploreUsage } from "./explore.ts";
 import { replayCommand, replayUsage } from "./replay.ts";
 import { mergeCommand, mergeUsage } from "./merge.ts";
 import { listExamplesCommand, listExamplesUsage } from "./list-examples.ts";
+import { serveCommand, serveUsage } from "./serve.ts";
+import { reportCommand, reportUsage } from "./report.ts";
 import { ScenarioError } from "../explore/run.ts";
 import { ReplayFileError } from "../explore/findings.ts";
 
@@ -18,6 +20,8 @@ Commands:
   replay <file>               re-run a finding from its replay file, byte for byte
   merge <dirs...>             combine the findings of shards (settle explore --shard i/n)
   list-examples [dir]         list the bundled example scenarios and their variants
+  serve                       a Kubernetes-compatible API server over a store, for kubectl, helm, any client
+  report <file>               render a finding as an HTML timeline or JUnit XML
   help [command]              show help for a command
 
 Options:
@@ -37,6 +41,8 @@ const commands: Record<string, Command> = {
   replay: { usage: replayUsage, run: replayCommand },
   merge: { usage: mergeUsage, run: mergeCommand },
   "list-examples": { usage: listExamplesUsage, run: listExamplesCommand },
+  serve: { usage: serveUsage, run: serveCommand },
+  report: { usage: reportUsage, run: reportCommand },
 };
 
 function version(): string {
