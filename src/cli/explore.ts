@@ -3,7 +3,7 @@ import { relative } from "node:path";
 import { realClock } from "../api/clock.ts";
 import { explore, type ExploreResult } from "../explore/explore.ts";
 import { writeReplayFile } from "../explore/findings.ts";
-import { findExampleDirs, loadScenario, resolveScenarioPath } from "../explore/load.ts";
+import { findExampleDirs, hasScenario, loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { strategyNames, type StrategyName } from "../explore/plan.ts";
 import { resolveParams } from "../explore/scenario.ts";
 import { formatFinding } from "../report/text.ts";
@@ -59,7 +59,8 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   const overrides = paramOptions(values.param);
   const json = values.json === true;
   const target = positionals[0]!;
-  const examples = findExampleDirs(target);
+  // A scenario file, or a folder holding one, is one target; otherwise a folder of examples is many.
+  const examples = hasScenario(target) ? [] : findExampleDirs(target);
   const targets: Target[] = examples.length > 0 ? examples.map((path) => ({ path, variants: undefined })) : [{ path: target, variants: undefined }];
 
   const results: object[] = [];
@@ -68,7 +69,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   for (const t of targets) {
     const scenarioPath = resolveScenarioPath(t.path);
     const scenario = await loadScenario(scenarioPath);
-    const params = resolveParams(scenario, overrides);
+    const params = paramsOrUsage(scenario, overrides);
     const variants = typeof values.variant === "string" ? [values.variant] : Object.keys(scenario.variants);
     for (const variant of variants) {
       if (!(variant in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${variant}" (known: ${Object.keys(scenario.variants).join(", ")})`);
@@ -100,6 +101,14 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   }
   if (json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : { results }, null, 2)}\n`);
   return findings > 0 ? 1 : 0;
+}
+
+function paramsOrUsage(scenario: Parameters<typeof resolveParams>[0], overrides: Record<string, string>) {
+  try {
+    return resolveParams(scenario, overrides);
+  } catch (error) {
+    throw new UsageError(`--param: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 function report(name: string, scenarioPath: string, variant: string, params: Record<string, unknown>, result: ExploreResult, json: boolean): object {

@@ -4,6 +4,8 @@ import { loadScenario } from "../explore/load.ts";
 import { runScenario } from "../explore/run.ts";
 import { firstDivergence } from "../sim/trace.ts";
 import { formatFinding } from "../report/text.ts";
+import { isFinding } from "../check/verdict.ts";
+import { BUILTIN_FAULT_KINDS } from "../sim/faults.ts";
 import { parse, UsageError } from "./args.ts";
 
 export const replayUsage = `Usage: settle replay <replay-file> [--json]
@@ -21,6 +23,11 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const path = resolve(positionals[0]!);
   const { file, trace } = readReplayFile(path);
   const scenario = await loadScenario(replayScenarioPath(process.cwd(), file));
+  const kinds = new Set<string>([...BUILTIN_FAULT_KINDS, ...(scenario.faultKinds ?? []).map((k) => k.name)]);
+  const unknown = file.faults.find((f) => !kinds.has(f.kind));
+  if (unknown !== undefined) throw new UsageError(`${positionals[0]}: fault kind "${unknown.kind}" is not one of ${[...kinds].join(", ")}`);
+  if (!(file.variant in scenario.variants)) throw new UsageError(`${positionals[0]}: unknown variant "${file.variant}" (scenario ${scenario.name} has ${Object.keys(scenario.variants).join(", ")})`);
+  if (!(file.workload in scenario.workloads)) throw new UsageError(`${positionals[0]}: unknown workload "${file.workload}" (scenario ${scenario.name} has ${Object.keys(scenario.workloads).join(", ")})`);
   const outcome = await runScenario(scenario, {
     variant: file.variant,
     workload: file.workload,
@@ -46,5 +53,9 @@ export async function replayCommand(argv: string[]): Promise<number> {
     if (divergence && "expected" in divergence) process.stdout.write(`  expected: ${divergence.expected}\n  actual:   ${divergence.actual}\n`);
   }
   if (!sameTrace) return 3;
-  return reproduced ? 1 : 0;
+  if (!sameVerdict) {
+    process.stderr.write(`settle replay: ${positionals[0]}: the file says ${file.verdict} but its own trace ends in ${outcome.verdict.kind}; was it edited?\n`);
+    return 2;
+  }
+  return isFinding(outcome.verdict) ? 1 : 0;
 }

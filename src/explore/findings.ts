@@ -77,8 +77,9 @@ export function readReplayFile(path: string): { file: ReplayFile; trace?: TraceR
   const o = data as Record<string, unknown>;
   const version = field<number>(o, path, "version", isInt, "an integer");
   if (version !== replayFormatVersion) throw new ReplayFileError(`${path}: format version ${version} is not supported (this settle reads ${replayFormatVersion})`);
-  const pairs = (v: unknown) => Array.isArray(v) && v.every((p) => Array.isArray(p) && p.length === 2 && p.every(isInt));
-  const faultsOk = (v: unknown) => Array.isArray(v) && v.every((f) => typeof f === "object" && f !== null && isInt((f as PlannedFault).atStep) && isString((f as PlannedFault).kind) && isString((f as PlannedFault).target));
+  const isCount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
+  const pairs = (v: unknown) => Array.isArray(v) && v.every((p) => Array.isArray(p) && p.length === 2 && p.every(isCount));
+  const faultsOk = (v: unknown) => Array.isArray(v) && v.every((f) => typeof f === "object" && f !== null && isCount((f as PlannedFault).atStep) && isString((f as PlannedFault).kind) && isString((f as PlannedFault).target));
   const file: ReplayFile = {
     version,
     scenario: field(o, path, "scenario", isString, "a path"),
@@ -86,8 +87,8 @@ export function readReplayFile(path: string): { file: ReplayFile; trace?: TraceR
     workload: field(o, path, "workload", isString, "a string"),
     params: field(o, path, "params", (v) => typeof v === "object" && v !== null && !Array.isArray(v), "an object"),
     seed: field(o, path, "seed", isInt, "an integer"),
-    choices: field(o, path, "choices", pairs, "a list of [step, index] pairs"),
-    faults: field(o, path, "faults", faultsOk, "a list of { atStep, kind, target } faults"),
+    choices: field(o, path, "choices", pairs, "a list of [step, index] pairs of non-negative integers"),
+    faults: field(o, path, "faults", faultsOk, "a list of { atStep (>= 0), kind, target } faults"),
     verdict: field(o, path, "verdict", isString, "a verdict name"),
     property: field(o, path, "property", (v) => v === null || isString(v), "a string or null"),
     traceHash: field(o, path, "traceHash", isString, "a sha256 hex string"),

@@ -19,6 +19,14 @@ export function resolveScenarioPath(target: string): string {
   throw new ScenarioError(`${target}: a directory without a scenario file (expected one of ${scenarioFiles.join(", ")})`);
 }
 
+/** True for a scenario file, or a folder that holds one directly. */
+export function hasScenario(target: string): boolean {
+  const path = resolve(target);
+  if (!existsSync(path)) return false;
+  if (!statSync(path).isDirectory()) return true;
+  return scenarioFiles.some((name) => existsSync(join(path, name)));
+}
+
 /** The example folders (holding a scenario file) directly under `dir`, sorted by name. */
 export function findExampleDirs(dir: string): string[] {
   const path = resolve(dir);

@@ -168,11 +168,12 @@ async function runPhases(
       const stopped = judgeStatus(result, sim, elapsed(), progress);
       if (stopped !== undefined) return finish(result, stopped);
     }
-    const idle = settledNow() || sim.idle();
+    // Idle at the deadline: settled, or nothing left to run before the horizon (a timer due later is work to do).
+    const idle = settledNow() || sim.idle(epochMs + horizonMs - sim.clock.now());
     const missed = monitor.checkLiveness(sim.view(), (p) => p === deadline.property);
     if (missed !== undefined) {
       const state = idle ? "the world was idle (lost work)" : "the world was still busy";
-      const v = verdict("deadline-missed", sim, elapsed(), `${missed.name} was false ${missed.withinMs} ms after the faults stopped; ${state}`, missed.name);
+      const v = verdict("deadline-missed", sim, deadline.atMs - epochMs, `${missed.name} was false ${missed.withinMs} ms after the faults stopped; ${state}`, missed.name);
       return finish(result, { ...v, idleAtDeadline: idle });
     }
   }

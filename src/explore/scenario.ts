@@ -28,7 +28,11 @@ export interface VariantInfo {
 }
 
 /** A workload is the code of a user or outside system, run as an actor that is never crashed. */
-export type Workload<P extends Params = Params> = (ctx: ActorContext, scenario: ScenarioContext<P>) => Promise<void>;
+// Declared as a method so a scenario typed with its own params is still a `Scenario` (method parameters are
+// checked bivariantly).
+export type Workload<P extends Params = Params> = {
+  run(ctx: ActorContext, scenario: ScenarioContext<P>): Promise<void>;
+}["run"];
 
 export interface Timing {
   /** Faults are drawn only before this virtual time (ms after the start). Default 60_000. */
@@ -58,7 +62,7 @@ export interface ScenarioDefinition<P extends Params = Params> {
   actors(ctx: ScenarioContext<P>): ActorDefinition[];
   /** Named workloads; each run draws one from its seed unless the workload is fixed. */
   workloads: Record<string, Workload<P>>;
-  faults?: FaultBudget | ((ctx: ScenarioContext<P>) => FaultBudget);
+  faults?: FaultBudget | { budget(ctx: ScenarioContext<P>): FaultBudget }["budget"];
   faultKinds?: FaultKind[];
   admission?: Admission[];
   properties(ctx: ScenarioContext<P>): Property[];
