@@ -103,7 +103,7 @@ export default scenario({
       await setVoices(ctx.client, 3);
     },
   },
-  faults: { chance: [1, 30], counts: { crash: 2 } },
+  faults: { chance: [1, 30], counts: { crash: 2, "stale-read": 1, "delay-watch": 2, "close-watch": 1 } },
   timing: { faultPhaseMs: 60_000, horizonMs: 900_000, settleWindowMs: 90_000 },
   properties: () => {
     let voicesMax = initialVoices;

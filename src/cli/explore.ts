@@ -168,6 +168,9 @@ function report(name: string, scenarioPath: string, variant: string, params: Rec
   if (!json) {
     const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
     process.stdout.write(`${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s\n`);
+    for (const c of result.counters) {
+      process.stdout.write(`  ${c.kind.padEnd(10)} ${c.name}: failed ${c.failures} of ${c.evaluations} checks${c.everHeld ? "" : " (never held)"}\n`);
+    }
   }
   return {
     scenario: name,
@@ -175,6 +178,7 @@ function report(name: string, scenarioPath: string, variant: string, params: Rec
     runs: result.runs,
     findings,
     stats: { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length },
+    properties: result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld })),
   };
 }
 

@@ -38,6 +38,7 @@ export interface RunSummary {
   choices: Array<[number, number]>;
   faults: PlannedFault[];
   traceHash: string;
+  counters: PropertyCounter[];
   point?: number;
 }
 
@@ -57,7 +58,7 @@ export interface ExploreResult {
   pointsCovered: number;
   steps: number;
   wallMs: number;
-  /** Counters summed over every run: how often each property was evaluated and failed. */
+  /** Counters summed over every run: how often each property was evaluated and failed (fixed names and counts only). */
   counters: PropertyCounter[];
 }
 
@@ -67,7 +68,9 @@ export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptio
   for (const workload of workloads) {
     const spec = { variant: options.variant, workload, params: options.params, seed: options.seed };
     const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
-    points.push(...faultPointsOf(workload, reference.trace, crashableActors(scenario, spec)));
+    const budget = typeof scenario.faults === "function" ? scenario.faults({ ...spec }) : scenario.faults;
+    const kinds = new Set(Object.entries(budget?.counts ?? {}).filter(([, count]) => count > 0).map(([kind]) => kind));
+    points.push(...faultPointsOf(workload, reference.trace, crashableActors(scenario, spec), kinds));
   }
   return points;
 }
@@ -99,8 +102,25 @@ export async function explore(scenario: Scenario, options: ExploreOptions, clock
     pointsCovered: covered,
     steps: summaries.reduce((sum, s) => sum + s.steps, 0),
     wallMs: clockMs() - startedMs,
-    counters: [],
+    counters: sumCounters(summaries),
   };
+}
+
+/** Per property over every run: evaluations and failures summed; `everHeld` if it held in any run. */
+function sumCounters(summaries: readonly RunSummary[]): PropertyCounter[] {
+  const byName = new Map<string, PropertyCounter>();
+  for (const summary of summaries) {
+    for (const c of summary.counters) {
+      const total = byName.get(c.name);
+      if (total === undefined) byName.set(c.name, { ...c });
+      else {
+        total.evaluations += c.evaluations;
+        total.failures += c.failures;
+        total.everHeld ||= c.everHeld;
+      }
+    }
+  }
+  return [...byName.values()];
 }
 
 function summarize(index: number, strategy: string, point: number | undefined, workload: string, seed: number, outcome: RunOutcome): RunSummary {
@@ -114,6 +134,7 @@ function summarize(index: number, strategy: string, point: number | undefined, w
     choices: outcome.choices,
     faults: outcome.faults,
     traceHash: outcome.traceHash,
+    counters: outcome.counters,
   };
   if (point !== undefined) summary.point = point;
   return summary;

@@ -65,27 +65,44 @@ export function planRun(ctx: PlanContext, index: number): PlannedRun {
   return { index, strategy: strategy.name, spec: { ...base, workload, strategy, drawFaults: true } };
 }
 
+/** Fault kinds the systematic strategy knows how to place, with the parameters of each point. */
+export const systematicKinds = ["crash", "stale-read", "delay-watch"] as const;
+
 /**
- * The systematic strategy's fault points, from a fault-free FIFO reference run: each crashable actor is
- * killed right after each of its writes is applied (response still pending), and right after the response
- * reaches it.
+ * The systematic strategy's fault points, from a fault-free FIFO reference run, for the kinds the scenario's
+ * budget allows: each crashable actor killed right after each of its writes is applied (response still
+ * pending) and right after the response reaches it; each informer list (`resourceVersion: "0"`) served
+ * stale; each watch event delivered late.
  */
-export function faultPointsOf(workload: string, trace: readonly TraceRecord[], crashable: ReadonlySet<string>): FaultPoint[] {
+export function faultPointsOf(workload: string, trace: readonly TraceRecord[], crashable: ReadonlySet<string>, kinds: ReadonlySet<string>): FaultPoint[] {
   const points: FaultPoint[] = [];
+  const point = (atStep: number, kind: string, target: string, label: string, params: Record<string, number> = {}): FaultPoint => ({
+    workload,
+    fault: { atStep, kind, target, ...params },
+    label,
+  });
   for (let i = 0; i < trace.length; i++) {
     const record = trace[i]!;
-    if (record.kind !== "request" || record.write !== true || !crashable.has(record.actor)) continue;
-    const crash = (atStep: number, when: string): FaultPoint => ({
-      workload,
-      fault: { atStep, kind: "crash", target: record.actor },
-      label: `crash ${record.actor} after ${record.label} (${when})`,
-    });
-    points.push(crash(record.step + 1, "applied, response pending"));
-    const response = trace.slice(i + 1).find((r) => r.kind === "response" && r.actor === record.actor && r.label === record.label);
-    if (response !== undefined) points.push(crash(response.step + 1, "response received"));
+    if (!crashable.has(record.actor)) continue;
+    if (kinds.has("crash") && record.kind === "request" && record.write === true) {
+      points.push(point(record.step + 1, "crash", record.actor, `crash ${record.actor} after ${record.label} (applied, response pending)`));
+      const response = trace.slice(i + 1).find((r) => r.kind === "response" && r.actor === record.actor && r.label === record.label);
+      if (response !== undefined) points.push(point(response.step + 1, "crash", record.actor, `crash ${record.actor} after ${record.label} (response received)`));
+    }
+    if (kinds.has("stale-read") && record.kind === "request" && record.label.startsWith("list ") && record.label.endsWith(" rv=0")) {
+      points.push(point(record.step, "stale-read", record.actor, `stale ${record.label} (${staleLagRevisions} revisions behind)`, { lagRevisions: staleLagRevisions }));
+    }
+    if (kinds.has("delay-watch") && record.kind === "watch" && record.label.startsWith("watch ")) {
+      const watchId = record.label.split(" ")[1]!;
+      points.push(point(record.step, "delay-watch", watchId, `delay ${record.result} on ${watchId} by ${delayWatchMs} ms`, { delayMs: delayWatchMs }));
+    }
   }
   return points;
 }
+
+/** The lag of a systematic stale read, and the delay of a systematic late watch event. */
+const staleLagRevisions = 3;
+const delayWatchMs = 5000;
 
 export function crashableActors(scenario: Scenario, ctx: { variant: string; workload: string; params: Params }): Set<string> {
   const names = scenario.actors(ctx).filter((a) => a.crashable !== false).map((a) => a.name);

@@ -138,7 +138,7 @@ test("a replay file that is not JSON, or has a bad field, exits 2 naming the fie
 
 test("explore --json on the delta variant prints one JSON object with the documented fields and exits 1", () => {
   assert.equal(explored.code, 1, explored.stderr);
-  assert.deepEqual(Object.keys(report).sort(), ["findings", "runs", "scenario", "stats", "variant"]);
+  assert.deepEqual(Object.keys(report).sort(), ["findings", "properties", "runs", "scenario", "stats", "variant"]);
   assert.equal(report.scenario, "ensemble");
   assert.equal(report.variant, "delta");
   assert.equal(report.runs, 60);
