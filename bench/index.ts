@@ -9,6 +9,8 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "simulator", file: "./sim.ts", exportName: "benchSim" },
   { name: "runtime", file: "./runtime.ts", exportName: "benchRuntime" },
   { name: "exploration", file: "./explore.ts", exportName: "benchExplore" },
+  { name: "cluster", file: "./cluster.ts", exportName: "benchCluster" },
+  { name: "server", file: "./server.ts", exportName: "benchServer" },
 ];
 
 const only = process.argv.slice(2);
