@@ -146,3 +146,37 @@ export async function runDeltaOperator(ctx: OperatorContext, options: OperatorOp
   });
   await informer.start();
 }
+
+/** `3s`, `500ms`, `2m` or a plain number of milliseconds. */
+function parseDuration(text: string): number {
+  const match = /^(\d+)(ms|s|m)?$/.exec(text);
+  if (match === null) throw new Error(`--slow-reconcile expects a duration like 3s or 500ms, got "${text}"`);
+  const n = Number(match[1]);
+  return match[2] === "s" ? n * 1000 : match[2] === "m" ? n * 60_000 : n;
+}
+
+/**
+ * The real process: `tsx examples/ensemble/operator.ts [--slow-reconcile=3s] [--delta-mode] [--kubeconfig=PATH]`,
+ * the same controller code the simulator explores, against any API server (`settle serve` in the drill).
+ */
+async function main(argv: string[]): Promise<void> {
+  const { parseArgs } = await import("node:util");
+  const { values } = parseArgs({
+    args: argv,
+    options: { "slow-reconcile": { type: "string", default: "0" }, "delta-mode": { type: "boolean", default: false }, kubeconfig: { type: "string" }, "resync": { type: "string", default: "30s" } },
+  });
+  const { createKubeClient, jsonLog } = await import("settle/kube");
+  const { realClock } = await import("settle");
+  const options = { slowReconcileMs: parseDuration(values["slow-reconcile"]!), deltaMode: values["delta-mode"] === true, resyncMs: parseDuration(values.resync!) };
+  const log = jsonLog("ensemble-operator");
+  const client = createKubeClient(values.kubeconfig === undefined ? {} : { kubeconfig: values.kubeconfig });
+  log("starting", { ...options });
+  await (options.deltaMode ? runDeltaOperator : runLevelOperator)({ client, clock: realClock, log }, options);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === (await import("node:url")).pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`ensemble-operator: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  });
+}
