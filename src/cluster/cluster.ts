@@ -1,0 +1,52 @@
+// One line for a whole cluster: kubelets for N nodes, the scheduler, node lifecycle and the workload
+// controllers, plus the external state they need (hosts, image caches, the registry, pod logs).
+import { assert } from "../api/assert.ts";
+import type { ActorDefinition } from "../sim/types.ts";
+import { emptyImageCache, registryCell } from "./images.ts";
+import type { ImageCache, Registry } from "./images.ts";
+import { kubelet, kubeletExternals, podLogsCell } from "./kubelet.ts";
+import type { KubeletOptions } from "./kubelet.ts";
+import { scheduler } from "./scheduler.ts";
+
+export interface ClusterOptions {
+  /** A node count (named n1..nN) or the node names. Default 1. */
+  nodes?: number | readonly string[];
+  /** Options every kubelet gets (its `node` is filled in). */
+  kubelet?: Omit<KubeletOptions, "node">;
+  /** Leave out actors by name prefix ("scheduler", "node-lifecycle", "deployment-controller", ...). */
+  without?: readonly string[];
+}
+
+export interface ClusterExternalsOptions {
+  nodes?: number | readonly string[];
+  /** The registry at t=0: `"repo:tag" -> digest`. Default empty. */
+  registry?: Registry;
+  /** Host state every node starts with (besides boot id and count). */
+  host?: Record<string, unknown>;
+  /** Image cache every node starts with. */
+  images?: ImageCache;
+}
+
+export function nodeNames(nodes: number | readonly string[] | undefined): string[] {
+  if (typeof nodes === "object") return [...nodes];
+  const count = nodes ?? 1;
+  assert(Number.isInteger(count) && count >= 0, "cluster-node-count-integer");
+  return Array.from({ length: count }, (_, i) => `n${i + 1}`);
+}
+
+/** The external cells the cluster actors use, with their initial values (a scenario's `externals`). */
+export function clusterExternals(options: ClusterExternalsOptions = {}): Record<string, unknown> {
+  const cells: Record<string, unknown> = { [registryCell]: options.registry ?? {}, [podLogsCell]: {} };
+  for (const node of nodeNames(options.nodes)) Object.assign(cells, kubeletExternals(node, options.host, options.images ?? emptyImageCache()));
+  return cells;
+}
+
+/** Every cluster actor: kubelets, scheduler, node lifecycle and the workload controllers. */
+export function cluster(options: ClusterOptions = {}): ActorDefinition[] {
+  const actors: ActorDefinition[] = [
+    ...nodeNames(options.nodes).map((node) => kubelet({ ...(options.kubelet ?? {}), node })),
+    scheduler(),
+  ];
+  const without = options.without ?? [];
+  return actors.filter((actor) => !without.some((prefix) => actor.name.startsWith(prefix)));
+}

@@ -1,0 +1,199 @@
+// Shared pieces of the cluster actors: kinds, typed views of the built-in objects, pod and node predicates,
+// a deterministic template hash, and the way an actor runs its controllers.
+import type { Container, NodeSpec, NodeStatus, PodSpec, PodStatus, PodTemplateSpec, Toleration, Taint } from "kubernetes-types/core/v1.js";
+import type { LabelSelector } from "kubernetes-types/meta/v1.js";
+import { assert } from "../api/assert.ts";
+import { formatTimestamp } from "../api/clock.ts";
+import { isApiError, isNotFound } from "../api/errors.ts";
+import type { KubeObject } from "../api/object.ts";
+import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
+import type { ActorContext } from "../sim/types.ts";
+import { runController } from "../runtime/controller.ts";
+import type { Controller } from "../runtime/controller.ts";
+
+export const podKind = { apiVersion: "v1", kind: "Pod" } as const;
+export const nodeKind = { apiVersion: "v1", kind: "Node" } as const;
+export const leaseKind = { apiVersion: "coordination.k8s.io/v1", kind: "Lease" } as const;
+export const deploymentKind = { apiVersion: "apps/v1", kind: "Deployment" } as const;
+export const replicaSetKind = { apiVersion: "apps/v1", kind: "ReplicaSet" } as const;
+export const daemonSetKind = { apiVersion: "apps/v1", kind: "DaemonSet" } as const;
+export const jobKind = { apiVersion: "batch/v1", kind: "Job" } as const;
+export const cronJobKind = { apiVersion: "batch/v1", kind: "CronJob" } as const;
+export const pdbKind = { apiVersion: "policy/v1", kind: "PodDisruptionBudget" } as const;
+
+export type Pod = KubeObject & { spec: PodSpec; status?: PodStatus };
+export type Node = KubeObject & { spec?: NodeSpec; status?: NodeStatus };
+/** A workload: Deployment, ReplicaSet, DaemonSet or Job (the fields the controllers read are typed loosely). */
+export type Workload = KubeObject & {
+  spec: { replicas?: number; selector?: LabelSelector; template: PodTemplateSpec; [field: string]: unknown };
+  status?: Record<string, unknown>;
+};
+
+/** Annotations the simulated kubelet reads to run a pod (scenario knobs, not Kubernetes API). */
+export const annotations = {
+  /** Ms from pull to Running. */
+  startMs: "sim.settle.dev/start-ms",
+  /** Ms from Running to Ready. */
+  readyMs: "sim.settle.dev/ready-ms",
+  /** Ms a container runs before it exits; absent: it runs until deleted. */
+  runMs: "sim.settle.dev/run-ms",
+  /** The exit code when it exits. Default 0. */
+  exitCode: "sim.settle.dev/exit-code",
+  /** On a Node: a new value asks the node's kubelet to reboot the host. */
+  reboot: "sim.settle.dev/reboot",
+} as const;
+
+export function isTerminating(object: KubeObject): boolean {
+  return object.metadata.deletionTimestamp !== undefined && object.metadata.deletionTimestamp !== null;
+}
+
+export function podPhase(pod: Pod): string {
+  return pod.status?.phase ?? "Pending";
+}
+
+export function isPodFinished(pod: Pod): boolean {
+  const phase = podPhase(pod);
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+/** Counts toward a workload's replicas: not finished and not terminating. */
+export function isPodActive(pod: Pod): boolean {
+  return !isPodFinished(pod) && !isTerminating(pod);
+}
+
+export function isPodReady(pod: Pod): boolean {
+  return podPhase(pod) === "Running" && (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+}
+
+export function isNodeReady(node: Node): boolean {
+  return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+}
+
+/** The taints the scheduler sees: the node's own plus the ones its conditions and cordon imply. */
+export function effectiveTaints(node: Node): Taint[] {
+  const taints = [...(node.spec?.taints ?? [])];
+  if (node.spec?.unschedulable === true) taints.push({ key: "node.kubernetes.io/unschedulable", effect: "NoSchedule" });
+  const ready = (node.status?.conditions ?? []).find((c) => c.type === "Ready");
+  if (ready?.status === "False") taints.push({ key: "node.kubernetes.io/not-ready", effect: "NoSchedule" });
+  if (ready === undefined || ready.status === "Unknown") taints.push({ key: "node.kubernetes.io/unreachable", effect: "NoSchedule" });
+  return taints;
+}
+
+function tolerates(toleration: Toleration, taint: Taint): boolean {
+  if (toleration.effect !== undefined && toleration.effect !== "" && toleration.effect !== taint.effect) return false;
+  if (toleration.operator === "Exists") return toleration.key === undefined || toleration.key === "" || toleration.key === taint.key;
+  return toleration.key === taint.key && (toleration.value ?? "") === (taint.value ?? "");
+}
+
+/** Every NoSchedule/NoExecute taint is tolerated (PreferNoSchedule is only a preference). */
+export function toleratesAll(tolerations: readonly Toleration[] | undefined, taints: readonly Taint[]): boolean {
+  return taints.every((taint) => taint.effect === "PreferNoSchedule" || (tolerations ?? []).some((t) => tolerates(t, taint)));
+}
+
+export function selectorMatches(selector: LabelSelector | undefined, labels: Record<string, string> | undefined): boolean {
+  if (selector === undefined) return false;
+  return matchesLabels(labelSelectorFromSpec(selector), labels);
+}
+
+/** FNV-1a over canonical JSON, as 10 lowercase base-36 characters: the `pod-template-hash` of a template. */
+export function templateHash(value: unknown): string {
+  let hash = 0x811c9dc5;
+  let high = 0x01000193;
+  const text = canonicalJson(value);
+  for (let i = 0; i < text.length; i++) {
+    hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    high = Math.imul(high ^ hash, 0x5bd1e995) >>> 0;
+  }
+  const digits = (high.toString(36) + hash.toString(36)).padStart(10, "0");
+  return digits.slice(-10);
+}
+
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Milliseconds since the epoch of an RFC 3339 timestamp (virtual time written by the store or an actor). */
+export function parseTime(value: unknown): number | undefined {
+  if (typeof value !== "string") return undefined;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+export function numberAnnotation(object: KubeObject, key: string): number | undefined {
+  const text = object.metadata.annotations?.[key];
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  return Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** A pod built from a workload's template, controlled by the workload. */
+export function podFromTemplate(owner: KubeObject, template: PodTemplateSpec, extra: { generateName: string; labels?: Record<string, string>; spec?: Partial<PodSpec> }): Pod {
+  assert(owner.metadata.uid !== undefined, "pod-owner-has-uid");
+  assert(template.spec !== undefined, "pod-template-has-spec");
+  const meta = template.metadata ?? {};
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      generateName: extra.generateName,
+      namespace: owner.metadata.namespace,
+      labels: { ...(meta.labels ?? {}), ...(extra.labels ?? {}) },
+      ...(meta.annotations === undefined ? {} : { annotations: { ...meta.annotations } }),
+      ownerReferences: [
+        { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name ?? "", uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ],
+    },
+    spec: { ...(structuredClone(template.spec) as PodSpec), ...(extra.spec ?? {}) },
+  };
+}
+
+/** The controller-owned objects of `owner` in a lister's list. */
+export function ownedBy<T extends KubeObject>(objects: readonly T[], owner: KubeObject): T[] {
+  const uid = owner.metadata.uid;
+  return objects.filter((o) => (o.metadata.ownerReferences ?? []).some((ref) => ref.controller === true && ref.uid === uid));
+}
+
+/** Deletes, treating "already gone" as done. */
+export async function deleteIfPresent(ctx: { client: ActorContext["client"] }, ref: Parameters<ActorContext["client"]["delete"]>[0]): Promise<void> {
+  try {
+    await ctx.client.delete(ref);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+/** True for the failures a real controller shrugs off and retries: API errors of any kind. */
+export function isRetryable(error: unknown): boolean {
+  return isApiError(error);
+}
+
+/** Runs controllers in one actor until any of them stops; a programmer error in one fails the actor. */
+export async function runControllers(ctx: ActorContext, controllers: readonly Controller<any>[]): Promise<void> {
+  assert(controllers.length > 0, "run-controllers-not-empty");
+  const handles = controllers.map((controller) => runController(controller, { client: ctx.client, clock: ctx.clock, log: ctx.log }));
+  await Promise.all(handles.map((handle) => handle.done));
+}
+
+/** Pod images by container, in order: the images the kubelet must have before a pod runs. */
+export function podContainers(pod: Pod): Container[] {
+  return [...(pod.spec.initContainers ?? []), ...pod.spec.containers];
+}
+
+/** Integer or percentage (`"25%"`) of `total`, rounded up or down as the API does for surge and unavailability. */
+export function intOrPercent(value: number | string | undefined, total: number, fallback: string, roundUp: boolean): number {
+  const raw = value ?? fallback;
+  if (typeof raw === "number") return raw;
+  const match = /^(\d+)%$/.exec(raw);
+  if (match === null) return Number(raw) || 0;
+  const exact = (Number(match[1]) * total) / 100;
+  return roundUp ? Math.ceil(exact) : Math.floor(exact);
+}
+
+/** RFC 3339 with seconds, as the API writes timestamps. */
+export const formatTime = formatTimestamp;

@@ -1,0 +1,10 @@
+// `src/cluster`: deterministic cluster actors for the simulator (re-exported from `settle/sim`).
+export { cluster, clusterExternals, nodeNames } from "./cluster.ts";
+export type { ClusterOptions, ClusterExternalsOptions } from "./cluster.ts";
+export { kubelet, kubeletExternals, hostCell, podLogsCell, requestReboot, jobLogs } from "./kubelet.ts";
+export type { KubeletOptions, HostState, PodLogs, PodProgram, ProgramContext } from "./kubelet.ts";
+export { scheduler, podFitsNode } from "./scheduler.ts";
+export type { SchedulerOptions } from "./scheduler.ts";
+export { registryCell, imageCacheCell, parseImage, digestOf, pullImage, defaultPullPolicy, emptyImageCache } from "./images.ts";
+export type { ImageCache, Registry, ImageRef, PullResult } from "./images.ts";
+export { annotations, isPodReady, isNodeReady, isTerminating, templateHash } from "./common.ts";

@@ -1,0 +1,110 @@
+// Scheduler-lite: binds each pending pod to a feasible node (Ready, not cordoned, taints tolerated, node
+// selector and required node affinity met), spreading by the fewest pods bound, ties by name.
+import type { NodeSelectorRequirement, NodeSelectorTerm } from "kubernetes-types/core/v1.js";
+import { isApiError, isInvalid, isNotFound } from "../api/errors.ts";
+import type { ActorDefinition } from "../sim/types.ts";
+import { defineActor } from "../sim/simulation.ts";
+import { Action, defineController } from "../runtime/controller.ts";
+import type { Lister } from "../runtime/cache.ts";
+import { effectiveTaints, isPodActive, nodeKind, podKind, runControllers, toleratesAll } from "./common.ts";
+import type { Node, Pod } from "./common.ts";
+
+export interface SchedulerOptions {
+  /** Actor name. Default "scheduler". */
+  name?: string;
+  /** Pods naming another `spec.schedulerName` are left alone. Default "default-scheduler". */
+  schedulerName?: string;
+  /** Retry for a pod no node fits, besides every Node change. Default 0: only Node changes. */
+  retryMs?: number;
+  restartDelayMs?: number;
+  crashable?: boolean;
+}
+
+function matchesRequirement(node: Node, requirement: NodeSelectorRequirement, field: boolean): boolean {
+  const value = field ? (requirement.key === "metadata.name" ? node.metadata.name : undefined) : node.metadata.labels?.[requirement.key];
+  const values = requirement.values ?? [];
+  switch (requirement.operator) {
+    case "In":
+      return value !== undefined && values.includes(value);
+    case "NotIn":
+      return value === undefined || !values.includes(value);
+    case "Exists":
+      return value !== undefined;
+    case "DoesNotExist":
+      return value === undefined;
+    default:
+      return false;
+  }
+}
+
+function matchesTerm(node: Node, term: NodeSelectorTerm): boolean {
+  return (
+    (term.matchExpressions ?? []).every((r) => matchesRequirement(node, r, false)) &&
+    (term.matchFields ?? []).every((r) => matchesRequirement(node, r, true))
+  );
+}
+
+/** Whether the pod may run on the node: what the scheduler's filters check, minus resources and ports. */
+export function podFitsNode(pod: Pod, node: Node): boolean {
+  const selector = pod.spec.nodeSelector ?? {};
+  if (!Object.entries(selector).every(([key, value]) => node.metadata.labels?.[key] === value)) return false;
+  const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms;
+  if (terms !== undefined && terms.length > 0 && !terms.some((term) => matchesTerm(node, term))) return false;
+  return toleratesAll(pod.spec.tolerations, effectiveTaints(node));
+}
+
+function pickNode(pod: Pod, nodes: readonly Node[], pods: Lister<Pod>): Node | undefined {
+  let best: Node | undefined;
+  let bestLoad = Infinity;
+  for (const node of nodes) {
+    if (node.metadata.deletionTimestamp !== undefined || !podFitsNode(pod, node)) continue;
+    const load = pods.byIndex("node", node.metadata.name ?? "").filter(isPodActive).length;
+    if (load < bestLoad) {
+      best = node;
+      bestLoad = load;
+    }
+  }
+  return best;
+}
+
+export function scheduler(options: SchedulerOptions = {}): ActorDefinition {
+  const schedulerName = options.schedulerName ?? "default-scheduler";
+  return defineActor({
+    name: options.name ?? "scheduler",
+    restartDelayMs: options.restartDelayMs ?? 1000,
+    crashable: options.crashable ?? true,
+    async start(ctx) {
+      // Node events re-queue every pending pod; the pod cache is reached through the first reconcile's context.
+      let podLister: Lister<Pod> | undefined;
+      const controller = defineController<Pod>({
+        name: options.name ?? "scheduler",
+        for: { ...podKind, indexers: { node: (pod) => [String((pod.spec as { nodeName?: string })?.nodeName ?? "")] } },
+        watches: [
+          {
+            ...nodeKind,
+            map: () => (podLister?.byIndex("node", "") ?? []).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name ?? "" })),
+          },
+        ],
+        resyncMs: 0,
+        reconcile: async (pod, rctx) => {
+          const pods = rctx.lister<Pod>(podKind);
+          podLister = pods;
+          if ((pod.spec.nodeName ?? "") !== "" || !isPodActive(pod)) return Action.awaitChange();
+          if ((pod.spec.schedulerName ?? "default-scheduler") !== schedulerName) return Action.awaitChange();
+          const node = pickNode(pod, rctx.lister<Node>(nodeKind).list(), pods);
+          if (node === undefined) return options.retryMs ? Action.requeueAfter(options.retryMs) : Action.awaitChange();
+          try {
+            // Setting `spec.nodeName` once stands in for the binding subresource.
+            await rctx.client.patch({ ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", patchType: "merge", patch: { spec: { nodeName: node.metadata.name } } });
+          } catch (error) {
+            if (isNotFound(error) || isInvalid(error)) return Action.awaitChange();
+            if (!isApiError(error)) throw error;
+            throw error;
+          }
+          return Action.awaitChange();
+        },
+      });
+      await runControllers(ctx, [controller]);
+    },
+  });
+}
