@@ -1,0 +1,150 @@
+// Discovery and OpenAPI documents, computed from the store's kinds on every request, so a CRD's kind appears
+// (and disappears) the moment its write commits. Legacy discovery only: clients that ask for aggregated v2 read
+// the plain `application/json` Content-Type and fall back to it.
+//
+// OpenAPI v3 is a stub with one purpose: kubectl's default `--validate=strict` asks, per group-version, whether
+// PATCH operations take the `fieldValidation` query parameter, and delegates validation to the server when they
+// do. Only built-in groups get documents (kubectl checks custom resources against the `v1` Namespace PATCH), and
+// request bodies never list strategic merge patch: kubectl would then want full schemas to build its patches.
+import { createHash } from "node:crypto";
+import { formatApiVersion } from "../api/object.ts";
+import type { ResourceType } from "../api/resources.ts";
+import { builtinKinds } from "../store/index.ts";
+import type { Store } from "../store/index.ts";
+import { pathNotFound } from "./routes.ts";
+
+export const serverVersion = { major: "1", minor: "34", gitVersion: "v1.34.0-settle", platform: "linux/amd64" };
+
+const itemVerbs = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
+const statusVerbs = ["get", "patch", "update"];
+
+export function versionInfo(): Record<string, string> {
+  return {
+    ...serverVersion,
+    gitCommit: "0000000000000000000000000000000000000000",
+    gitTreeState: "clean",
+    buildDate: "2026-01-01T00:00:00Z",
+    goVersion: "go1.24.0",
+    compiler: "gc",
+  };
+}
+
+/** kube's version priority: GA before beta before alpha, higher numbers first, then others by name. */
+export function versionPriority(a: string, b: string): number {
+  const rank = (v: string): [number, number, number, string] => {
+    const match = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (match === null) return [3, 0, 0, v];
+    const level = match[2] === undefined ? 0 : match[2] === "beta" ? 1 : 2;
+    return [level, -Number(match[1]), -Number(match[3] ?? 0), v];
+  };
+  const ra = rank(a);
+  const rb = rank(b);
+  for (let i = 0; i < 3; i++) if (ra[i] !== rb[i]) return (ra[i] as number) - (rb[i] as number);
+  return ra[3] < rb[3] ? -1 : ra[3] > rb[3] ? 1 : 0;
+}
+
+/** Group name -> served versions, in priority order. */
+function groupsOf(store: Store): Map<string, string[]> {
+  const groups = new Map<string, Set<string>>();
+  for (const resource of store.resources()) {
+    let versions = groups.get(resource.group);
+    if (versions === undefined) groups.set(resource.group, (versions = new Set()));
+    versions.add(resource.version);
+  }
+  const sorted = new Map<string, string[]>();
+  for (const name of [...groups.keys()].sort()) sorted.set(name, [...groups.get(name)!].sort(versionPriority));
+  return sorted;
+}
+
+export function apiVersions(host: string): Record<string, unknown> {
+  return { kind: "APIVersions", versions: ["v1"], serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: host }] };
+}
+
+function apiGroup(name: string, versions: string[]): Record<string, unknown> {
+  const list = versions.map((version) => ({ groupVersion: `${name}/${version}`, version }));
+  return { name, versions: list, preferredVersion: list[0] };
+}
+
+export function apiGroupList(store: Store): Record<string, unknown> {
+  const groups = [...groupsOf(store)].filter(([name]) => name !== "").map(([name, versions]) => apiGroup(name, versions));
+  return { kind: "APIGroupList", apiVersion: "v1", groups };
+}
+
+export function apiGroupOf(store: Store, group: string): Record<string, unknown> {
+  const versions = group === "" ? undefined : groupsOf(store).get(group);
+  if (versions === undefined) throw pathNotFound();
+  return { kind: "APIGroup", apiVersion: "v1", ...apiGroup(group, versions) };
+}
+
+function resourcesIn(store: Store, group: string, version: string): ResourceType[] {
+  return store
+    .resources()
+    .filter((r) => r.group === group && r.version === version)
+    .sort((a, b) => (a.plural < b.plural ? -1 : a.plural > b.plural ? 1 : 0));
+}
+
+export function apiResourceList(store: Store, group: string, version: string): Record<string, unknown> {
+  const resources = resourcesIn(store, group, version);
+  if (resources.length === 0) throw pathNotFound();
+  const list: Record<string, unknown>[] = [];
+  for (const r of resources) {
+    const entry: Record<string, unknown> = { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: itemVerbs };
+    if (r.shortNames.length > 0) entry.shortNames = r.shortNames;
+    list.push(entry);
+    if (r.statusSubresource) list.push({ name: `${r.plural}/status`, singularName: "", namespaced: r.namespaced, kind: r.kind, verbs: statusVerbs });
+  }
+  return { kind: "APIResourceList", apiVersion: "v1", groupVersion: formatApiVersion({ group, version }), resources: list };
+}
+
+// ---- OpenAPI v3 ----
+
+const builtinGroupVersions = new Set(builtinKinds.map((k) => formatApiVersion(k.resource)));
+
+function openapiKey(group: string, version: string): string {
+  return group === "" ? `api/${version}` : `apis/${group}/${version}`;
+}
+
+const queryParameter = (name: string, description: string) => ({ name, in: "query", description, schema: { type: "string", uniqueItems: true } });
+
+function patchOperation(r: ResourceType): Record<string, unknown> {
+  const schema = { schema: { type: "object" } };
+  return {
+    operationId: `patch${r.kind}`,
+    "x-kubernetes-action": "patch",
+    "x-kubernetes-group-version-kind": { group: r.group, version: r.version, kind: r.kind },
+    parameters: [
+      queryParameter("dryRun", "When present, indicates that modifications should not be persisted."),
+      queryParameter("fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes."),
+      queryParameter("fieldValidation", "Ignore, Warn or Strict: how the server treats unknown or duplicate fields."),
+    ],
+    requestBody: { content: { "application/json-patch+json": schema, "application/merge-patch+json": schema }, required: true },
+    responses: { "200": { description: "OK", content: { "application/json": schema } } },
+  };
+}
+
+function openapiDocument(store: Store, group: string, version: string): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const r of resourcesIn(store, group, version)) {
+    const base = group === "" ? `/api/${version}` : `/apis/${group}/${version}`;
+    const item = r.namespaced ? `${base}/namespaces/{namespace}/${r.plural}/{name}` : `${base}/${r.plural}/{name}`;
+    paths[item] = { patch: patchOperation(r) };
+  }
+  return { openapi: "3.0.0", info: { title: "Kubernetes", version: serverVersion.gitVersion }, paths, components: { schemas: {} } };
+}
+
+export function openapiIndex(store: Store): Record<string, unknown> {
+  const paths: Record<string, unknown> = {};
+  for (const [group, versions] of groupsOf(store)) {
+    for (const version of versions) {
+      if (!builtinGroupVersions.has(formatApiVersion({ group, version }))) continue;
+      const hash = createHash("sha256").update(JSON.stringify(openapiDocument(store, group, version))).digest("hex").slice(0, 32).toUpperCase();
+      paths[openapiKey(group, version)] = { serverRelativeURL: `/openapi/v3/${openapiKey(group, version)}?hash=${hash}` };
+    }
+  }
+  return { paths };
+}
+
+export function openapiDoc(store: Store, group: string, version: string): Record<string, unknown> {
+  if (!builtinGroupVersions.has(formatApiVersion({ group, version }))) throw pathNotFound();
+  return openapiDocument(store, group, version);
+}

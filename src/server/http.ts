@@ -1,0 +1,137 @@
+// HTTP plumbing of the server: reading bounded bodies, decoding them by media type, negotiating the response
+// type, and writing objects and `Status` errors the way kube-apiserver does.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { parseAllDocuments } from "yaml";
+import { ApiError, badRequest, internalError, isApiError, tooLarge } from "../api/errors.ts";
+import { jsonDepthMax } from "../api/patch.ts";
+import { decodeProtobuf, protobufContentType } from "./protobuf.ts";
+
+export const jsonContentType = "application/json";
+
+/** Writes a JSON body. Objects from the store are frozen and shared: they are only serialized here. */
+export function sendJson(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { "Content-Type": jsonContentType, "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-cache, private" });
+  res.end(text);
+}
+
+/** Any thrown value as the `Status` a client can read: ApiErrors as they are, anything else as a 500. */
+export function statusOf(error: unknown): ApiError {
+  if (isApiError(error)) return error;
+  if (error instanceof RangeError) return badRequest(`the request could not be processed: ${error.message}`);
+  return internalError(`an error on the server has prevented the request from succeeding: ${error instanceof Error ? error.message : String(error)}`);
+}
+
+export function sendStatus(res: ServerResponse, error: unknown): void {
+  const status = statusOf(error).status;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(res, status.code, status);
+}
+
+export function sendSuccess(res: ServerResponse, details?: Record<string, unknown>): void {
+  sendJson(res, 200, { apiVersion: "v1", kind: "Status", metadata: {}, status: "Success", ...(details === undefined ? {} : { details }) });
+}
+
+/**
+ * Reads the whole body, refusing more than `bytesMax` (413) before buffering it: a declared Content-Length over
+ * the bound is refused without reading, a chunked body as soon as it crosses it.
+ */
+export function readBody(req: IncomingMessage, bytesMax: number): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? "0");
+  if (Number.isFinite(declared) && declared > bytesMax) return Promise.reject(bodyTooLarge(bytesMax));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    req.on("data", (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > bytesMax) {
+        req.removeAllListeners("data");
+        req.pause();
+        reject(bodyTooLarge(bytesMax));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks)));
+    req.on("error", (error) => reject(badRequest(`reading the request body failed: ${error.message}`)));
+  });
+}
+
+function bodyTooLarge(bytesMax: number): ApiError {
+  return tooLarge(`the request body is larger than ${bytesMax} bytes`);
+}
+
+/** The media type of a Content-Type header, lower-case, without parameters. */
+export function mediaType(header: string | undefined): string {
+  return (header ?? "").split(";")[0]!.trim().toLowerCase();
+}
+
+/** Refuses nesting deeper than `jsonDepthMax`, iteratively, so that no later recursion can overflow the stack. */
+export function checkDepth(value: unknown, what: string): void {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== "object") continue;
+    if (depth >= jsonDepthMax) throw badRequest(`${what} is nested deeper than ${jsonDepthMax} levels`);
+    for (const child of Object.values(node)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+}
+
+export function parseJson(body: Buffer, what: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString("utf8"));
+  } catch (error) {
+    throw badRequest(`${what} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  checkDepth(value, what);
+  return value;
+}
+
+function parseYaml(body: Buffer, what: string): unknown {
+  const documents = parseAllDocuments(body.toString("utf8"));
+  if (!Array.isArray(documents) || documents.length !== 1) throw badRequest(`${what} must hold exactly one YAML document`);
+  const document = documents[0]!;
+  if (document.errors.length > 0) throw badRequest(`${what} is not valid YAML: ${document.errors[0]!.message}`);
+  let value: unknown;
+  try {
+    value = document.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    throw badRequest(`${what} is not valid YAML: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  checkDepth(value, what);
+  return value;
+}
+
+const acceptedBodyTypes = `${jsonContentType}, application/yaml, ${protobufContentType}`;
+
+/** Decodes a create/update/delete body by its Content-Type (JSON when absent, as curl users expect). */
+export function decodeBody(contentType: string | undefined, body: Buffer, what = "the request body"): unknown {
+  const type = mediaType(contentType);
+  if (type === "" || type === jsonContentType) return parseJson(body, what);
+  if (type === "application/yaml") return parseYaml(body, what);
+  if (type === protobufContentType) return decodeProtobuf(body);
+  throw new ApiError("UnsupportedMediaType", 415, `the body of the request was in an unknown format - accepted media types include: ${acceptedBodyTypes}`);
+}
+
+/**
+ * True when the client accepts plain JSON: no Accept header, `*\/*`, `application/*`, or `application/json`
+ * without an `as=` parameter. Tables (`as=Table`) are part 2: a client that offers JSON too falls back to it;
+ * one that offers only Tables or protobuf gets 406, as from a real server that cannot serve the form asked.
+ */
+export function acceptsJson(accept: string | undefined): boolean {
+  if (accept === undefined || accept.trim() === "") return true;
+  return accept.split(",").some((entry) => {
+    const [type, ...params] = entry.split(";").map((part) => part.trim().toLowerCase());
+    if (type === "*/*" || type === "application/*") return true;
+    if (type !== jsonContentType) return false;
+    return !params.some((param) => param.startsWith("as="));
+  });
+}
+
+export function notAcceptable(): ApiError {
+  return new ApiError("NotAcceptable", 406, `only the following media types are accepted: ${jsonContentType}`);
+}

@@ -1,0 +1,47 @@
+// The kubeconfig a client needs to reach a running server: plain HTTP on loopback with
+// `insecure-skip-tls-verify` (client-node refuses an http server without it) and a bearer token. The server URL
+// also carries the token as a path prefix (`/token/<token>`), because kubectl never sends credentials over plain
+// HTTP (kubernetes/kubectl#744); clients that do send the bearer header are authorized by either.
+import { chmodSync, renameSync, writeFileSync, unlinkSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+
+export function kubeconfigText(url: string, token: string): string {
+  return [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    "- name: settle",
+    "  cluster:",
+    `    server: ${url}`,
+    "    insecure-skip-tls-verify: true",
+    "users:",
+    "- name: settle",
+    "  user:",
+    `    token: ${token}`,
+    "contexts:",
+    "- name: settle",
+    "  context:",
+    "    cluster: settle",
+    "    user: settle",
+    "    namespace: default",
+    "current-context: settle",
+    "",
+  ].join("\n");
+}
+
+/** Writes the file atomically (a temporary file in the same directory, then rename), readable by the owner only. */
+export function writeKubeconfig(path: string, url: string, token: string): void {
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.tmp`);
+  try {
+    writeFileSync(temporary, kubeconfigText(url, token), { mode: 0o600 });
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, path);
+  } catch (error) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Nothing to clean up.
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,288 @@
+// CRUD on collections, items and the status subresource, for built-in and custom kinds: the HTTP side of the
+// store's methods, with the request checks kube-apiserver makes before its registry sees the object.
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { DeleteOptions, PropagationPolicy, WriteOptions } from "../api/client.ts";
+import { ApiError, badRequest, invalid, notFound } from "../api/errors.ts";
+import type { KubeObject, ObjectRef } from "../api/object.ts";
+import { formatApiVersion } from "../api/object.ts";
+import type { ResourceType } from "../api/resources.ts";
+import type { Store, StoreListOptions } from "../store/index.ts";
+import { builtinKinds } from "../store/index.ts";
+import { decodeBody, mediaType, parseJson, sendJson } from "./http.ts";
+import { pathNotFound } from "./routes.ts";
+import type { ResourceRoute } from "./routes.ts";
+import { applyStrategicPatch } from "./strategic.ts";
+
+export interface ResourceRequest {
+  store: Store;
+  route: ResourceRoute;
+  resource: ResourceType;
+  query: URLSearchParams;
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The request body, read under the size bound. */
+  body(): Promise<Buffer>;
+  /** Called after every successful write: garbage collection may have work. */
+  wrote(): void;
+}
+
+const builtinIds = new Set(builtinKinds.map((k) => `${k.resource.group}/${k.resource.kind}`));
+
+export function isBuiltin(resource: ResourceType): boolean {
+  return builtinIds.has(`${resource.group}/${resource.kind}`);
+}
+
+/** An integer query parameter, or undefined when absent; 400 when it is not a non-negative integer. */
+export function intParam(query: URLSearchParams, name: string): number | undefined {
+  const text = query.get(name);
+  if (text === null || text === "") return undefined;
+  const n = Number(text);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(n)) throw badRequest(`invalid value for ${name}: ${JSON.stringify(text)}: not an integer`);
+  return n;
+}
+
+export function boolParam(query: URLSearchParams, name: string): boolean {
+  const text = query.get(name);
+  if (text === null || text === "" || text === "false" || text === "0") return false;
+  if (text === "true" || text === "1") return true;
+  throw badRequest(`invalid value for ${name}: ${JSON.stringify(text)}: not a boolean`);
+}
+
+function dryRunOf(query: URLSearchParams, fromBody?: unknown): boolean {
+  const values = [...query.getAll("dryRun"), ...(Array.isArray(fromBody) ? fromBody : [])];
+  for (const value of values) {
+    if (value !== "All") throw invalid("DeleteOptions", "", [{ field: "dryRun", type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(value)}: supported values: "All"` }]);
+  }
+  return values.length > 0;
+}
+
+function writeOptions(query: URLSearchParams): WriteOptions {
+  const fieldManager = query.get("fieldManager");
+  const validation = query.get("fieldValidation");
+  if (validation !== null && !["", "Ignore", "Warn", "Strict"].includes(validation)) {
+    throw badRequest(`fieldValidation must be one of "Ignore", "Warn" or "Strict", got ${JSON.stringify(validation)}`);
+  }
+  const options: WriteOptions = { dryRun: dryRunOf(query) };
+  if (fieldManager !== null && fieldManager !== "") options.fieldManager = fieldManager;
+  return options;
+}
+
+function kindRef(resource: ResourceType): { apiVersion: string; kind: string } {
+  return { apiVersion: formatApiVersion(resource), kind: resource.kind };
+}
+
+function refOf(r: ResourceRequest): ObjectRef {
+  const ref: ObjectRef = { ...kindRef(r.resource), name: r.route.name ?? "" };
+  if (r.resource.namespaced) ref.namespace = r.route.namespace ?? "";
+  return ref;
+}
+
+/** The body as an object of the route's kind: apiVersion and kind default to the route's, and must match it. */
+function objectFrom(r: ResourceRequest, decoded: unknown): KubeObject {
+  if (typeof decoded !== "object" || decoded === null || Array.isArray(decoded)) throw badRequest("the request body must be a JSON object");
+  const object = { ...(decoded as Record<string, unknown>) };
+  const expected = formatApiVersion(r.resource);
+  if (object.apiVersion === undefined || object.apiVersion === "") object.apiVersion = expected;
+  if (object.kind === undefined || object.kind === "") object.kind = r.resource.kind;
+  if (object.apiVersion !== expected) {
+    throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${expected})`);
+  }
+  if (object.kind !== r.resource.kind) throw badRequest(`the kind in the data (${String(object.kind)}) does not match the expected kind (${r.resource.kind})`);
+  const meta = object.metadata;
+  if (meta === undefined || meta === null) object.metadata = {};
+  else if (typeof meta !== "object" || Array.isArray(meta)) throw badRequest("metadata must be a JSON object");
+  else object.metadata = { ...(meta as Record<string, unknown>) };
+  const metadata = object.metadata as Record<string, unknown>;
+  if (r.resource.namespaced) {
+    const namespace = r.route.namespace ?? "";
+    if (metadata.namespace === undefined || metadata.namespace === "") metadata.namespace = namespace;
+    else if (metadata.namespace !== namespace) {
+      throw badRequest("the namespace of the provided object does not match the namespace sent on the request");
+    }
+  }
+  return object as KubeObject;
+}
+
+export async function handleResource(r: ResourceRequest): Promise<void> {
+  const { route, resource } = r;
+  const method = r.req.method ?? "GET";
+  if (route.namespace !== undefined && !resource.namespaced) throw pathNotFound();
+  if (route.subresource !== undefined && !(route.subresource === "status" && resource.statusSubresource)) throw pathNotFound();
+  if (route.name === undefined) {
+    if (method === "GET") return handleList(r);
+    if (method === "POST") return handleCreate(r);
+    if (method === "DELETE") return handleDeleteCollection(r);
+  } else {
+    if (method === "GET") return sendJson(r.res, 200, r.store.get(refOf(r)));
+    if (method === "PUT") return handleUpdate(r);
+    if (method === "PATCH") return handlePatch(r);
+    if (method === "DELETE" && route.subresource === undefined) return handleDelete(r);
+  }
+  throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${method} ${resource.plural})`);
+}
+
+export function listOptions(r: ResourceRequest): StoreListOptions {
+  const q = r.query;
+  const options: StoreListOptions = { ...kindRef(r.resource) };
+  if (r.route.namespace !== undefined) options.namespace = r.route.namespace;
+  const labelSelector = q.get("labelSelector");
+  const fieldSelector = q.get("fieldSelector");
+  if (labelSelector !== null) options.labelSelector = labelSelector;
+  if (fieldSelector !== null) options.fieldSelector = fieldSelector;
+  return options;
+}
+
+/** The revision a list reads: the latest, or an exact older one (`resourceVersionMatch=Exact`). */
+function listRevision(r: ResourceRequest): number | undefined {
+  const rv = r.query.get("resourceVersion");
+  const match = r.query.get("resourceVersionMatch");
+  if (match !== null && match !== "" && match !== "Exact" && match !== "NotOlderThan") {
+    throw badRequest(`resourceVersionMatch: unsupported value ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"`);
+  }
+  if (rv === null || rv === "" || rv === "0") {
+    if (match === "Exact") throw badRequest("resourceVersionMatch: Exact requires a resourceVersion other than 0");
+    return undefined;
+  }
+  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(Number(rv))) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
+  const revision = Number(rv);
+  if (revision > r.store.revision) throw new ApiError("Timeout", 504, `Too large resource version: ${revision}, current: ${r.store.revision}`, { retryAfterSeconds: 1 });
+  return match === "Exact" ? revision : undefined;
+}
+
+async function handleList(r: ResourceRequest): Promise<void> {
+  const options = listOptions(r);
+  const limit = intParam(r.query, "limit");
+  if (limit !== undefined && limit > 0) options.limit = limit;
+  const token = r.query.get("continue");
+  const revision = listRevision(r);
+  if (token !== null && token !== "") options.continue = token;
+  if (revision !== undefined) options.revision = revision;
+  sendJson(r.res, 200, r.store.list(options));
+}
+
+async function handleCreate(r: ResourceRequest): Promise<void> {
+  if (r.resource.namespaced && r.route.namespace === undefined) {
+    throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (POST ${r.resource.plural} without a namespace)`);
+  }
+  const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
+  const options = writeOptions(r.query);
+  const created = r.store.create(object, options);
+  if (options.dryRun !== true) r.wrote();
+  sendJson(r.res, 201, created);
+}
+
+function checkName(r: ResourceRequest, object: KubeObject): void {
+  const name = object.metadata.name;
+  if (name === undefined || name === "") object.metadata.name = r.route.name;
+  else if (name !== r.route.name) throw badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${r.route.name})`);
+}
+
+async function handleUpdate(r: ResourceRequest): Promise<void> {
+  const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
+  checkName(r, object);
+  const options = writeOptions(r.query);
+  const updated = r.route.subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
+  if (options.dryRun !== true) r.wrote();
+  sendJson(r.res, 200, updated);
+}
+
+const patchTypes: Record<string, "merge" | "json" | "strategic" | "apply"> = {
+  "application/merge-patch+json": "merge",
+  "application/json-patch+json": "json",
+  "application/strategic-merge-patch+json": "strategic",
+  "application/apply-patch+yaml": "apply",
+  "application/apply-patch+cbor": "apply",
+};
+
+function unsupportedPatch(r: ResourceRequest): ApiError {
+  const accepted = isBuiltin(r.resource)
+    ? "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
+    : "application/json-patch+json, application/merge-patch+json";
+  return new ApiError("UnsupportedMediaType", 415, `the body of the request was in an unknown format - accepted media types include: ${accepted}`);
+}
+
+async function handlePatch(r: ResourceRequest): Promise<void> {
+  const type = patchTypes[mediaType(r.req.headers["content-type"])];
+  // Server-side apply is part 2 (issue 12); strategic merge is for built-in kinds only, as on a real server.
+  if (type === undefined || type === "apply" || (type === "strategic" && !isBuiltin(r.resource))) throw unsupportedPatch(r);
+  const patch = parseJson(await r.body(), "the patch");
+  const options = writeOptions(r.query);
+  const status = r.route.subresource === "status";
+  let patched: KubeObject;
+  if (type === "strategic") {
+    const current = r.store.get(refOf(r));
+    const next = applyStrategicPatch(current, patch) as KubeObject;
+    // The patch applies to the object read just now: the store is synchronous, so nothing wrote in between.
+    if (typeof next.metadata !== "object" || next.metadata === null) throw badRequest("the patched object has no metadata");
+    if (next.metadata.resourceVersion === undefined) next.metadata = { ...next.metadata, resourceVersion: current.metadata.resourceVersion! };
+    patched = status ? r.store.updateStatus(next, options) : r.store.update(next, options);
+  } else {
+    const request = { ...refOf(r), ...options, patchType: type, patch };
+    patched = status ? r.store.patchStatus(request) : r.store.patch(request);
+  }
+  if (options.dryRun !== true) r.wrote();
+  sendJson(r.res, 200, patched);
+}
+
+const policies = new Set<string>(["Background", "Foreground", "Orphan"]);
+
+/** DeleteOptions from the body (JSON or protobuf) and the query, as kube-apiserver merges them. */
+async function deleteOptions(r: ResourceRequest, ref: ObjectRef): Promise<DeleteOptions> {
+  const raw = await r.body();
+  const body = raw.length === 0 ? {} : decodeBody(r.req.headers["content-type"], raw, "the DeleteOptions body");
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw badRequest("DeleteOptions must be a JSON object");
+  const b = body as Record<string, unknown>;
+  const options: DeleteOptions = { ...ref, dryRun: dryRunOf(r.query, b.dryRun) };
+  const grace = intParam(r.query, "gracePeriodSeconds") ?? b.gracePeriodSeconds;
+  if (grace !== undefined && grace !== null) {
+    if (typeof grace !== "number" || !Number.isSafeInteger(grace)) throw badRequest("gracePeriodSeconds must be an integer");
+    options.gracePeriodSeconds = grace;
+  }
+  const orphan = r.query.has("orphanDependents") ? boolParam(r.query, "orphanDependents") : b.orphanDependents;
+  const policy = r.query.get("propagationPolicy") ?? b.propagationPolicy;
+  if (policy !== undefined && policy !== null && policy !== "") {
+    if (typeof policy !== "string" || !policies.has(policy)) {
+      throw invalid("DeleteOptions", "", [{ field: "propagationPolicy", type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(policy)}: supported values: "Foreground", "Background", "Orphan"` }]);
+    }
+    if (orphan !== undefined && orphan !== null) throw invalid("DeleteOptions", "", [{ field: "propagationPolicy", type: "FieldValueForbidden", message: "Forbidden: orphanDependents and propagationPolicy cannot both be set" }]);
+    options.propagationPolicy = policy as PropagationPolicy;
+  } else if (orphan === true) options.propagationPolicy = "Orphan";
+  else if (orphan === false) options.propagationPolicy = "Background";
+  const pre = b.preconditions;
+  if (pre !== undefined && pre !== null) {
+    if (typeof pre !== "object" || Array.isArray(pre)) throw badRequest("preconditions must be a JSON object");
+    const { uid, resourceVersion } = pre as Record<string, unknown>;
+    options.preconditions = {};
+    if (typeof uid === "string") options.preconditions.uid = uid;
+    if (typeof resourceVersion === "string") options.preconditions.resourceVersion = resourceVersion;
+  }
+  return options;
+}
+
+async function handleDelete(r: ResourceRequest): Promise<void> {
+  const options = await deleteOptions(r, refOf(r));
+  const last = r.store.delete(options);
+  if (options.dryRun !== true) r.wrote();
+  sendJson(r.res, 200, last);
+}
+
+/** deletecollection: every object the selectors match, each deleted as a single delete would be. */
+async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
+  const template = await deleteOptions(r, { ...kindRef(r.resource), name: "" });
+  const list = r.store.list(listOptions(r));
+  const items: KubeObject[] = [];
+  for (const item of list.items) {
+    const ref: ObjectRef = { ...kindRef(r.resource), name: item.metadata.name ?? "" };
+    if (item.metadata.namespace !== undefined) ref.namespace = item.metadata.namespace;
+    try {
+      items.push(r.store.delete({ ...template, ...ref }));
+    } catch (error) {
+      // Another delete (or the collector) got there first: the object is gone, which is what was asked.
+      if (!(error instanceof ApiError && error.reason === "NotFound")) throw error;
+    }
+  }
+  if (template.dryRun !== true) r.wrote();
+  sendJson(r.res, 200, { ...list, items });
+}
+
+export { notFound };

@@ -1,0 +1,304 @@
+// The HTTP server: authentication, routing, content negotiation, and the lifecycle (listen, GC loop, watches,
+// graceful close). Every answer that is not a success is a `Status`, whatever the client sent.
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { assert } from "../api/assert.ts";
+import type { Clock } from "../api/clock.ts";
+import { realClock } from "../api/clock.ts";
+import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
+import { createStore } from "../store/index.ts";
+import type { Store } from "../store/index.ts";
+import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo } from "./discovery.ts";
+import { GcLoop } from "./gc-loop.ts";
+import { acceptsJson, notAcceptable, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
+import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
+import { boolParam, handleResource } from "./resources.ts";
+import type { ResourceRequest } from "./resources.ts";
+import { parseRoute, pathNotFound } from "./routes.ts";
+import type { ResourceRoute, Route } from "./routes.ts";
+import { WatchStream } from "./watch.ts";
+
+export interface ServerOptions {
+  /** The store to serve. Default: a new store on `clock`, with the namespaces of a fresh cluster. */
+  store?: Store;
+  /** Time for the store's timestamps, watch timeouts, bookmarks and the GC loop. Default `realClock`. */
+  clock?: Clock;
+  /** Address to listen on. Default "127.0.0.1"; anything but loopback is warned about loudly. */
+  host?: string;
+  /** Port; 0 picks a free one. Default 0. */
+  port?: number;
+  /** The bearer token every request must carry. Default: 32 random bytes, hex. */
+  token?: string;
+  /** Largest request body. Default 3 MiB (kube-apiserver's limit). */
+  bodyBytesMax?: number;
+  /** Unsent bytes a watch may queue before it is cut off with 410. Default 16 MiB. */
+  watchBufferBytesMax?: number;
+  /** Longest watch (and the length of one without `timeoutSeconds`). Default 1800. */
+  watchTimeoutSecondsMax?: number;
+  /** Interval of BOOKMARK events for watches that allow them. Default 60_000, as kube-apiserver. */
+  bookmarkIntervalMs?: number;
+  /** Concurrent watches; more get 429. Default 10_000. */
+  watchesMax?: number;
+  /** Delay before the GC loop retries actions that made no progress. Default 1000. */
+  gcRetryDelayMs?: number;
+  /** Receives warnings and notable events, one line each. Default: standard error. */
+  log?: (line: string) => void;
+}
+
+export interface SettleServer {
+  /** `http://host:port`. */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  readonly token: string;
+  readonly store: Store;
+  /** Garbage-collection actions taken so far. */
+  readonly gcActions: number;
+  /** Watches open now. */
+  readonly watches: number;
+  /** A kubeconfig for this server. */
+  kubeconfig(): string;
+  /** Writes the kubeconfig atomically, mode 600. */
+  writeKubeconfig(path: string): void;
+  /** Stops accepting requests, ends every watch, and resolves once every connection is closed. */
+  close(): Promise<void>;
+}
+
+const loopbackHosts = new Set(["127.0.0.1", "::1", "localhost"]);
+
+export function isLoopback(host: string): boolean {
+  return loopbackHosts.has(host) || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+interface Resolved {
+  store: Store;
+  clock: Clock;
+  host: string;
+  port: number;
+  token: string;
+  bodyBytesMax: number;
+  watchBufferBytesMax: number;
+  watchTimeoutSecondsMax: number;
+  bookmarkIntervalMs: number;
+  watchesMax: number;
+  gcRetryDelayMs: number;
+  log: (line: string) => void;
+}
+
+function resolveOptions(options: ServerOptions): Resolved {
+  const clock = options.clock ?? realClock;
+  const resolved: Resolved = {
+    clock,
+    store: options.store ?? createStore({ now: () => clock.now() }),
+    host: options.host ?? "127.0.0.1",
+    port: options.port ?? 0,
+    token: options.token ?? randomBytes(32).toString("hex"),
+    bodyBytesMax: options.bodyBytesMax ?? 3 * 1024 * 1024,
+    watchBufferBytesMax: options.watchBufferBytesMax ?? 16 * 1024 * 1024,
+    watchTimeoutSecondsMax: options.watchTimeoutSecondsMax ?? 1800,
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    watchesMax: options.watchesMax ?? 10_000,
+    gcRetryDelayMs: options.gcRetryDelayMs ?? 1000,
+    log: options.log ?? ((line) => void process.stderr.write(`${line}\n`)),
+  };
+  assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
+  assert(resolved.token.length >= 1 && /^[\x21-\x7e]+$/.test(resolved.token), "token is printable ASCII");
+  assert(resolved.bodyBytesMax > 0, "bodyBytesMax > 0");
+  assert(resolved.watchBufferBytesMax > 0, "watchBufferBytesMax > 0");
+  assert(resolved.bookmarkIntervalMs > 0, "bookmarkIntervalMs > 0");
+  return resolved;
+}
+
+function unauthorized(): ApiError {
+  return new ApiError("Unauthorized", 401, "Unauthorized");
+}
+
+/** A raw `Status` for requests node's parser rejects before any handler runs (bad request line, huge headers). */
+function rawStatus(socket: Socket, code: number, message: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify(new ApiError("BadRequest", code, message).status);
+  socket.end(`HTTP/1.1 ${code} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+class ApiServer {
+  readonly #o: Resolved;
+  readonly #gc: GcLoop;
+  readonly #watches = new Set<WatchStream>();
+  readonly #http: Server;
+  readonly #expectedToken: Buffer;
+  #port = 0;
+
+  constructor(options: Resolved) {
+    this.#o = options;
+    this.#gc = new GcLoop(options.store, options.clock, { retryDelayMs: options.gcRetryDelayMs });
+    this.#expectedToken = Buffer.from(`Bearer ${options.token}`);
+    this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
+    this.#http.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
+      rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
+    });
+  }
+
+  async listen(): Promise<void> {
+    const { host, port, log } = this.#o;
+    if (!isLoopback(host)) {
+      log(`\n!!! WARNING: settle serve is listening on ${host}, not loopback: anyone who can reach this address and learns the token can change every object. !!!\n`);
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.#http.once("error", reject);
+      this.#http.listen(port, host, () => {
+        this.#http.off("error", reject);
+        resolve();
+      });
+    });
+    this.#port = (this.#http.address() as AddressInfo).port;
+    this.#gc.kick();
+  }
+
+  facade(): SettleServer {
+    const self = this;
+    const o = this.#o;
+    const hostForUrl = o.host.includes(":") ? `[${o.host}]` : o.host;
+    return {
+      get url() {
+        return `http://${hostForUrl}:${self.#port}`;
+      },
+      host: o.host,
+      get port() {
+        return self.#port;
+      },
+      token: o.token,
+      store: o.store,
+      get gcActions() {
+        return self.#gc.actions;
+      },
+      get watches() {
+        return self.#watches.size;
+      },
+      kubeconfig: () => kubeconfigText(`http://${hostForUrl}:${self.#port}/token/${o.token}`, o.token),
+      writeKubeconfig: (path) => writeKubeconfig(path, `http://${hostForUrl}:${self.#port}/token/${o.token}`, o.token),
+      close: () => self.close(),
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#gc.stop();
+    const closed = new Promise<void>((resolve) => this.#http.close(() => resolve()));
+    for (const watch of [...this.#watches]) watch.close();
+    this.#http.closeIdleConnections();
+    await closed;
+  }
+
+  /**
+   * A request is authorized by `Authorization: Bearer <token>` or by the path prefix `/token/<token>`. The prefix
+   * exists because kubectl (client-go) never sends credentials to a plain-HTTP server: the kubeconfig's server URL
+   * carries it, and every client joins its request paths onto that URL.
+   */
+  #authenticate(req: IncomingMessage, pathname: string): { path: string; authorized: boolean } {
+    const match = /^\/token\/([^/]+)(\/.*)?$/.exec(pathname);
+    if (match !== null) {
+      const given = Buffer.from(`Bearer ${match[1]!}`);
+      const authorized = given.length === this.#expectedToken.length && timingSafeEqual(given, this.#expectedToken);
+      return { path: match[2] ?? "/", authorized };
+    }
+    const header = req.headers.authorization;
+    if (header === undefined) return { path: pathname, authorized: false };
+    const given = Buffer.from(header);
+    return { path: pathname, authorized: given.length === this.#expectedToken.length && timingSafeEqual(given, this.#expectedToken) };
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // A client gone mid-response must not become an unhandled 'error' event.
+    res.on("error", () => {});
+    req.on("error", () => {});
+    try {
+      let url: URL;
+      try {
+        url = new URL(req.url ?? "/", "http://server.invalid");
+      } catch {
+        throw badRequest("malformed request URL");
+      }
+      const { path, authorized } = this.#authenticate(req, url.pathname);
+      const route = parseRoute(path);
+      if (route.type !== "health" && !authorized) throw unauthorized();
+      await this.#dispatch(route, url.searchParams, req, res);
+    } catch (error) {
+      if (statusOf(error).code === 413) res.setHeader("Connection", "close");
+      sendStatus(res, error);
+    }
+  }
+
+  async #dispatch(route: Route, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const store = this.#o.store;
+    if (route.type === "resource") return this.#resource(route, query, req, res);
+    if (req.method !== "GET" && req.method !== "HEAD") throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${req.method ?? ""})`);
+    // kubectl asks for OpenAPI v2 in protobuf only: it must see the 404, not a 406.
+    if (route.type === "openapiV2") throw pathNotFound();
+    if (!acceptsJson(req.headers.accept)) throw notAcceptable();
+    switch (route.type) {
+      case "version":
+        return sendJson(res, 200, versionInfo());
+      case "health":
+        res.writeHead(200, { "Content-Type": "text/plain" });
+        return void res.end("ok");
+      case "apiVersions":
+        return sendJson(res, 200, apiVersions(`${this.#o.host}:${this.#port}`));
+      case "apiGroups":
+        return sendJson(res, 200, apiGroupList(store));
+      case "apiGroup":
+        return sendJson(res, 200, apiGroupOf(store, route.group));
+      case "resourceList":
+        return sendJson(res, 200, apiResourceList(store, route.group, route.version));
+      case "openapiIndex":
+        return sendJson(res, 200, openapiIndex(store));
+      case "openapiDoc":
+        return sendJson(res, 200, openapiDoc(store, route.group, route.version));
+    }
+  }
+
+  async #resource(route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const resource = this.#o.store.resourceForPlural(route.group, route.version, route.plural);
+    if (resource === undefined) throw pathNotFound();
+    if (!acceptsJson(req.headers.accept)) throw notAcceptable();
+    let body: Promise<Buffer> | undefined;
+    const r: ResourceRequest = {
+      store: this.#o.store,
+      route,
+      resource,
+      query,
+      req,
+      res,
+      body: () => (body ??= readBody(req, this.#o.bodyBytesMax)),
+      wrote: () => this.#gc.kick(),
+    };
+    const watch = route.watchPath || boolParam(query, "watch");
+    if (!watch) return handleResource(r);
+    if (req.method !== "GET" || route.subresource !== undefined) throw new ApiError("MethodNotAllowed", 405, "watch is only allowed with GET on a collection or an item");
+    if (this.#watches.size >= this.#o.watchesMax) throw tooManyRequests(`too many watches open (${this.#o.watchesMax})`);
+    if (route.name !== undefined) {
+      // A watch on an item is a watch on the collection with a name selector, as client-go's legacy paths meant.
+      const selector = query.get("fieldSelector");
+      query.set("fieldSelector", selector === null || selector === "" ? `metadata.name=${route.name}` : `${selector},metadata.name=${route.name}`);
+    }
+    const limits = { clock: this.#o.clock, bufferBytesMax: this.#o.watchBufferBytesMax, timeoutSecondsMax: this.#o.watchTimeoutSecondsMax, bookmarkIntervalMs: this.#o.bookmarkIntervalMs };
+    const stream = new WatchStream(r, limits, (s) => this.#watches.delete(s));
+    this.#watches.add(stream);
+    try {
+      stream.open();
+    } catch (error) {
+      this.#watches.delete(stream);
+      throw error;
+    }
+  }
+}
+
+/** Starts a server and resolves once it listens. */
+export async function startServer(options: ServerOptions = {}): Promise<SettleServer> {
+  const server = new ApiServer(resolveOptions(options));
+  await server.listen();
+  return server.facade();
+}

@@ -1,0 +1,167 @@
+// Watches over HTTP: newline-delimited JSON events on a chunked 200 response whose headers go out at once.
+//
+// A watch is a small state machine: `Opening` (checks, the initial list when asked, the store watcher, events
+// buffered until the headers are out) -> `Streaming` -> `Closed`. It ends on the client's close, `timeoutSeconds`,
+// server shutdown, or a 410: a revision compacted away (sent as an ERROR event, then close, as kube-apiserver
+// does) or a consumer too slow to keep its bounded buffer under `bufferBytesMax`.
+import type { ServerResponse } from "node:http";
+import type { Clock, Timer } from "../api/clock.ts";
+import { ApiError, badRequest, invalid } from "../api/errors.ts";
+import type { KubeObject } from "../api/object.ts";
+import { formatApiVersion } from "../api/object.ts";
+import type { StoreEvent, StoreWatcher } from "../store/index.ts";
+import { jsonContentType } from "./http.ts";
+import { boolParam, intParam, listOptions } from "./resources.ts";
+import type { ResourceRequest } from "./resources.ts";
+
+export interface WatchLimits {
+  clock: Clock;
+  /** Bytes a watch may have queued but unsent before it is cut off with 410. */
+  bufferBytesMax: number;
+  /** Longest watch, and the length of one that names no `timeoutSeconds`. */
+  timeoutSecondsMax: number;
+  /** Interval of BOOKMARK events on watches that allow them. */
+  bookmarkIntervalMs: number;
+}
+
+/** Serialized objects, shared by every watch that sends the same event (objects from the store are frozen). */
+const serialized = new WeakMap<object, string>();
+
+function eventLine(type: string, object: KubeObject): string {
+  let json = serialized.get(object);
+  if (json === undefined) {
+    json = JSON.stringify(object);
+    serialized.set(object, json);
+  }
+  return `{"type":"${type}","object":${json}}\n`;
+}
+
+type WatchState = "opening" | "streaming" | "closed";
+
+export class WatchStream {
+  #state: WatchState = "opening";
+  #pending: string[] = [];
+  #watcher: StoreWatcher | undefined;
+  #timers: Timer[] = [];
+  readonly #apiVersion: string;
+
+  constructor(
+    readonly r: ResourceRequest,
+    readonly limits: WatchLimits,
+    readonly onClosed: (stream: WatchStream) => void,
+  ) {
+    this.#apiVersion = formatApiVersion(r.resource);
+  }
+
+  get closed(): boolean {
+    return this.#state === "closed";
+  }
+
+  /** Opens the watch; checks that fail before any event is sent answer with a plain Status. */
+  open(): void {
+    const q = this.r.query;
+    const rv = q.get("resourceVersion") ?? "";
+    const bookmarks = boolParam(q, "allowWatchBookmarks");
+    const sendInitial = q.has("sendInitialEvents") ? boolParam(q, "sendInitialEvents") : undefined;
+    const timeoutSeconds = intParam(q, "timeoutSeconds");
+    if (timeoutSeconds !== undefined && timeoutSeconds < 0) throw badRequest("timeoutSeconds must not be negative");
+    checkWatchList(q.get("resourceVersionMatch"), sendInitial, bookmarks, rv);
+    if (rv !== "" && (!/^\d+$/.test(rv) || !Number.isSafeInteger(Number(rv)))) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
+    // Legacy semantics: no resourceVersion (or "0") starts with the current objects as ADDED.
+    const initial = sendInitial ?? (rv === "" || rv === "0");
+    let from = rv === "" ? this.r.store.revision : Number(rv);
+    if (from > this.r.store.revision) throw new ApiError("Timeout", 504, `Too large resource version: ${from}, current: ${this.r.store.revision}`, { retryAfterSeconds: 1 });
+    if (initial) {
+      const list = this.r.store.list(listOptions(this.r));
+      for (const item of list.items) this.#pending.push(eventLine("ADDED", item));
+      from = Number(list.metadata.resourceVersion);
+      if (sendInitial === true) this.#pending.push(this.#bookmarkLine(from, true));
+    }
+    try {
+      this.#watcher = this.r.store.watch({ ...listOptions(this.r), fromRevision: from }, (event) => this.#send(event));
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 410)) throw error;
+      this.#startStream();
+      return this.#fail(error);
+    }
+    this.#startStream();
+    const seconds = Math.min(timeoutSeconds ?? this.limits.timeoutSecondsMax, this.limits.timeoutSecondsMax);
+    this.#timers.push(this.limits.clock.setTimer(seconds * 1000, () => this.close()));
+    if (bookmarks) this.#scheduleBookmark();
+  }
+
+  #startStream(): void {
+    const res = this.r.res;
+    res.on("close", () => this.close());
+    res.writeHead(200, { "Content-Type": jsonContentType, "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
+    res.flushHeaders();
+    this.#state = "streaming";
+    const pending = this.#pending;
+    this.#pending = [];
+    if (pending.length > 0) this.#write(pending.join(""));
+  }
+
+  #bookmarkLine(revision: number, initialEventsEnd: boolean): string {
+    const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
+    if (initialEventsEnd) metadata.annotations = { "k8s.io/initial-events-end": "true" };
+    return `${JSON.stringify({ type: "BOOKMARK", object: { kind: this.r.resource.kind, apiVersion: this.#apiVersion, metadata } })}\n`;
+  }
+
+  #scheduleBookmark(): void {
+    const timer = this.limits.clock.setTimer(this.limits.bookmarkIntervalMs, () => {
+      if (this.#state !== "streaming") return;
+      // Every event up to the store's revision was delivered synchronously already: the bookmark is safe.
+      this.#write(this.#bookmarkLine(this.r.store.revision, false));
+      this.#timers = this.#timers.filter((t) => t !== timer);
+      this.#scheduleBookmark();
+    });
+    this.#timers.push(timer);
+  }
+
+  #send(event: StoreEvent): void {
+    const line = eventLine(event.type, event.object);
+    if (this.#state === "opening") this.#pending.push(line);
+    else if (this.#state === "streaming") this.#write(line);
+  }
+
+  #write(text: string): void {
+    const res = this.r.res;
+    res.write(text);
+    if (res.writableLength > this.limits.bufferBytesMax) {
+      this.#fail(new ApiError("Expired", 410, "the watch was closed: its consumer fell too far behind; resume from the last revision seen or relist"));
+    }
+  }
+
+  /** Sends an ERROR event carrying the Status, then ends the watch. */
+  #fail(error: ApiError): void {
+    if (this.#state !== "streaming") return;
+    this.r.res.write(`${JSON.stringify({ type: "ERROR", object: error.status })}\n`);
+    this.close();
+  }
+
+  close(): void {
+    if (this.#state === "closed") return;
+    this.#state = "closed";
+    this.#watcher?.close();
+    for (const timer of this.#timers) timer.cancel();
+    this.#timers = [];
+    this.#pending = [];
+    if (!this.r.res.writableEnded) this.r.res.end();
+    this.onClosed(this);
+  }
+}
+
+/**
+ * WatchList (`sendInitialEvents=true`) must come with `resourceVersionMatch=NotOlderThan` and bookmarks allowed;
+ * `resourceVersionMatch` means nothing else on a watch. 422 otherwise, as kube-apiserver's validation answers.
+ */
+function checkWatchList(match: string | null, sendInitial: boolean | undefined, bookmarks: boolean, rv: string): void {
+  const fail = (field: string, message: string) => invalid("ListOptions", "", [{ field, type: "FieldValueForbidden", message }]);
+  if (sendInitial === undefined) {
+    if (match !== null && match !== "") throw fail("resourceVersionMatch", "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+    return;
+  }
+  if (match !== "NotOlderThan") throw fail("resourceVersionMatch", `Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan`);
+  if (sendInitial && !bookmarks) throw fail("allowWatchBookmarks", "Forbidden: sendInitialEvents requires setting allowWatchBookmarks to true");
+  if (!sendInitial && rv === "") throw fail("resourceVersion", "Forbidden: sendInitialEvents=false requires a resourceVersion");
+}
