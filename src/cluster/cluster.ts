@@ -7,6 +7,8 @@ import type { ImageCache, Registry } from "./images.ts";
 import { kubelet, kubeletExternals, podLogsCell } from "./kubelet.ts";
 import type { KubeletOptions } from "./kubelet.ts";
 import { scheduler } from "./scheduler.ts";
+import { replicaSetController } from "./replicaset.ts";
+import { deploymentController } from "./deployment.ts";
 
 export interface ClusterOptions {
   /** A node count (named n1..nN) or the node names. Default 1. */
@@ -46,6 +48,8 @@ export function cluster(options: ClusterOptions = {}): ActorDefinition[] {
   const actors: ActorDefinition[] = [
     ...nodeNames(options.nodes).map((node) => kubelet({ ...(options.kubelet ?? {}), node })),
     scheduler(),
+    replicaSetController(),
+    deploymentController(),
   ];
   const without = options.without ?? [];
   return actors.filter((actor) => !without.some((prefix) => actor.name.startsWith(prefix)));

@@ -8,3 +8,6 @@ export type { SchedulerOptions } from "./scheduler.ts";
 export { registryCell, imageCacheCell, parseImage, digestOf, pullImage, defaultPullPolicy, emptyImageCache } from "./images.ts";
 export type { ImageCache, Registry, ImageRef, PullResult } from "./images.ts";
 export { annotations, isPodReady, isNodeReady, isTerminating, templateHash } from "./common.ts";
+export { replicaSetController, isPodAvailable } from "./replicaset.ts";
+export type { WorkloadControllerOptions } from "./replicaset.ts";
+export { deploymentController, deploymentRolloutStatus, rolloutRestart, restartedAtAnnotation, revisionAnnotation } from "./deployment.ts";

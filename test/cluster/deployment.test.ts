@@ -1,0 +1,129 @@
+// The Deployment and ReplicaSet controllers in the simulator: scale, roll (RollingUpdate and Recreate),
+// restart by annotation, report rollout status, and time out on the progress deadline.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { cluster, deploymentRolloutStatus, rolloutRestart, annotations } from "../../src/cluster/index.ts";
+import { defineActor } from "../../src/sim/index.ts";
+import type { Simulation, TraceRecord, WorldView } from "../../src/sim/index.ts";
+import type { KubeObject } from "../../src/api/object.ts";
+import { list, ns, runFor, world } from "./helpers.ts";
+
+const deployRef = { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "web" };
+
+export function deployment(replicas: number, options: { image?: string; strategy?: unknown; readyMs?: number; progressDeadlineSeconds?: number } = {}): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace: ns },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: "web" } },
+      ...(options.strategy ? { strategy: options.strategy } : {}),
+      ...(options.progressDeadlineSeconds ? { progressDeadlineSeconds: options.progressDeadlineSeconds } : {}),
+      template: {
+        metadata: { labels: { app: "web" }, annotations: { [annotations.readyMs]: String(options.readyMs ?? 2000) } },
+        spec: { containers: [{ name: "web", image: options.image ?? "web:v1" }] },
+      },
+    },
+  };
+}
+
+export const registry = { "web:v1": "sha256:w1", "web:v2": "sha256:w2" };
+
+function pods(view: WorldView): Array<KubeObject & { spec: { containers: Array<{ image: string }> } }> {
+  return view.list({ apiVersion: "v1", kind: "Pod", namespace: ns }) as never;
+}
+
+function rollout(sim: Simulation) {
+  return deploymentRolloutStatus(sim.view().get(deployRef)!);
+}
+
+function setImage(sim: Simulation, image: string): void {
+  const patch = { spec: { template: { spec: { containers: [{ name: "web", image }] } } } };
+  sim.store.patch({ ...deployRef, patchType: "merge", patch });
+}
+
+/** Records the most pods of each image and the fewest ready pods seen after every step. */
+function watchRollout(sim: Simulation) {
+  const seen = { maxTotal: 0, minReady: Infinity };
+  return {
+    seen,
+    onStep(_record: TraceRecord, view: WorldView) {
+      const live = pods(view).filter((p) => p.metadata.deletionTimestamp === undefined);
+      seen.maxTotal = Math.max(seen.maxTotal, live.length);
+      const ready = live.filter((p) => ((p.status as { conditions?: Array<{ type: string; status: string }> })?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"));
+      seen.minReady = Math.min(seen.minReady, ready.length);
+    },
+  };
+}
+
+test("a Deployment gets a ReplicaSet and its replicas run Ready, and rollout status says so", async () => {
+  const sim = world(11, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2 }) });
+  sim.store.create(deployment(3));
+  await runFor(sim, 30_000);
+  assert.equal(list(sim, "apps/v1", "ReplicaSet").length, 1);
+  assert.equal(pods(sim.view()).length, 3);
+  assert.deepEqual(rollout(sim), { done: true, failed: false, message: 'deployment "web" successfully rolled out' });
+  sim.store.patch({ ...deployRef, patchType: "merge", patch: { spec: { replicas: 1 } } });
+  await runFor(sim, 30_000);
+  assert.equal(pods(sim.view()).length, 1);
+});
+
+test("a RollingUpdate keeps within maxSurge and maxUnavailable and ends with every pod on the new image", async () => {
+  const sim = world(12, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2 }) });
+  sim.store.create(deployment(4, { strategy: { type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } } }));
+  await runFor(sim, 30_000);
+  setImage(sim, "web:v2");
+  const watcher = watchRollout(sim);
+  const result = await sim.run({ untilMs: sim.clock.now() + 120_000, onStep: watcher.onStep });
+  assert.equal(result.status, "until");
+  assert.ok(watcher.seen.maxTotal <= 5, `at most replicas + maxSurge pods: ${watcher.seen.maxTotal}`);
+  assert.ok(watcher.seen.minReady >= 4, `never below replicas - maxUnavailable ready: ${watcher.seen.minReady}`);
+  assert.ok(pods(sim.view()).every((p) => p.spec.containers[0]?.image === "web:v2"));
+  assert.equal(pods(sim.view()).length, 4);
+  assert.equal(rollout(sim).done, true);
+  assert.equal(list(sim, "apps/v1", "ReplicaSet").length, 2, "the old ReplicaSet stays, scaled to 0");
+});
+
+test("Recreate removes every old pod before any new one exists", async () => {
+  const sim = world(13, { nodes: ["n1"], registry, actors: cluster({ nodes: 1 }) });
+  sim.store.create(deployment(2, { strategy: { type: "Recreate" } }));
+  await runFor(sim, 30_000);
+  setImage(sim, "web:v2");
+  let mixed = false;
+  const result = await sim.run({
+    untilMs: sim.clock.now() + 120_000,
+    onStep: (_r, view) => {
+      const images = new Set(pods(view).map((p) => p.spec.containers[0]?.image));
+      mixed ||= images.size > 1;
+    },
+  });
+  assert.equal(result.status, "until");
+  assert.equal(mixed, false);
+  assert.ok(pods(sim.view()).every((p) => p.spec.containers[0]?.image === "web:v2"));
+  assert.equal(rollout(sim).done, true);
+});
+
+test("the restartedAt annotation rolls every pod of a Deployment onto new pods", async () => {
+  const sim = world(14, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2 }) });
+  sim.store.create(deployment(2));
+  await runFor(sim, 30_000);
+  const before = new Set(pods(sim.view()).map((p) => p.metadata.uid));
+  sim.addActor(defineActor({ name: "script", async start(ctx) { await rolloutRestart(ctx.client, { namespace: ns, name: "web" }, ctx.clock.now()); } }));
+  await runFor(sim, 60_000);
+  const after = pods(sim.view());
+  assert.equal(after.length, 2);
+  assert.ok(after.every((p) => !before.has(p.metadata.uid)), "every pod is new");
+  assert.equal(rollout(sim).done, true);
+});
+
+test("a rollout that cannot progress reports ProgressDeadlineExceeded", async () => {
+  const sim = world(15, { nodes: ["n1"], registry, actors: cluster({ nodes: 1 }) });
+  sim.store.create(deployment(2, { progressDeadlineSeconds: 60 }));
+  await runFor(sim, 30_000);
+  setImage(sim, "web:missing");
+  await runFor(sim, 30_000);
+  assert.equal(rollout(sim).failed, false);
+  await runFor(sim, 90_000);
+  assert.deepEqual(rollout(sim), { done: false, failed: true, message: 'deployment "web" exceeded its progress deadline' });
+});
