@@ -102,6 +102,11 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Calls the page's test hook `window.settleTimeline[method](...args)` (the tests compile without the DOM library). */
+function call<T = unknown>(page: Page, method: string, ...args: unknown[]): Promise<T> {
+  return page.evaluate(`window.settleTimeline.${method}(${args.map((a) => JSON.stringify(a)).join(", ")})`) as Promise<T>;
+}
+
 async function open(url: string): Promise<Opened> {
   const page = await browser.newPage();
   const errors: string[] = [];
@@ -119,10 +124,10 @@ async function open(url: string): Promise<Opened> {
 test("the ensemble delta finding draws a lane per actor, its objects, the failing property and the replay command", async () => {
   const { page, errors, requests } = await open(ensembleUrl);
   try {
-    assert.deepEqual(await page.evaluate(() => (window as any).settleTimeline.lanes()), ["operator", "user"]);
-    const rows: string[] = await page.evaluate(() => (window as any).settleTimeline.objectRows());
+    assert.deepEqual(await call(page, "lanes"), ["operator", "user"]);
+    const rows: string[] = await call(page, "objectRows");
     assert.ok(rows.includes("Ensemble academy-lab/alpha") && rows.includes("ConfigMap academy-lab/alpha-voice-3"), rows.join(", "));
-    assert.ok((await page.evaluate(() => (window as any).settleTimeline.drawnMarks())) >= 30, "every record of a 36-record run is drawn");
+    assert.ok((await call<number>(page, "drawnMarks")) >= 30, "every record of a 36-record run is drawn");
     assert.equal(await page.textContent("#verdict"), "FINDING silent-divergence: children == spec.voices");
     assert.equal(await page.textContent("#replay-command"), "npx settle replay test/report/fixtures/ensemble-delta.json");
     assert.match((await page.textContent("#counters tr.culprit")) ?? "", /children == spec\.voices\s*1\s*1\s*never held/);
@@ -137,9 +142,9 @@ test("the ensemble delta finding draws a lane per actor, its objects, the failin
 test("clicking the crash mark shows the crash's record and what a SIGKILL means", async () => {
   const { page, errors } = await open(ensembleUrl);
   try {
-    const crash: number = await page.evaluate(() => (window as any).settleTimeline.find("fault", "crash "));
+    const crash: number = await call(page, "find", "fault", "crash ");
     assert.ok(crash >= 0, "the finding has a crash");
-    const at: { x: number; y: number } = await page.evaluate((i) => (window as any).settleTimeline.markCenter(i), crash);
+    const at: { x: number; y: number } = await call(page, "markCenter", crash);
     await page.mouse.move(at.x, at.y);
     assert.match((await page.textContent("#hover")) ?? "", /operator fault: crash operator → crashed/);
     await page.mouse.click(at.x, at.y);
@@ -179,22 +184,22 @@ test("clicking a write shows the object before and after as a field diff", async
 test("a run of 10,000 steps draws aggregated marks, escapes its data, and stays clickable in both axis modes", async () => {
   const { page, errors, requests } = await open(largeUrl);
   try {
-    assert.equal(await page.evaluate(() => (window as any).settleTimeline.records()), 10_000);
-    const lanes: string[] = await page.evaluate(() => (window as any).settleTimeline.lanes());
+    assert.equal(await call(page, "records"), 10_000);
+    const lanes: string[] = await call(page, "lanes");
     assert.deepEqual(lanes, ["operator", "kubelet", "user", "<b>odd & name</b>", "gc"]);
-    const drawn: number = await page.evaluate(() => (window as any).settleTimeline.drawnMarks());
+    const drawn: number = await call(page, "drawnMarks");
     assert.ok(drawn > 1000 && drawn < 10_000, `marks are aggregated per pixel column (drew ${drawn})`);
     assert.match((await page.textContent("#verdict-detail")) ?? "", /<\/script><script>alert\(1\)<\/script>/, "markup is shown as text");
-    const crash: number = await page.evaluate(() => (window as any).settleTimeline.find("fault", "crash "));
-    const at: { x: number; y: number } = await page.evaluate((i) => (window as any).settleTimeline.markCenter(i), crash);
+    const crash: number = await call(page, "find", "fault", "crash ");
+    const at: { x: number; y: number } = await call(page, "markCenter", crash);
     await page.mouse.click(at.x, at.y);
     assert.equal(await page.getAttribute("#detail", "data-kind"), "fault", "the crash wins its pixel column and the click");
     await page.click("#mode-time");
-    assert.ok((await page.evaluate(() => (window as any).settleTimeline.drawnMarks())) > 100);
+    assert.ok((await call<number>(page, "drawnMarks")) > 100);
     await page.click("#zoom-in");
     await page.mouse.move(at.x, at.y + 5);
     await page.mouse.wheel(0, -400);
-    assert.ok((await page.evaluate(() => (window as any).settleTimeline.drawnMarks())) > 0);
+    assert.ok((await call<number>(page, "drawnMarks")) > 0);
     await page.screenshot({ path: join(artifacts, "report-10000-steps.png") });
     assert.deepEqual(errors, []);
     assert.deepEqual(requests, [largeUrl]);
