@@ -58,6 +58,11 @@ export interface SettleServer {
   readonly gcActions: number;
   /** Watches open now. */
   readonly watches: number;
+  /**
+   * Ends every open watch normally, as a real server does on restart or timeout: clients resume from the last
+   * revision they saw (or relist after a 410). Returns how many were closed.
+   */
+  closeWatches(): number;
   /** A kubeconfig for this server. */
   kubeconfig(): string;
   /** Writes the kubeconfig atomically, mode 600. */
@@ -181,8 +186,15 @@ class ApiServer {
       },
       kubeconfig: () => kubeconfigText(`http://${hostForUrl}:${self.#port}/token/${o.token}`, o.token),
       writeKubeconfig: (path) => writeKubeconfig(path, `http://${hostForUrl}:${self.#port}/token/${o.token}`, o.token),
+      closeWatches: () => self.closeWatches(),
       close: () => self.close(),
     };
+  }
+
+  closeWatches(): number {
+    const open = [...this.#watches];
+    for (const watch of open) watch.close();
+    return open.length;
   }
 
   async close(): Promise<void> {
