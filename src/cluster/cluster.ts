@@ -9,12 +9,17 @@ import type { KubeletOptions } from "./kubelet.ts";
 import { scheduler } from "./scheduler.ts";
 import { replicaSetController } from "./replicaset.ts";
 import { deploymentController } from "./deployment.ts";
+import { daemonSetController } from "./daemonset.ts";
+import { cronJobController, jobController } from "./job.ts";
+import { disruptionController, nodeLifecycle } from "./node.ts";
+import type { NodeLifecycleOptions } from "./node.ts";
 
 export interface ClusterOptions {
   /** A node count (named n1..nN) or the node names. Default 1. */
   nodes?: number | readonly string[];
   /** Options every kubelet gets (its `node` is filled in). */
   kubelet?: Omit<KubeletOptions, "node">;
+  nodeLifecycle?: NodeLifecycleOptions;
   /** Leave out actors by name prefix ("scheduler", "node-lifecycle", "deployment-controller", ...). */
   without?: readonly string[];
 }
@@ -48,8 +53,13 @@ export function cluster(options: ClusterOptions = {}): ActorDefinition[] {
   const actors: ActorDefinition[] = [
     ...nodeNames(options.nodes).map((node) => kubelet({ ...(options.kubelet ?? {}), node })),
     scheduler(),
+    nodeLifecycle(options.nodeLifecycle ?? {}),
     replicaSetController(),
     deploymentController(),
+    daemonSetController(),
+    jobController(),
+    cronJobController(),
+    disruptionController(),
   ];
   const without = options.without ?? [];
   return actors.filter((actor) => !without.some((prefix) => actor.name.startsWith(prefix)));

@@ -1,0 +1,192 @@
+// The DaemonSet controller: one pod per eligible node (node selector, affinity and taints, with the
+// tolerations every daemon pod gets), pinned to its node by required node affinity and bound by the
+// scheduler; RollingUpdate (maxUnavailable, no surge) or OnDelete; status a rollout script waits on.
+import type { PodTemplateSpec, Toleration } from "kubernetes-types/core/v1.js";
+import { assert } from "../api/assert.ts";
+import { isNotFound } from "../api/errors.ts";
+import { controllerOf } from "../api/object.ts";
+import type { KubeObject } from "../api/object.ts";
+import type { ActorDefinition } from "../sim/types.ts";
+import { defineActor } from "../sim/simulation.ts";
+import { Action, defineController } from "../runtime/controller.ts";
+import type { ReconcileContext } from "../runtime/controller.ts";
+import type { Lister } from "../runtime/cache.ts";
+import { indexNames } from "../runtime/cache.ts";
+import { canonicalJson, daemonSetKind, deleteIfPresent, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, runControllers, templateHash, toleratesAll } from "./common.ts";
+import type { Node, Pod, Workload } from "./common.ts";
+import { Expectations, isPodAvailable } from "./replicaset.ts";
+import type { WorkloadControllerOptions } from "./replicaset.ts";
+import { podFitsNode } from "./scheduler.ts";
+
+export const daemonHashLabel = "controller-revision-hash";
+
+/** The tolerations the real controller adds to every daemon pod. */
+const daemonTolerations: Toleration[] = [
+  { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute" },
+  { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute" },
+  { key: "node.kubernetes.io/disk-pressure", operator: "Exists", effect: "NoSchedule" },
+  { key: "node.kubernetes.io/memory-pressure", operator: "Exists", effect: "NoSchedule" },
+  { key: "node.kubernetes.io/pid-pressure", operator: "Exists", effect: "NoSchedule" },
+  { key: "node.kubernetes.io/unschedulable", operator: "Exists", effect: "NoSchedule" },
+];
+
+function daemonPod(ds: Workload, node: string, hash: string): Pod {
+  const template = ds.spec.template as PodTemplateSpec;
+  const tolerations = [...(template.spec?.tolerations ?? []), ...daemonTolerations];
+  const affinity = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] }] } } };
+  return podFromTemplate(ds, template, { generateName: `${ds.metadata.name}-`, labels: { [daemonHashLabel]: hash }, spec: { tolerations, affinity } });
+}
+
+/** Whether a daemon pod belongs on the node: the node selector and affinity, and its taints (condition taints aside). */
+function shouldRun(ds: Workload, node: Node): boolean {
+  if (isTerminating(node)) return false;
+  const probe = daemonPod(ds, node.metadata.name ?? "", "");
+  // Conditions and cordons do not take a daemon off a node; only the node's own taints do.
+  const plain: Node = { ...node, spec: { ...(node.spec ?? {}), unschedulable: false }, status: { conditions: [{ type: "Ready", status: "True" }] } };
+  return podFitsNode(probe, plain) && toleratesAll(probe.spec.tolerations, node.spec?.taints ?? []);
+}
+
+interface NodePlan {
+  node: string;
+  /** Its daemon pods as the cache has them, less the ones we deleted and the cache still shows. */
+  pods: Pod[];
+  /** A pod we created that the cache does not show yet. */
+  creating: boolean;
+}
+
+/** Creates missing daemon pods, deletes ones on nodes they do not belong, and the surplus on a node. */
+async function syncNodes(ds: Workload, plans: NodePlan[], misplaced: Pod[], hash: string, ctx: Ctx): Promise<void> {
+  for (const plan of plans) {
+    const active = plan.pods.filter(isPodActive);
+    const failed = plan.pods.filter((p) => p.status?.phase === "Failed" && !isTerminating(p));
+    for (const pod of failed) await removePod(pod, ctx);
+    // As the real controller: a terminating pod does not hold back its replacement.
+    if (active.length === 0 && !plan.creating) {
+      const created = await ctx.client.create<Pod>({ object: daemonPod(ds, plan.node, hash) });
+      ctx.expectations.expect(`${ds.metadata.uid}/${plan.node}`, "adds", created.metadata.name ?? "", ctx.clock.now());
+    }
+    // Keep the oldest, delete the rest.
+    for (const extra of active.slice(1)) await removePod(extra, ctx);
+  }
+  for (const pod of misplaced) if (isPodActive(pod)) await removePod(pod, ctx);
+}
+
+type Ctx = ReconcileContext & { expectations: Expectations };
+
+async function removePod(pod: Pod, ctx: Ctx): Promise<void> {
+  ctx.expectations.expect(`${controllerOf(pod)?.uid}/${podNode(pod)}`, "deletes", pod.metadata.name ?? "", ctx.clock.now());
+  await deleteIfPresent(ctx, { ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", preconditions: { uid: pod.metadata.uid ?? "" } });
+}
+
+/** RollingUpdate: delete old-template pods while fewer than maxUnavailable nodes lack an available pod. */
+async function rollingUpdate(ds: Workload, plans: NodePlan[], hash: string, ctx: Ctx): Promise<void> {
+  const strategy = ds.spec.updateStrategy as { type?: string; rollingUpdate?: { maxUnavailable?: number | string } } | undefined;
+  if (strategy?.type === "OnDelete") return;
+  const maxUnavailable = Math.max(1, intOrPercent(strategy?.rollingUpdate?.maxUnavailable, plans.length, "1", true));
+  const minReady = Number(ds.spec.minReadySeconds ?? 0);
+  const now = ctx.clock.now();
+  const unavailable = plans.filter((plan) => !plan.pods.some((p) => isPodActive(p) && isPodAvailable(p, minReady, now))).length;
+  let budget = maxUnavailable - unavailable;
+  // Old pods that are not available go first: deleting them costs no availability.
+  const old = plans.flatMap((plan) => plan.pods.filter((p) => isPodActive(p) && p.metadata.labels?.[daemonHashLabel] !== hash));
+  for (const pod of old.filter((p) => !isPodAvailable(p, minReady, now))) await removePod(pod, ctx);
+  for (const pod of old.filter((p) => isPodAvailable(p, minReady, now))) {
+    if (budget <= 0) break;
+    budget--;
+    await removePod(pod, ctx);
+  }
+}
+
+function daemonSetStatus(ds: Workload, plans: NodePlan[], misplaced: Pod[], hash: string, nowMs: number): Record<string, unknown> {
+  const minReady = Number(ds.spec.minReadySeconds ?? 0);
+  const current = plans.map((plan) => plan.pods.find(isPodActive)).filter((p): p is Pod => p !== undefined);
+  const available = current.filter((p) => isPodAvailable(p, minReady, nowMs)).length;
+  return {
+    desiredNumberScheduled: plans.length,
+    currentNumberScheduled: current.length,
+    numberMisscheduled: misplaced.filter(isPodActive).length,
+    numberReady: current.filter(isPodReady).length,
+    numberAvailable: available,
+    numberUnavailable: plans.length - available,
+    updatedNumberScheduled: current.filter((p) => p.metadata.labels?.[daemonHashLabel] === hash).length,
+    observedGeneration: ds.metadata.generation ?? 0,
+  };
+}
+
+async function reconcileDaemonSet(ds: Workload, ctx: Ctx): Promise<Action> {
+  assert(ds.metadata.uid !== undefined, "daemonset-has-uid");
+  const hash = templateHash(ds.spec.template);
+  const pods = ownedBy(ctx.lister<Pod>(podKind).byIndex(indexNames.ownerUid, ds.metadata.uid), ds);
+  const nodes = ctx.lister<Node>(nodeKind).list();
+  const byNode = new Map<string, Pod[]>();
+  for (const pod of pods) {
+    const node = podNode(pod);
+    byNode.set(node, [...(byNode.get(node) ?? []), pod]);
+  }
+  const eligible = nodes.filter((node) => shouldRun(ds, node)).map((node) => node.metadata.name ?? "");
+  const plans = eligible.map((node) => {
+    const all = byNode.get(node) ?? [];
+    const pending = ctx.expectations.settle(`${ds.metadata.uid}/${node}`, all, ctx.clock.now());
+    return { node, pods: all.filter((p) => !pending.deleting.has(p.metadata.name ?? "")), creating: pending.adds > 0 };
+  });
+  const misplaced = pods.filter((pod) => !eligible.includes(podNode(pod)));
+  if (!isTerminating(ds)) {
+    await syncNodes(ds, plans, misplaced, hash, ctx);
+    await rollingUpdate(ds, plans, hash, ctx);
+  }
+  const status = daemonSetStatus(ds, plans, misplaced, hash, ctx.clock.now());
+  if (canonicalJson(ds.status ?? {}) !== canonicalJson(status)) {
+    try {
+      await ctx.client.updateStatus({ object: { ...ds, status } });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+  const minReady = Number(ds.spec.minReadySeconds ?? 0);
+  return minReady > 0 && status.numberReady !== status.numberAvailable ? Action.requeueAfter(minReady * 1000) : Action.awaitChange();
+}
+
+/** The node a daemon pod is for: its binding, or the node its required affinity names. */
+function podNode(pod: Pod): string {
+  if ((pod.spec.nodeName ?? "") !== "") return pod.spec.nodeName ?? "";
+  const terms = pod.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  return terms[0]?.matchFields?.find((f) => f.key === "metadata.name")?.values?.[0] ?? "";
+}
+
+export function daemonSetController(options: WorkloadControllerOptions = {}): ActorDefinition {
+  return defineActor({
+    name: "daemonset-controller",
+    restartDelayMs: options.restartDelayMs ?? 1000,
+    crashable: options.crashable ?? true,
+    async start(ctx) {
+      // Node events concern every DaemonSet; the DaemonSet cache is reached through the first reconcile's context.
+      let sets: Lister<Workload> | undefined;
+      const expectations = new Expectations();
+      const controller = defineController<Workload>({
+        name: "daemonset-controller",
+        for: daemonSetKind,
+        owns: [podKind],
+        watches: [{ ...nodeKind, map: () => (sets?.list() ?? []).map((ds) => ({ namespace: ds.metadata.namespace, name: ds.metadata.name ?? "" })) }],
+        resyncMs: 0,
+        reconcile: (ds, rctx) => {
+          sets = rctx.lister<Workload>(daemonSetKind);
+          return reconcileDaemonSet(ds, { ...rctx, expectations });
+        },
+      });
+      await runControllers(ctx, [controller]);
+    },
+  });
+}
+
+/** What `kubectl rollout status` says of a DaemonSet. */
+export function daemonSetRolloutStatus(ds: KubeObject): { done: boolean; message: string } {
+  const status = (ds.status ?? {}) as Record<string, number>;
+  const name = ds.metadata.name ?? "";
+  if ((ds.metadata.generation ?? 0) > (status.observedGeneration ?? 0)) return { done: false, message: "Waiting for daemon set spec update to be observed..." };
+  const desired = status.desiredNumberScheduled ?? 0;
+  const updated = status.updatedNumberScheduled ?? 0;
+  if (updated < desired) return { done: false, message: `Waiting for daemon set "${name}" rollout to finish: ${updated} out of ${desired} new pods have been updated...` };
+  const available = status.numberAvailable ?? 0;
+  if (available < desired) return { done: false, message: `Waiting for daemon set "${name}" rollout to finish: ${available} of ${desired} updated pods are available...` };
+  return { done: true, message: `daemon set "${name}" successfully rolled out` };
+}
