@@ -80,7 +80,7 @@ test("a client-node informer sees every event, and after a 410 it relists to the
     // In one synchronous stretch: drop the watch, change ConfigMaps, and write enough elsewhere that the
     // informer's revision is compacted away before it can reconnect. Its resumed watch must get a 410.
     const store = t.server.store;
-    const lastSeen = Number(informer.latestResourceVersion());
+    const lastSeen = Number((informer as unknown as k8s.ListWatch<k8s.V1ConfigMap>).latestResourceVersion());
     assert.equal(t.server.closeWatches(), 1);
     store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c", namespace: "default" } });
     store.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "a" });
