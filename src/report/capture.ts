@@ -125,7 +125,12 @@ function instrument(scenario: Scenario, tracker: Tracker): Scenario {
   };
   return {
     ...scenario,
-    setup: (ctx, world) => scenario.setup?.(ctx, trackSetup(tracker, world)) as ReturnType<NonNullable<Scenario["setup"]>>,
+    // Objects a setup returns are created here, in the order runScenario would create them, so they are seen too.
+    setup: (ctx, world) => {
+      const tracked = trackSetup(tracker, world);
+      for (const object of scenario.setup?.(ctx, tracked) ?? []) tracked.create(object);
+      return [];
+    },
     externals: (ctx) => {
       const values = scenario.externals?.(ctx) ?? {};
       tracker.externals = Object.keys(values).sort();
@@ -156,6 +161,8 @@ export async function captureRun(scenario: Scenario, spec: Omit<RunSpec, "traceM
 /** The monitor ran once per non-log record, in order: give each record the changes of its call. */
 function attachChanges(trace: readonly TraceRecord[], calls: readonly Change[][]): Change[][] {
   const changes: Change[][] = trace.map(() => []);
+  const stepRecords = trace.reduce((count, r) => count + (r.kind === "log" ? 0 : 1), 0);
+  assert(calls.length === stepRecords, "the capture property ran once per non-log record");
   let call = 0;
   for (let i = 0; i < trace.length && call < calls.length; i++) {
     if (trace[i]!.kind === "log") continue;

@@ -40,7 +40,8 @@ const legend: Array<[string, string]> = [
 function header(data: ReportData): string {
   const v = data.verdict;
   const failing = v.kind !== "ok";
-  const title = `${failing ? "FINDING " : ""}${v.kind}${v.property ? `: ${v.property}` : ""}`;
+  const what = v.property ?? v.actor;
+  const title = `${failing ? "FINDING " : ""}${v.kind}${what ? `: ${what}` : ""}`;
   const warning = data.reproduced
     ? ""
     : `<div class="warning" id="not-reproduced">The re-run did not reproduce the recorded trace (recorded: ${escapeHtml(data.recorded.verdict)}${data.recorded.property ? `: ${escapeHtml(data.recorded.property)}` : ""}). The code or the scenario changed since the finding was written; the picture shows today's run.</div>`;

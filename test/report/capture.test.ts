@@ -74,3 +74,27 @@ test("the report data names the finding, its counters and the replay command, an
   assert.ok(data.counters.some((c) => c.name === "children == spec.voices" && c.failures === 1));
   assert.ok(data.changes.length >= 3);
 });
+
+test("deletes, external writes and log records line up with the steps that made them", async () => {
+  const journal = (await import("./fixtures/journal/scenario.ts")).default;
+  const spec = { variant: "plain", workload: "idle", params: {}, seed: 5, choices: [] as Array<[number, number]>, faults: [{ atStep: 8, kind: "crash", target: "scribe" }] };
+  const plain = await runScenario(journal, { ...spec, traceMode: "full" });
+  const { outcome, changes, versions, initial } = await captureRun(journal, spec);
+  assert.equal(outcome.traceHash, plain.traceHash);
+  assert.ok(outcome.trace.some((r) => r.kind === "log"), "the run has log records");
+  assert.ok(outcome.trace.some((r) => r.kind === "fault" && r.label === "crash scribe"), "the crash was injected");
+  const initialKeys = initial.map((i) => versions[i]!.key);
+  assert.ok(initialKeys.includes("ConfigMap journal/cover") && initialKeys.includes("external ink"), "returned setup objects and external cells are the initial world");
+  const at = (label: string) => outcome.trace.findIndex((r) => r.label === label);
+  const [[, ink0, ink1]] = changes[at("write ink")] as [[string, number, number]];
+  assert.deepEqual([versions[ink0]!.object, versions[ink1]!.object], [{ drops: 0 }, { drops: 1 }]);
+  const [[key, before, after]] = changes[at("delete ConfigMap journal/cover")] as [[string, number, number]];
+  assert.equal(key, "ConfigMap journal/cover");
+  assert.deepEqual((versions[before]!.object as { data: unknown }).data, { title: "journal" });
+  assert.equal(versions[after]!.object, null, "a deleted object has no after");
+  outcome.trace.forEach((r, i) => {
+    if (r.kind === "log" || r.revisionAfter === r.revisionBefore) return;
+    assert.ok(changes[i]!.length > 0, `record ${i} ${r.label} has its change`);
+  });
+  assert.equal(changes[at("start scribe")]!.length, 0, "objects the setup returned are not reported as created by the first step");
+});
