@@ -61,11 +61,13 @@ export function isPodActive(pod: Pod): boolean {
   return !isPodFinished(pod) && !isTerminating(pod);
 }
 
-export function isPodReady(pod: Pod): boolean {
+export function isPodReady(object: KubeObject): boolean {
+  const pod = object as Pod;
   return podPhase(pod) === "Running" && (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 }
 
-export function isNodeReady(node: Node): boolean {
+export function isNodeReady(object: KubeObject): boolean {
+  const node = object as Node;
   return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 }
 

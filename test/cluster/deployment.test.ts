@@ -6,29 +6,11 @@ import { cluster, deploymentRolloutStatus, rolloutRestart, annotations } from ".
 import { defineActor } from "../../src/sim/index.ts";
 import type { Simulation, TraceRecord, WorldView } from "../../src/sim/index.ts";
 import type { KubeObject } from "../../src/api/object.ts";
-import { list, ns, runFor, world } from "./helpers.ts";
+import { deployment, list, ns, registry, runFor, world } from "./helpers.ts";
 
 const deployRef = { apiVersion: "apps/v1", kind: "Deployment", namespace: ns, name: "web" };
 
-export function deployment(replicas: number, options: { image?: string; strategy?: unknown; readyMs?: number; progressDeadlineSeconds?: number } = {}): KubeObject {
-  return {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: "web", namespace: ns },
-    spec: {
-      replicas,
-      selector: { matchLabels: { app: "web" } },
-      ...(options.strategy ? { strategy: options.strategy } : {}),
-      ...(options.progressDeadlineSeconds ? { progressDeadlineSeconds: options.progressDeadlineSeconds } : {}),
-      template: {
-        metadata: { labels: { app: "web" }, annotations: { [annotations.readyMs]: String(options.readyMs ?? 2000) } },
-        spec: { containers: [{ name: "web", image: options.image ?? "web:v1" }] },
-      },
-    },
-  };
-}
 
-export const registry = { "web:v1": "sha256:w1", "web:v2": "sha256:w2" };
 
 function pods(view: WorldView): Array<KubeObject & { spec: { containers: Array<{ image: string }> } }> {
   return view.list({ apiVersion: "v1", kind: "Pod", namespace: ns }) as never;

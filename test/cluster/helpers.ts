@@ -4,6 +4,7 @@ import { createSimulation } from "../../src/sim/index.ts";
 import type { ActorDefinition, FaultBudget, RunResult, Simulation } from "../../src/sim/index.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import { clusterExternals } from "../../src/cluster/index.ts";
+import { annotations } from "../../src/cluster/index.ts";
 import type { Registry } from "../../src/cluster/index.ts";
 
 export const ns = "app";
@@ -41,3 +42,23 @@ export function pod(name: string, extra: { annotations?: Record<string, string>;
     },
   };
 }
+
+export function deployment(replicas: number, options: { image?: string; strategy?: unknown; readyMs?: number; progressDeadlineSeconds?: number } = {}): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "web", namespace: ns },
+    spec: {
+      replicas,
+      selector: { matchLabels: { app: "web" } },
+      ...(options.strategy ? { strategy: options.strategy } : {}),
+      ...(options.progressDeadlineSeconds ? { progressDeadlineSeconds: options.progressDeadlineSeconds } : {}),
+      template: {
+        metadata: { labels: { app: "web" }, annotations: { [annotations.readyMs]: String(options.readyMs ?? 2000) } },
+        spec: { containers: [{ name: "web", image: options.image ?? "web:v1" }] },
+      },
+    },
+  };
+}
+
+export const registry = { "web:v1": "sha256:w1", "web:v2": "sha256:w2" };

@@ -1,0 +1,121 @@
+// DaemonSets, node lifecycle, reboots and drains in the simulator.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { cluster, daemonSetRolloutStatus, drain, drainCell, hostCell, kubelet, annotations, isNodeReady } from "../../src/cluster/index.ts";
+import type { HostState } from "../../src/cluster/index.ts";
+import { defineActor } from "../../src/sim/index.ts";
+import type { Simulation } from "../../src/sim/index.ts";
+import type { KubeObject } from "../../src/api/object.ts";
+import { deployment, list, ns, registry as webRegistry, runFor, world } from "./helpers.ts";
+
+const registry = { ...webRegistry, "agent:v1": "sha256:a1", "agent:v2": "sha256:a2" };
+const dsRef = { apiVersion: "apps/v1", kind: "DaemonSet", namespace: ns, name: "agent" };
+
+function daemonSet(image = "agent:v1"): KubeObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "DaemonSet",
+    metadata: { name: "agent", namespace: ns },
+    spec: {
+      selector: { matchLabels: { app: "agent" } },
+      template: { metadata: { labels: { app: "agent" }, annotations: { [annotations.readyMs]: "3000" } }, spec: { containers: [{ name: "agent", image }] } },
+    },
+  };
+}
+
+function node(sim: Simulation, name: string): KubeObject & { status: { conditions: Array<{ type: string; status: string }>; nodeInfo: { bootID: string } } } {
+  return sim.view().get({ apiVersion: "v1", kind: "Node", name }) as never;
+}
+
+function podsOf(sim: Simulation, prefix: string): KubeObject[] {
+  return list(sim, "v1", "Pod").filter((p) => p.metadata.name?.startsWith(prefix));
+}
+
+test("a DaemonSet runs one pod per node, cordoned ones too, and rolls one node at a time", async () => {
+  const sim = world(31, { nodes: ["n1", "n2", "n3"], registry, actors: cluster({ nodes: 3 }) });
+  await runFor(sim, 2000);
+  sim.store.patch({ apiVersion: "v1", kind: "Node", name: "n3", patchType: "merge", patch: { spec: { unschedulable: true } } });
+  sim.store.create(daemonSet());
+  await runFor(sim, 30_000);
+  const nodesOf = () => podsOf(sim, "agent-").map((p) => (p.spec as { nodeName: string }).nodeName).sort();
+  assert.deepEqual(nodesOf(), ["n1", "n2", "n3"]);
+  assert.equal(daemonSetRolloutStatus(sim.view().get(dsRef)!).done, true);
+  sim.store.patch({ ...dsRef, patchType: "merge", patch: { spec: { template: { spec: { containers: [{ name: "agent", image: "agent:v2" }] } } } } });
+  let maxDown = 0;
+  const result = await sim.run({
+    untilMs: sim.clock.now() + 120_000,
+    onStep: (_r, view) => {
+      const ready = view.list({ apiVersion: "v1", kind: "Pod", namespace: ns }).filter((p) => p.metadata.deletionTimestamp === undefined && ((p.status as { conditions?: Array<{ type: string; status: string }> })?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"));
+      maxDown = Math.max(maxDown, 3 - ready.length);
+    },
+  });
+  assert.equal(result.status, "until");
+  assert.ok(maxDown <= 1, `at most one node without a ready daemon pod: ${maxDown}`);
+  assert.deepEqual(nodesOf(), ["n1", "n2", "n3"]);
+  assert.ok(podsOf(sim, "agent-").every((p) => (p.spec as { containers: Array<{ image: string }> }).containers[0]?.image === "agent:v2"));
+  assert.equal(daemonSetRolloutStatus(sim.view().get(dsRef)!).done, true);
+});
+
+test("a node whose kubelet stops heartbeating goes Ready=Unknown, and Ready again when it is back", async () => {
+  const sim = world(32, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2 }) });
+  await runFor(sim, 20_000);
+  let unknownSeen = false;
+  const stuck = await sim.run({
+    untilMs: sim.clock.now() + 120_000,
+    faults: [{ atStep: sim.steps, kind: "pause", target: "kubelet-n2", durationMs: 100_000 }],
+    onStep: (_r, view) => {
+      const n2 = view.get({ apiVersion: "v1", kind: "Node", name: "n2" }) as ReturnType<typeof node>;
+      unknownSeen ||= n2.status.conditions.some((c) => c.type === "Ready" && c.status === "Unknown");
+    },
+  });
+  assert.equal(stuck.status, "until");
+  assert.equal(unknownSeen, true);
+  // During the pause the node went Unknown; once the kubelet is back it reports Ready again.
+  assert.equal(isNodeReady(node(sim, "n2")), true);
+});
+
+test("a reboot takes the node NotReady, changes the host through the hook, and restarts its pods", async () => {
+  const onReboot = (host: HostState): HostState => ({ ...host, booted: host.staged, staged: null });
+  const sim = world(33, { nodes: ["n1"], registry, actors: [...cluster({ nodes: 1, without: ["kubelet"] }), kubelet({ node: "n1", rebootMs: 20_000, onReboot })] });
+  sim.external(hostCell("n1")).set({ bootId: "n1-boot-0", bootCount: 0, booted: "v1", staged: "v2" });
+  sim.store.create(deployment(1));
+  await runFor(sim, 20_000);
+  const uid = list(sim, "v1", "Pod")[0]?.metadata.uid;
+  sim.addActor(defineActor({ name: "daemon", async start(ctx) {
+    await ctx.client.patch({ apiVersion: "v1", kind: "Node", name: "n1", patchType: "merge", patch: { metadata: { annotations: { [annotations.reboot]: "r1" } } } });
+  } }));
+  await runFor(sim, 5000);
+  assert.equal(isNodeReady(node(sim, "n1")), false, "NotReady while rebooting");
+  await runFor(sim, 40_000);
+  const host = sim.view().external<HostState>(hostCell("n1"));
+  assert.deepEqual({ bootCount: host.bootCount, booted: host.booted, staged: host.staged }, { bootCount: 1, booted: "v2", staged: null });
+  assert.equal(node(sim, "n1").status.nodeInfo.bootID, host.bootId);
+  assert.equal(isNodeReady(node(sim, "n1")), true);
+  const pod = list(sim, "v1", "Pod")[0]!;
+  assert.equal(pod.metadata.uid, uid, "the same pod, restarted in place");
+  const status = pod.status as { containerStatuses: Array<{ restartCount: number; ready: boolean }> };
+  assert.equal(status.containerStatuses[0]?.restartCount, 1);
+  assert.equal(status.containerStatuses[0]?.ready, true);
+});
+
+test("a drain cordons the node and evicts pods one at a time as the PodDisruptionBudget allows", async () => {
+  const sim = world(34, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2 }) });
+  sim.defineExternal(drainCell("n1"), {});
+  sim.store.create(deployment(4));
+  sim.store.create({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "web", namespace: ns }, spec: { minAvailable: 3, selector: { matchLabels: { app: "web" } } } });
+  await runFor(sim, 30_000);
+  sim.addActor(drain({ node: "n1", report: true, retryMs: 2000 }));
+  let minReady = Infinity;
+  const result = await sim.run({
+    untilMs: sim.clock.now() + 180_000,
+    onStep: (_r, view) => {
+      const ready = view.list({ apiVersion: "v1", kind: "Pod", namespace: ns }).filter((p) => p.metadata.deletionTimestamp === undefined && ((p.status as { conditions?: Array<{ type: string; status: string }> })?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True"));
+      minReady = Math.min(minReady, ready.length);
+    },
+  });
+  assert.equal(result.status, "until");
+  assert.equal((sim.view().external(drainCell("n1")) as { state: string }).state, "done");
+  assert.equal((node(sim, "n1").spec as { unschedulable: boolean }).unschedulable, true);
+  assert.ok(list(sim, "v1", "Pod").every((p) => (p.spec as { nodeName: string }).nodeName === "n2"));
+  assert.ok(minReady >= 3, `the budget held: ${minReady}`);
+});
