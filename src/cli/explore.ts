@@ -7,6 +7,8 @@ import { findExampleDirs, hasScenario, loadScenario, resolveScenarioPath } from 
 import { strategyNames, type StrategyName } from "../explore/plan.ts";
 import { resolveParams } from "../explore/scenario.ts";
 import { formatFinding } from "../report/text.ts";
+import { emitGithubAnnotations, type JunitCase } from "../report/junit.ts";
+import { writeHtmlForReplayFile, writeJunitFile } from "../report/outputs.ts";
 import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.ts";
 
 export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir> [options]
@@ -27,6 +29,9 @@ Options:
   --shard i/n        run only shard i of n (0-based, as $JOB_COMPLETION_INDEX); combine with settle merge
   --first            stop at the first finding
   --json             print one JSON object on stdout instead of the text report
+  --html DIR         also write an HTML timeline per finding into DIR (created if missing)
+  --junit FILE       also write JUnit XML (one test case per scenario x variant, a failure per finding);
+                     GitHub Actions annotations are printed when GITHUB_ACTIONS=true
 
 Exit codes: 0 no finding, 1 a finding, 2 usage or input error.
 `;
@@ -48,6 +53,8 @@ export async function exploreCommand(argv: string[]): Promise<number> {
     shard: { type: "string" },
     first: { type: "boolean" },
     json: { type: "boolean" },
+    html: { type: "string" },
+    junit: { type: "string" },
   });
   if (positionals.length !== 1) throw new UsageError("expects exactly one scenario file or example directory");
   const strategy = (values.strategy ?? "mix") as StrategyName;
@@ -64,6 +71,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   const targets: Target[] = examples.length > 0 ? examples.map((path) => ({ path, variants: undefined })) : [{ path: target, variants: undefined }];
 
   const results: object[] = [];
+  const cases: JunitCase[] = [];
   let findings = 0;
   process.stderr.write(`settle explore: seed ${seed}, runs ${runs}, strategy ${strategy}, workers ${workers}${shard ? `, shard ${shard.index}/${shard.count}` : ""}\n`);
   for (const t of targets) {
@@ -96,9 +104,23 @@ export async function exploreCommand(argv: string[]): Promise<number> {
       );
       progress.done(result);
       findings += result.findings.length;
-      results.push(report(scenario.name, scenarioPath, variant, params, result, json));
+      const summary = report(scenario.name, scenarioPath, variant, params, result, json);
+      results.push(summary);
+      cases.push({ scenario: scenario.name, variant, scenarioPath: relative(process.cwd(), scenarioPath), runs: result.runs, wallMs: result.wallMs, findings: summary.findings });
+      if (typeof values.html === "string") {
+        for (const finding of summary.findings) {
+          const { path } = await writeHtmlForReplayFile(finding.replay, { dir: values.html });
+          process.stderr.write(`html report: ${relative(process.cwd(), path)}\n`);
+        }
+      }
     }
   }
+  if (typeof values.junit === "string") {
+    writeJunitFile(values.junit, cases);
+    process.stderr.write(`junit report: ${values.junit}\n`);
+  }
+  // With --json, stdout holds one JSON object only: annotations go to stderr, which Actions reads too.
+  emitGithubAnnotations(cases, json ? { write: (text) => void process.stderr.write(text) } : {});
   if (json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : { results }, null, 2)}\n`);
   return findings > 0 ? 1 : 0;
 }
@@ -111,7 +133,7 @@ function paramsOrUsage(scenario: Parameters<typeof resolveParams>[0], overrides:
   }
 }
 
-function report(name: string, scenarioPath: string, variant: string, params: Record<string, unknown>, result: ExploreResult, json: boolean): object {
+function report(name: string, scenarioPath: string, variant: string, params: Record<string, unknown>, result: ExploreResult, json: boolean) {
   const cwd = process.cwd();
   const findings = result.findings.map((f) => {
     const outcome = f.minimal.outcome;
