@@ -171,10 +171,10 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
   sendJson(r.res, 201, created);
 }
 
+/** As kube-apiserver's checkName: the body must name the object the URL names (an absent name is a mismatch too). */
 function checkName(r: ResourceRequest, object: KubeObject): void {
-  const name = object.metadata.name;
-  if (name === undefined || name === "") object.metadata.name = r.route.name;
-  else if (name !== r.route.name) throw badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${r.route.name})`);
+  const name = object.metadata.name ?? "";
+  if (name !== r.route.name) throw badRequest(`the name of the object (${String(name)}) does not match the name on the URL (${r.route.name})`);
 }
 
 async function handleUpdate(r: ResourceRequest): Promise<void> {

@@ -144,3 +144,22 @@ export const widgetCrd = {
     ],
   },
 };
+
+// A minimal protobuf writer for the tests: varints, length-delimited fields, and the k8s envelope.
+export function varint(n: number | bigint): number[] {
+  let v = BigInt.asUintN(64, BigInt(n));
+  const out: number[] = [];
+  do {
+    const byte = Number(v & 0x7fn);
+    v >>= 7n;
+    out.push(v > 0n ? byte | 0x80 : byte);
+  } while (v > 0n);
+  return out;
+}
+export const bytesField = (n: number, b: Uint8Array | number[]) => [...varint((n << 3) | 2), ...varint(b.length), ...b];
+export const str = (n: number, s: string) => bytesField(n, [...Buffer.from(s)]);
+export const int = (n: number, v: number) => [...varint(n << 3), ...varint(v)];
+export const entry = (n: number, k: string, v: string | number[]) => bytesField(n, [...str(1, k), ...(typeof v === "string" ? str(2, v) : bytesField(2, v))]);
+export function envelope(apiVersion: string, kind: string, raw: number[]): Uint8Array {
+  return new Uint8Array([0x6b, 0x38, 0x73, 0x00, ...bytesField(1, [...str(1, apiVersion), ...str(2, kind)]), ...bytesField(2, raw), ...str(3, ""), ...str(4, "")]);
+}
