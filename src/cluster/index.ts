@@ -15,3 +15,5 @@ export { daemonSetController, daemonSetRolloutStatus, daemonHashLabel } from "./
 export { jobController, cronJobController, jobFinished, cronTimes } from "./job.ts";
 export { nodeLifecycle, disruptionController, drain, drainOnce, drainCell, evictPod, cordon, pdbStatus } from "./node.ts";
 export type { NodeLifecycleOptions, DrainOptions, EvictionResult } from "./node.ts";
+export { nodeActor, rebootFaultKind } from "./node-actor.ts";
+export type { NodeActorOptions } from "./node-actor.ts";

@@ -1,7 +1,7 @@
 // Shared setup for the cluster tests: a simulation with nodes, externals and a namespace.
 import assert from "node:assert/strict";
 import { createSimulation } from "../../src/sim/index.ts";
-import type { ActorDefinition, FaultBudget, RunResult, Simulation } from "../../src/sim/index.ts";
+import type { ActorDefinition, FaultBudget, PlannedFault, RunResult, Simulation } from "../../src/sim/index.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import { clusterExternals } from "../../src/cluster/index.ts";
 import { annotations } from "../../src/cluster/index.ts";
@@ -20,8 +20,8 @@ export function world(seed: number, options: { nodes?: string[]; registry?: Regi
 }
 
 /** Runs for `ms` of virtual time (a cluster with heartbeats is never idle). */
-export async function runFor(sim: Simulation, ms: number, options: { faultBudget?: FaultBudget; maxSteps?: number } = {}): Promise<RunResult> {
-  const result = await sim.run({ untilMs: sim.clock.now() + ms, maxSteps: sim.steps + (options.maxSteps ?? 200_000), ...(options.faultBudget ? { faultBudget: options.faultBudget } : {}) });
+export async function runFor(sim: Simulation, ms: number, options: { faultBudget?: FaultBudget; maxSteps?: number; faults?: PlannedFault[] } = {}): Promise<RunResult> {
+  const result = await sim.run({ untilMs: sim.clock.now() + ms, maxSteps: sim.steps + (options.maxSteps ?? 200_000), ...(options.faultBudget ? { faultBudget: options.faultBudget } : {}), ...(options.faults ? { faults: options.faults } : {}) });
   assert.ok(result.status === "until" || result.status === "idle", `${result.status}: ${result.message ?? ""}`);
   return result;
 }

@@ -1,7 +1,7 @@
 // DaemonSets, node lifecycle, reboots and drains in the simulator.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cluster, daemonSetRolloutStatus, drain, drainCell, hostCell, kubelet, annotations, isNodeReady } from "../../src/cluster/index.ts";
+import { cluster, daemonSetRolloutStatus, drain, drainCell, hostCell, kubelet, annotations, isNodeReady, nodeActor, rebootFaultKind } from "../../src/cluster/index.ts";
 import type { HostState } from "../../src/cluster/index.ts";
 import { defineActor } from "../../src/sim/index.ts";
 import type { Simulation } from "../../src/sim/index.ts";
@@ -118,4 +118,32 @@ test("a drain cordons the node and evicts pods one at a time as the PodDisruptio
   assert.equal((node(sim, "n1").spec as { unschedulable: boolean }).unschedulable, true);
   assert.ok(list(sim, "v1", "Pod").every((p) => (p.spec as { nodeName: string }).nodeName === "n2"));
   assert.ok(minReady >= 3, `the budget held: ${minReady}`);
+});
+
+test("a node daemon stops when its node reboots and starts afresh on the new boot", async () => {
+  const daemon = defineActor({
+    name: "daemon-n1",
+    async start(ctx) {
+      const host = await ctx.external<HostState>(hostCell("n1")).read();
+      await ctx.external<string[]>("daemon-log").write((log) => [...log, `start ${host.bootId}`]);
+      for (;;) {
+        await ctx.clock.sleep(2000);
+        await ctx.external<string[]>("daemon-log").write((log) => [...log.slice(-50), `tick ${ctx.clock.now()}`]);
+      }
+    },
+  });
+  const sim = world(35, { nodes: ["n1"], registry, actors: [...cluster({ nodes: 1, kubelet: { rebootMs: 20_000 } }), nodeActor({ node: "n1", actor: daemon })] });
+  sim.defineExternal("daemon-log", []);
+  sim.defineFaultKind(rebootFaultKind());
+  await runFor(sim, 10_000);
+  const rebootAt = sim.clock.now();
+  await runFor(sim, 60_000, { faults: [{ atStep: sim.steps, kind: "reboot", target: "n1" }] });
+  const log = sim.view().external<string[]>("daemon-log");
+  const starts = log.filter((line) => line.startsWith("start"));
+  assert.deepEqual(starts, ["start n1-boot-0", "start n1-boot-1"]);
+  const ticks = log.filter((line) => line.startsWith("tick")).map((line) => Number(line.split(" ")[1]) - rebootAt);
+  // No tick while the host is down (it is down for 20 s, from about the reboot request).
+  assert.ok(!ticks.some((t) => t > 3000 && t < 20_000), `ticks during the reboot: ${ticks.join(",")}`);
+  assert.ok(ticks.some((t) => t > 25_000), "the new boot's daemon ticks");
+  assert.equal(sim.view().external<HostState>(hostCell("n1")).bootCount, 1);
 });

@@ -1,0 +1,29 @@
+// The cluster actors are deterministic: one seed, one trace; the recorded choices and faults replay it.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { createSimulation } from "../../src/sim/index.ts";
+import type { FaultBudget } from "../../src/sim/index.ts";
+import { cluster, clusterExternals } from "../../src/cluster/index.ts";
+import { deployment, ns, registry } from "./helpers.ts";
+
+function build(seed: number) {
+  const sim = createSimulation({ seed, traceMode: "full" });
+  sim.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+  for (const [name, value] of Object.entries(clusterExternals({ nodes: 2, registry }))) sim.defineExternal(name, value);
+  for (const actor of cluster({ nodes: 2 })) sim.addActor(actor);
+  sim.store.create(deployment(3));
+  return sim;
+}
+
+test("the same seed gives the same trace, and replaying its choices and faults reproduces it", async () => {
+  const budget: FaultBudget = { chance: [1, 10], counts: { crash: 3, "fail-request": 3, "close-watch": 3 } };
+  const first = await build(7).run({ untilMs: Date.UTC(2026, 0, 1, 0, 1), faultBudget: budget });
+  const second = await build(7).run({ untilMs: Date.UTC(2026, 0, 1, 0, 1), faultBudget: budget });
+  assert.equal(first.traceHash, second.traceHash);
+  assert.ok(first.faults.length > 0, "faults were drawn");
+  const replay = await build(7).run({ untilMs: Date.UTC(2026, 0, 1, 0, 1), choices: first.choices, faults: first.faults, expectTrace: first.trace });
+  assert.equal(replay.status, "until", replay.message);
+  assert.equal(replay.traceHash, first.traceHash);
+  const other = await build(8).run({ untilMs: Date.UTC(2026, 0, 1, 0, 1), faultBudget: budget });
+  assert.notEqual(other.traceHash, first.traceHash);
+});
