@@ -1,0 +1,67 @@
+// `settle serve` as a user runs it: preloaded manifests, a kubeconfig written once listening (mode 600), real
+// kubectl against it, a clean exit on SIGTERM, and exit code 2 for bad input.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { kubectlPath } from "./helpers.ts";
+
+const bin = new URL("../../bin/settle.js", import.meta.url).pathname;
+
+function run(args: string[]) {
+  const child = spawn(process.execPath, [bin, "serve", ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk) => (stderr += chunk.toString()));
+  const exited = new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? -1)));
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stdout.on("data", () => {
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match !== null) resolve(match[1]!);
+    });
+    void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
+  });
+  listening.catch(() => {});
+  return { child, exited, listening, output: () => ({ stdout, stderr }) };
+}
+
+test("settle serve preloads --setup manifests, writes a private kubeconfig, serves kubectl, and stops on SIGTERM", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-serve-"));
+  try {
+    const setup = join(dir, "setup.yaml");
+    writeFileSync(setup, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: preloaded}\ndata: {a: b}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n");
+    const kubeconfig = join(dir, "kubeconfig");
+    const serve = run(["--port", "0", "--kubeconfig-out", kubeconfig, "--setup", setup]);
+    const url = await serve.listening;
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(statSync(kubeconfig).mode & 0o777, 0o600);
+    const env = { PATH: process.env.PATH ?? "", HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache") };
+    const names = execFileSync(kubectlPath, ["get", "configmaps,namespaces", "-A", "-o", "name"], { env }).toString();
+    assert.match(names, /configmap\/preloaded/);
+    assert.match(names, /namespace\/team/);
+    serve.child.kill("SIGTERM");
+    assert.equal(await serve.exited, 0);
+    assert.match(serve.output().stdout, /shutting down/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("settle serve exits 2 for a setup file that does not load and for a bad port", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-serve-"));
+  try {
+    const setup = join(dir, "bad.yaml");
+    writeFileSync(setup, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: BAD_NAME}\n");
+    const bad = run(["--setup", setup]);
+    assert.equal(await bad.exited, 2);
+    assert.match(bad.output().stderr, /bad\.yaml: ConfigMap BAD_NAME/);
+    const port = run(["--port", "70000"]);
+    assert.equal(await port.exited, 2);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
