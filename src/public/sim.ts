@@ -6,3 +6,4 @@ export { always, eventually, PropertyMonitor, type Property, type Predicate, typ
 export type { Verdict, VerdictKind } from "../check/verdict.ts";
 export { scenario, type Scenario, type ScenarioDefinition, type ScenarioContext, type SetupWorld, type Workload, type Params, type VariantInfo, type Timing } from "../explore/scenario.ts";
 export { runScenario, type RunSpec, type RunOutcome } from "../explore/run.ts";
+export * from "../cluster/index.ts";

@@ -64,6 +64,8 @@ function replayFile(): { path: string; data: Record<string, unknown> } {
 /** Writes an edited copy of the replay file (and its trace) into `dir`; returns its path. */
 function editedCopy(dir: string, name: string, edit: (data: Record<string, unknown>) => void): string {
   const { path, data } = replayFile();
+  // The copy is replayed from another working directory: name the scenario by its absolute path.
+  data.scenario = join(ensembleDir, "scenario.ts");
   edit(data);
   const target = join(dir, `${name}.json`);
   writeFileSync(target, JSON.stringify(data));
