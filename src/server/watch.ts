@@ -85,7 +85,9 @@ export class WatchStream {
       return this.#fail(error);
     }
     this.#startStream();
-    const seconds = Math.min(timeoutSeconds ?? this.limits.timeoutSecondsMax, this.limits.timeoutSecondsMax);
+    // 0, like absent, means the server's default (kube-apiserver's min-request-timeout window).
+    const asked = timeoutSeconds === undefined || timeoutSeconds === 0 ? this.limits.timeoutSecondsMax : timeoutSeconds;
+    const seconds = Math.min(asked, this.limits.timeoutSecondsMax);
     this.#timers.push(this.limits.clock.setTimer(seconds * 1000, () => this.close()));
     if (bookmarks) this.#scheduleBookmark();
   }
