@@ -91,7 +91,7 @@ export function parseJson(body: Buffer, what: string): unknown {
   return value;
 }
 
-function parseYaml(body: Buffer, what: string): unknown {
+export function parseYaml(body: Buffer, what: string): unknown {
   const documents = parseAllDocuments(body.toString("utf8"));
   if (!Array.isArray(documents) || documents.length !== 1) throw badRequest(`${what} must hold exactly one YAML document`);
   const document = documents[0]!;

@@ -2,15 +2,18 @@
 // store's methods, with the request checks kube-apiserver makes before its registry sees the object.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { DeleteOptions, PropagationPolicy, WriteOptions } from "../api/client.ts";
-import { ApiError, badRequest, invalid, notFound } from "../api/errors.ts";
+import { ApiError, badRequest, conflict, invalid, notFound } from "../api/errors.ts";
 import type { KubeObject, ObjectRef } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Store, StoreListOptions } from "../store/index.ts";
 import { builtinKinds } from "../store/index.ts";
-import { decodeBody, mediaType, parseJson, sendJson } from "./http.ts";
+import { checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate } from "./apply.ts";
+import type { ManagedFields } from "./apply.ts";
+import { decodeBody, mediaType, parseJson, parseYaml, sendJson } from "./http.ts";
 import { pathNotFound } from "./routes.ts";
 import type { ResourceRoute } from "./routes.ts";
+import { schemaOf } from "./schema.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 
 export interface ResourceRequest {
@@ -24,6 +27,8 @@ export interface ResourceRequest {
   body(): Promise<Buffer>;
   /** Called after every successful write: garbage collection may have work. */
   wrote(): void;
+  /** Field ownership beside the store (server-side apply). */
+  managed: ManagedFields;
 }
 
 const builtinIds = new Set(builtinKinds.map((k) => `${k.resource.group}/${k.resource.kind}`));
@@ -113,7 +118,7 @@ export async function handleResource(r: ResourceRequest): Promise<void> {
     if (method === "POST") return handleCreate(r);
     if (method === "DELETE") return handleDeleteCollection(r);
   } else {
-    if (method === "GET") return sendJson(r.res, 200, r.store.get(refOf(r)));
+    if (method === "GET") return sendJson(r.res, 200, r.managed.decorate(r.store.get(refOf(r))));
     if (method === "PUT") return handleUpdate(r);
     if (method === "PATCH") return handlePatch(r);
     if (method === "DELETE" && route.subresource === undefined) return handleDelete(r);
@@ -167,8 +172,11 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
   const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
   const options = writeOptions(r.query);
   const created = r.store.create(object, options);
-  if (options.dryRun !== true) r.wrote();
-  sendJson(r.res, 201, created);
+  if (options.dryRun !== true) {
+    recordUpdate(r.managed, r.resource, undefined, created, managerOf(options.fieldManager, r.req.headers["user-agent"]), undefined);
+    r.wrote();
+  }
+  sendJson(r.res, 201, r.managed.decorate(created));
 }
 
 /** As kube-apiserver's checkName: the body must name the object the URL names (an absent name is a mismatch too). */
@@ -181,9 +189,10 @@ async function handleUpdate(r: ResourceRequest): Promise<void> {
   const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
   checkName(r, object);
   const options = writeOptions(r.query);
+  const before = currentOrUndefined(r);
   const updated = r.route.subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
-  if (options.dryRun !== true) r.wrote();
-  sendJson(r.res, 200, updated);
+  written(r, options, before, updated);
+  sendJson(r.res, 200, r.managed.decorate(updated));
 }
 
 const patchTypes: Record<string, "merge" | "json" | "strategic" | "apply"> = {
@@ -196,32 +205,86 @@ const patchTypes: Record<string, "merge" | "json" | "strategic" | "apply"> = {
 
 function unsupportedPatch(r: ResourceRequest): ApiError {
   const accepted = isBuiltin(r.resource)
-    ? "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json"
-    : "application/json-patch+json, application/merge-patch+json";
+    ? "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
+    : "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
   return new ApiError("UnsupportedMediaType", 415, `the body of the request was in an unknown format - accepted media types include: ${accepted}`);
 }
 
 async function handlePatch(r: ResourceRequest): Promise<void> {
   const type = patchTypes[mediaType(r.req.headers["content-type"])];
-  // Server-side apply is part 2 (issue 12); strategic merge is for built-in kinds only, as on a real server.
-  if (type === undefined || type === "apply" || (type === "strategic" && !isBuiltin(r.resource))) throw unsupportedPatch(r);
+  // Strategic merge is for built-in kinds only, as on a real server; apply in CBOR is not served.
+  if (type === undefined || (type === "strategic" && !isBuiltin(r.resource))) throw unsupportedPatch(r);
+  if (mediaType(r.req.headers["content-type"]) === "application/apply-patch+cbor") throw unsupportedPatch(r);
+  if (type === "apply") return handleApply(r);
+  if (r.query.has("force")) {
+    throw invalid("PatchOptions", "", [{ field: "force", type: "FieldValueForbidden", message: "Forbidden: may not be specified for non-apply patch" }], "meta.k8s.io");
+  }
   const patch = parseJson(await r.body(), "the patch");
   const options = writeOptions(r.query);
   const status = r.route.subresource === "status";
+  const current = r.store.get(refOf(r));
   let patched: KubeObject;
   if (type === "strategic") {
-    const current = r.store.get(refOf(r));
-    const next = applyStrategicPatch(current, patch) as KubeObject;
+    const next = applyStrategicPatch(current, patch, schemaOf(r.resource)) as unknown as KubeObject;
     // The patch applies to the object read just now: the store is synchronous, so nothing wrote in between.
-    if (typeof next.metadata !== "object" || next.metadata === null) throw badRequest("the patched object has no metadata");
+    if (typeof next.metadata !== "object" || next.metadata === null || Array.isArray(next.metadata)) throw badRequest("the patched object has no metadata");
     if (next.metadata.resourceVersion === undefined) next.metadata = { ...next.metadata, resourceVersion: current.metadata.resourceVersion! };
     patched = status ? r.store.updateStatus(next, options) : r.store.update(next, options);
   } else {
     const request = { ...refOf(r), ...options, patchType: type, patch };
     patched = status ? r.store.patchStatus(request) : r.store.patch(request);
   }
-  if (options.dryRun !== true) r.wrote();
-  sendJson(r.res, 200, patched);
+  written(r, options, current, patched);
+  sendJson(r.res, 200, r.managed.decorate(patched));
+}
+
+function currentOrUndefined(r: ResourceRequest): KubeObject | undefined {
+  try {
+    return r.store.get(refOf(r));
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/** After a write through the server: field ownership for its manager, and a kick for the collector. */
+function written(r: ResourceRequest, options: WriteOptions, before: KubeObject | undefined, after: KubeObject): void {
+  if (options.dryRun === true) return;
+  const sameObject = before !== undefined && before.metadata.uid === after.metadata.uid;
+  recordUpdate(r.managed, r.resource, sameObject ? before : undefined, after, managerOf(options.fieldManager, r.req.headers["user-agent"]), r.route.subresource === "status" ? "status" : undefined);
+  r.wrote();
+}
+
+/** Server-side apply: create if absent (201), else merge with field ownership (conflicts: 409). */
+async function handleApply(r: ResourceRequest): Promise<void> {
+  const fieldManager = r.query.get("fieldManager");
+  const force = boolParam(r.query, "force");
+  const decoded = parseYaml(await r.body(), "the applied configuration");
+  checkApplyRequest(fieldManager, force, decoded);
+  const applied = objectFrom(r, decoded);
+  if (applied.metadata.name === undefined || applied.metadata.name === "") applied.metadata = { ...applied.metadata, name: r.route.name! };
+  checkName(r, applied);
+  const options = writeOptions(r.query);
+  const subresource = r.route.subresource === "status" ? "status" : undefined;
+  const live = currentOrUndefined(r);
+  if (live === undefined && subresource !== undefined) r.store.get(refOf(r));
+  const rv = applied.metadata.resourceVersion;
+  if (rv !== undefined && rv !== (live?.metadata.resourceVersion ?? "")) {
+    throw conflict(r.resource.plural, r.route.name!, "the object has been modified; please apply your changes to the latest version and try again", r.resource.group);
+  }
+  const { object, entries } = computeApply(r.managed, { resource: r.resource, live: live === undefined ? undefined : (structuredClone(live) as KubeObject), applied, manager: fieldManager!, force, subresource });
+  let result: KubeObject;
+  if (live === undefined) {
+    result = r.store.create(object, options);
+  } else {
+    object.metadata = { ...object.metadata, resourceVersion: live.metadata.resourceVersion! };
+    result = subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
+  }
+  if (options.dryRun !== true) {
+    r.managed.set(result, entries);
+    r.wrote();
+  }
+  sendJson(r.res, live === undefined ? 201 : 200, r.managed.decorate(result));
 }
 
 const policies = new Set<string>(["Background", "Foreground", "Orphan"]);
@@ -262,7 +325,10 @@ async function deleteOptions(r: ResourceRequest, ref: ObjectRef): Promise<Delete
 async function handleDelete(r: ResourceRequest): Promise<void> {
   const options = await deleteOptions(r, refOf(r));
   const last = r.store.delete(options);
-  if (options.dryRun !== true) r.wrote();
+  if (options.dryRun !== true) {
+    if (last.metadata.deletionTimestamp === undefined) r.managed.forget(last.metadata.uid);
+    r.wrote();
+  }
   sendJson(r.res, 200, last);
 }
 

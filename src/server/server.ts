@@ -11,6 +11,7 @@ import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createStore } from "../store/index.ts";
 import type { Store } from "../store/index.ts";
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo } from "./discovery.ts";
+import { ManagedFields } from "./apply.ts";
 import { GcLoop } from "./gc-loop.ts";
 import { acceptsJson, notAcceptable, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
@@ -133,6 +134,7 @@ function rawStatus(socket: Socket, code: number, message: string): void {
 class ApiServer {
   readonly #o: Resolved;
   readonly #gc: GcLoop;
+  readonly #managed: ManagedFields;
   readonly #watches = new Set<WatchStream>();
   readonly #http: Server;
   readonly #expectedToken: Buffer;
@@ -141,6 +143,13 @@ class ApiServer {
   constructor(options: Resolved) {
     this.#o = options;
     this.#gc = new GcLoop(options.store, options.clock, { retryDelayMs: options.gcRetryDelayMs });
+    this.#managed = new ManagedFields(options.clock, (ref, uid) => {
+      try {
+        return options.store.get(ref).metadata.uid === uid;
+      } catch {
+        return false;
+      }
+    });
     this.#expectedToken = Buffer.from(`Bearer ${options.token}`);
     this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
     this.#http.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
@@ -286,6 +295,7 @@ class ApiServer {
       res,
       body: () => (body ??= readBody(req, this.#o.bodyBytesMax)),
       wrote: () => this.#gc.kick(),
+      managed: this.#managed,
     };
     const watch = route.watchPath || boolParam(query, "watch");
     if (!watch) return handleResource(r);

@@ -1,31 +1,14 @@
-// A subset of strategic merge patch, enough for what `kubectl apply` (client-side), `kubectl edit` and the
-// `label`/`annotate` commands send for built-in kinds. Part 1 of `settle serve`: maps merge as in a JSON merge patch;
-// lists of objects merge by the merge keys of the fields below (containers by name, ...); primitive lists with a
-// merge strategy (finalizers) take the union; any other list is replaced. Directives understood: `$patch`
-// (replace, delete, merge), `$retainKeys`, `$setElementOrder/<field>`, `$deleteFromPrimitiveList/<field>`.
-// A field missing from the table is replaced whole: the full per-kind tables are part 2 (issue 12).
+// Strategic merge patch for the built-in kinds, driven by their schema (`schema.ts`): maps merge as in a JSON merge
+// patch (null deletes); lists of objects with a `patchMergeKey` merge element by element on that key; primitive
+// lists with `patchStrategy: merge` (finalizers) take the union; any other list is replaced. Directives:
+//   `$patch: replace` (a map or a list element: replace the whole map / list), `$patch: delete` (a map: delete it;
+//   a list element: delete the element with that key), `$patch: merge` (the default),
+//   `$retainKeys: [...]` (drop every other key of the map after merging: the `retainKeys` strategy),
+//   `$setElementOrder/<list>: [...]` (the order of the merged list), `$deleteFromPrimitiveList/<list>: [...]`.
+// This is what `kubectl apply` (client-side), `kubectl edit`, `label`, `annotate`, `cordon` and `drain` send.
 import { badRequest } from "../api/errors.ts";
-
-/** Field name -> merge key, as the `patchMergeKey` tags of the core and apps types. */
-const mergeKeys: Readonly<Record<string, string>> = {
-  containers: "name",
-  initContainers: "name",
-  ephemeralContainers: "name",
-  env: "name",
-  volumes: "name",
-  volumeMounts: "mountPath",
-  volumeDevices: "devicePath",
-  ports: "containerPort",
-  imagePullSecrets: "name",
-  hostAliases: "ip",
-  topologySpreadConstraints: "topologyKey",
-  conditions: "type",
-  ownerReferences: "uid",
-  resourceClaims: "name",
-};
-
-/** Primitive lists with `patchStrategy: merge`. */
-const mergedPrimitiveLists = new Set(["finalizers"]);
+import { anyNode, childOf } from "./schema.ts";
+import type { ListNode, SchemaNode } from "./schema.ts";
 
 type Json = Record<string, unknown>;
 
@@ -33,87 +16,118 @@ function isMap(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function setKey(object: Json, key: string, value: unknown): void {
+/** Sets an own property even for keys like `__proto__`, which plain assignment would treat as the prototype. */
+export function setKey(object: Json, key: string, value: unknown): void {
   Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-/** Returns the patched document (a new object); `original` is not modified. Throws 400 on a malformed patch. */
-export function applyStrategicPatch(original: unknown, patch: unknown): Json {
-  if (!isMap(patch)) throw badRequest("invalid strategic merge patch: the patch must be a JSON object");
-  const result = mergeMap(isMap(original) ? original : {}, patch);
-  return result ?? {};
+function fail(message: string): never {
+  throw badRequest(`invalid strategic merge patch: ${message}`);
 }
 
-function withoutDirectives(patch: Json): Json {
+/**
+ * Returns the patched document (a new object); `original` is not modified. `schema` describes the kind (default:
+ * no known fields). Throws 400 on a malformed patch.
+ */
+export function applyStrategicPatch(original: unknown, patch: unknown, schema: SchemaNode = anyNode): Json {
+  if (!isMap(patch)) fail("the patch must be a JSON object");
+  return mergeMap(isMap(original) ? original : {}, patch, schema) ?? {};
+}
+
+function withoutDirectives(value: unknown): unknown {
+  if (Array.isArray(value)) return value.filter((item) => !(isMap(item) && item.$patch === "delete")).map(withoutDirectives);
+  if (!isMap(value)) return value;
   const out: Json = {};
-  for (const [key, value] of Object.entries(patch)) {
-    if (key.startsWith("$")) continue;
-    setKey(out, key, isMap(value) ? withoutDirectives(value) : value);
+  for (const [key, child] of Object.entries(value)) {
+    if (key.startsWith("$") || child === null) continue;
+    setKey(out, key, withoutDirectives(child));
   }
   return out;
 }
 
-function mergeMap(original: Json, patch: Json): Json | undefined {
+function mergeMap(original: Json, patch: Json, schema: SchemaNode): Json | undefined {
   const directive = patch.$patch;
   if (directive === "delete") return undefined;
-  if (directive === "replace") return withoutDirectives(patch);
-  if (directive !== undefined && directive !== "merge") throw badRequest(`invalid strategic merge patch: unknown $patch ${JSON.stringify(directive)}`);
+  if (directive === "replace") return withoutDirectives(patch) as Json;
+  if (directive !== undefined && directive !== "merge") fail(`unknown $patch ${JSON.stringify(directive)}`);
   const out: Json = { ...original };
   for (const [key, value] of Object.entries(patch)) {
     if (key.startsWith("$")) continue;
+    const child = childOf(schema, key);
     if (value === null) delete out[key];
     else if (isMap(value)) {
-      const merged = mergeMap(isMap(out[key]) ? (out[key] as Json) : {}, value);
+      const merged = mergeMap(isMap(out[key]) ? (out[key] as Json) : {}, value, child);
       if (merged === undefined) delete out[key];
       else setKey(out, key, merged);
-    } else if (Array.isArray(value)) setKey(out, key, mergeList(key, out[key], value));
+    } else if (Array.isArray(value)) setKey(out, key, mergeList(out[key], value, child));
     else setKey(out, key, value);
   }
   for (const [key, value] of Object.entries(patch)) {
     if (key.startsWith("$deleteFromPrimitiveList/")) deleteFromList(out, key.slice("$deleteFromPrimitiveList/".length), value);
-    else if (key.startsWith("$setElementOrder/")) orderList(out, key.slice("$setElementOrder/".length), value);
+    else if (key.startsWith("$setElementOrder/")) orderList(out, key.slice("$setElementOrder/".length), value, childOf(schema, key.slice("$setElementOrder/".length)));
+    else if (key.startsWith("$") && key !== "$patch" && key !== "$retainKeys") fail(`unknown directive ${JSON.stringify(key)}`);
   }
-  if (Array.isArray(patch.$retainKeys)) {
-    const keep = new Set(patch.$retainKeys.map(String));
+  const retain = patch.$retainKeys;
+  if (retain !== undefined) {
+    if (!Array.isArray(retain) || !retain.every((k) => typeof k === "string")) fail("$retainKeys must be a list of strings");
+    const keep = new Set(retain);
     for (const key of Object.keys(out)) if (!keep.has(key)) delete out[key];
   }
   return out;
 }
 
-function mergeList(field: string, original: unknown, patch: unknown[]): unknown[] {
+function mergeList(original: unknown, patch: unknown[], schema: SchemaNode): unknown[] {
   const base = Array.isArray(original) ? original : [];
-  if (patch.some((item) => isMap(item) && item.$patch === "replace")) return patch.filter((item) => !(isMap(item) && item.$patch === "replace"));
-  if (mergedPrimitiveLists.has(field)) return [...base, ...patch.filter((item) => !base.includes(item))];
-  const key = mergeKeys[field];
-  if (key === undefined || !patch.every(isMap)) return patch.map((item) => (isMap(item) ? withoutDirectives(item) : item));
+  if (patch.some((item) => isMap(item) && item.$patch === "replace")) return withoutDirectives(patch.filter((item) => !(isMap(item) && item.$patch === "replace"))) as unknown[];
+  if (schema.t !== "list" || schema.strategy !== "merge") return withoutDirectives(patch) as unknown[];
+  if (schema.mergeKey === undefined) return [...base, ...patch.filter((item) => !base.some((b) => sameValue(b, item)))];
+  return mergeByKey(base, patch, schema as ListNode & { mergeKey: string });
+}
+
+function mergeByKey(base: unknown[], patch: unknown[], schema: ListNode & { mergeKey: string }): unknown[] {
+  const key = schema.mergeKey;
   const out = [...base];
-  for (const item of patch as Json[]) {
-    const index = out.findIndex((existing) => isMap(existing) && existing[key] === item[key]);
+  for (const item of patch) {
+    if (!isMap(item)) fail(`the elements of a list merged by ${JSON.stringify(key)} must be objects`);
+    if (!(key in item)) fail(`map: ${JSON.stringify(withoutDirectives(item))} does not contain declared merge key: ${key}`);
+    const index = out.findIndex((existing) => isMap(existing) && sameValue(existing[key], item[key]));
     if (item.$patch === "delete") {
       if (index >= 0) out.splice(index, 1);
       continue;
     }
     if (index < 0) out.push(withoutDirectives(item));
-    else out[index] = mergeMap(out[index] as Json, item) ?? out[index];
+    else out[index] = mergeMap(out[index] as Json, item, schema.item) ?? out[index];
   }
   return out;
 }
 
-function deleteFromList(out: Json, field: string, values: unknown): void {
-  if (!Array.isArray(values) || !Array.isArray(out[field])) return;
-  setKey(out, field, (out[field] as unknown[]).filter((item) => !values.includes(item)));
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
 }
 
-/** Orders a merged list as `$setElementOrder` says; elements it does not name keep their order, after it. */
-function orderList(out: Json, field: string, order: unknown): void {
+function deleteFromList(out: Json, field: string, values: unknown): void {
+  if (!Array.isArray(values)) fail(`$deleteFromPrimitiveList/${field} must be a list`);
+  if (!Array.isArray(out[field])) return;
+  setKey(out, field, (out[field] as unknown[]).filter((item) => !values.some((v) => sameValue(v, item))));
+}
+
+/**
+ * Orders a merged list as `$setElementOrder` says. Elements it does not name (present only on the server) keep
+ * their place relative to their neighbours: each follows the element it followed before.
+ */
+function orderList(out: Json, field: string, order: unknown, schema: SchemaNode): void {
+  if (!Array.isArray(order)) fail(`$setElementOrder/${field} must be a list`);
   const list = out[field];
-  if (!Array.isArray(order) || !Array.isArray(list)) return;
-  const key = mergeKeys[field];
-  const identity = (item: unknown): unknown => (key !== undefined && isMap(item) ? item[key] : item);
-  const wanted = order.map(identity);
-  const rank = (item: unknown): number => {
-    const i = wanted.indexOf(identity(item));
-    return i < 0 ? wanted.length : i;
-  };
-  setKey(out, field, list.map((item, i) => ({ item, i })).sort((a, b) => rank(a.item) - rank(b.item) || a.i - b.i).map((e) => e.item));
+  if (!Array.isArray(list)) return;
+  const key = schema.t === "list" ? schema.mergeKey : undefined;
+  const identity = (item: unknown): string => JSON.stringify(key !== undefined && isMap(item) ? item[key] : item);
+  const wanted = new Map(order.map((item, i) => [identity(item), i]));
+  let rank = -1;
+  const ranked = list.map((item, i) => {
+    const r = wanted.get(identity(item));
+    if (r !== undefined) rank = r;
+    // Server-only elements sort right after the ordered element before them (ties keep the old order).
+    return { item, r: r ?? rank + 0.5, i };
+  });
+  setKey(out, field, ranked.sort((a, b) => a.r - b.r || a.i - b.i).map((e) => e.item));
 }

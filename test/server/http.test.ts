@@ -114,8 +114,16 @@ test("the status subresource writes only status, and main writes keep it", async
     assert.equal(main.json.metadata.generation, 2);
     const smp = await request(t.server, "PATCH", `${base}/w`, { body: { spec: { size: 3 } }, contentType: "application/strategic-merge-patch+json" });
     assert.equal(smp.status, 415);
-    const apply = await request(t.server, "PATCH", `${base}/w?fieldManager=me`, { raw: "spec: {size: 3}", contentType: "application/apply-patch+yaml" });
-    assert.equal(apply.status, 415);
+    const kindless = await request(t.server, "PATCH", `${base}/w?fieldManager=me`, { raw: "spec: {size: 3}", contentType: "application/apply-patch+yaml" });
+    assert.equal(kindless.status, 400);
+    // The merge patches above made their manager (the User-Agent's program) own spec.size: taking it needs force.
+    const contested = await request(t.server, "PATCH", `${base}/w?fieldManager=me`, { raw: "{apiVersion: example.com/v1, kind: Widget, spec: {size: 3}}", contentType: "application/apply-patch+yaml" });
+    assert.equal(contested.status, 409);
+    assert.equal(contested.json.details.causes[0].field, ".spec.size");
+    const apply = await request(t.server, "PATCH", `${base}/w?fieldManager=me&force=true`, { raw: "{apiVersion: example.com/v1, kind: Widget, spec: {size: 3}}", contentType: "application/apply-patch+yaml" });
+    assert.equal(apply.status, 200);
+    assert.equal(apply.json.spec.size, 3);
+    assert.deepEqual(apply.json.status, { ready: true });
   } finally {
     await t.close();
   }

@@ -1,0 +1,229 @@
+// Server-side apply (`PATCH` with `application/apply-patch+yaml`) and the field ownership it rests on.
+//
+// The store does not keep `metadata.managedFields` (it strips them on every write), so the server keeps them beside
+// it, per object uid: one entry per (manager, operation, subresource), each with the set of fields it owns. Apply
+// creates an absent object (201), refuses to change a field another manager owns with a different value (409 naming
+// the managers and fields) unless `force=true` (then it takes the fields), and removes the fields its manager set
+// last time but no longer sets and nobody else owns. Every other write through the server (create, update, patch)
+// is recorded as an `Update` by its `fieldManager` (or the client's User-Agent program): the fields it changed
+// become that manager's, and no one else's. Writes that bypass the server (a simulator driving the store) are not
+// seen; ownership of a field that no longer exists is dropped when it is next read.
+import { ApiError, badRequest, invalid, isApiError } from "../api/errors.ts";
+import type { KubeObject, ObjectRef } from "../api/object.ts";
+import type { ResourceType } from "../api/resources.ts";
+import type { Clock } from "../api/clock.ts";
+import { describePath, fieldsOf, isMap, isWithin, jsonEqual, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
+import type { FieldSet } from "./fields.ts";
+import { schemaOf } from "./schema.ts";
+import type { SchemaNode } from "./schema.ts";
+
+export interface ManagedEntry {
+  manager: string;
+  operation: "Apply" | "Update";
+  apiVersion: string;
+  time: string;
+  subresource?: "status";
+  fields: FieldSet;
+}
+
+/** Objects tracked before the table sweeps entries of objects that no longer exist. */
+const trackedObjectsSweepAt = 50_000;
+const managerLengthMax = 128;
+
+export class ManagedFields {
+  readonly #byUid = new Map<string, { ref: ObjectRef; entries: ManagedEntry[] }>();
+  #sweepAt = trackedObjectsSweepAt;
+
+  constructor(
+    readonly clock: Clock,
+    readonly exists: (ref: ObjectRef, uid: string) => boolean,
+  ) {}
+
+  entries(uid: string | undefined): ManagedEntry[] {
+    return uid === undefined ? [] : (this.#byUid.get(uid)?.entries ?? []);
+  }
+
+  set(object: KubeObject, entries: ManagedEntry[]): void {
+    const uid = object.metadata.uid;
+    if (uid === undefined) return;
+    const kept = entries.filter((e) => e.fields.size > 0);
+    if (kept.length === 0) this.#byUid.delete(uid);
+    else this.#byUid.set(uid, { ref: refOfObject(object), entries: kept });
+    if (this.#byUid.size >= this.#sweepAt) this.#sweep();
+  }
+
+  forget(uid: string | undefined): void {
+    if (uid !== undefined) this.#byUid.delete(uid);
+  }
+
+  get size(): number {
+    return this.#byUid.size;
+  }
+
+  #sweep(): void {
+    for (const [uid, { ref }] of this.#byUid) if (!this.exists(ref, uid)) this.#byUid.delete(uid);
+    this.#sweepAt = Math.max(trackedObjectsSweepAt, this.#byUid.size * 2);
+  }
+
+  now(): string {
+    return new Date(this.clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z");
+  }
+
+  /** The object as a client sees it: with `metadata.managedFields`, in the order kube-apiserver keeps them. */
+  decorate(object: KubeObject): KubeObject {
+    const entries = this.entries(object.metadata.uid);
+    if (entries.length === 0) return object;
+    const managedFields = entries.map((e) => ({
+      manager: e.manager,
+      operation: e.operation,
+      apiVersion: e.apiVersion,
+      time: e.time,
+      fieldsType: "FieldsV1",
+      fieldsV1: toFieldsV1(e.fields),
+      ...(e.subresource === undefined ? {} : { subresource: e.subresource }),
+    }));
+    return { ...object, metadata: { ...object.metadata, managedFields } } as KubeObject;
+  }
+}
+
+function refOfObject(object: KubeObject): ObjectRef {
+  const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name ?? "" };
+  if (object.metadata.namespace !== undefined) ref.namespace = object.metadata.namespace;
+  return ref;
+}
+
+/** The manager of a write that names none: the program part of the User-Agent, as kube-apiserver takes it. */
+export function managerOf(fieldManager: string | undefined, userAgent: string | undefined): string {
+  if (fieldManager !== undefined && fieldManager !== "") return fieldManager;
+  const program = (userAgent ?? "").split("/")[0]!.trim();
+  return (program === "" ? "unknown" : program).slice(0, managerLengthMax);
+}
+
+/** Which top-level fields a write to the main resource or to `status` may own. */
+function includeFor(resource: ResourceType, subresource: "status" | undefined): (field: string) => boolean {
+  if (subresource === "status") return (field) => field === "status";
+  return resource.statusSubresource ? (field) => field !== "status" : () => true;
+}
+
+/** Drops owned fields the object no longer has (changed by a writer the table did not see). */
+function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode): ManagedEntry[] {
+  return entries.map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => valueAt(live, JSON.parse(p) as string[], schema) !== undefined)) }));
+}
+
+/**
+ * Records a create, update or patch by `manager`: the fields it changed (or set, on create) become its own and leave
+ * every other entry. Fields that disappeared leave every entry.
+ */
+export function recordUpdate(table: ManagedFields, resource: ResourceType, before: KubeObject | undefined, after: KubeObject, manager: string, subresource: "status" | undefined): void {
+  const schema = schemaOf(resource);
+  const include = includeFor(resource, subresource);
+  const now = fieldsOf(after, schema, include);
+  const changed = new Set<string>();
+  for (const p of now) {
+    const path = JSON.parse(p) as string[];
+    if (before === undefined || !jsonEqual(valueAt(before, path, schema), valueAt(after, path, schema))) changed.add(p);
+  }
+  const old = before === undefined ? [] : table.entries(before.metadata.uid);
+  if (changed.size === 0 && old.length === 0) return;
+  const entries = old.map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => now.has(p) && !changed.has(p))) }));
+  const mine = entries.find((e) => e.manager === manager && e.operation === "Update" && e.subresource === subresource);
+  const time = table.now();
+  if (mine !== undefined) {
+    for (const p of changed) mine.fields.add(p);
+    if (changed.size > 0) mine.time = time;
+  } else if (changed.size > 0) {
+    entries.push({ manager, operation: "Update", apiVersion: after.apiVersion, time, ...(subresource === undefined ? {} : { subresource }), fields: changed });
+  }
+  table.set(after, entries);
+}
+
+export interface ApplyRequest {
+  resource: ResourceType;
+  /** The live object, or undefined when absent. */
+  live: KubeObject | undefined;
+  /** The applied configuration, already checked to be an object of the route's kind and name. */
+  applied: KubeObject;
+  manager: string;
+  force: boolean;
+  subresource: "status" | undefined;
+}
+
+export interface ApplyResult {
+  object: KubeObject;
+  entries: ManagedEntry[];
+}
+
+/** Computes the object an apply produces and the managers' new field sets; throws 409 on conflicts. */
+export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult {
+  const schema = schemaOf(a.resource);
+  const include = includeFor(a.resource, a.subresource);
+  const appliedFields = fieldsOf(a.applied, schema, include);
+  const base = a.live === undefined ? { apiVersion: a.applied.apiVersion, kind: a.applied.kind, metadata: {} } : a.live;
+  let entries = a.live === undefined ? [] : prune(table.entries(a.live.metadata.uid), a.live, schema);
+  const isMine = (e: ManagedEntry) => e.manager === a.manager && e.operation === "Apply" && e.subresource === a.subresource;
+  const conflicts: Array<{ entry: ManagedEntry; path: string }> = [];
+  for (const entry of entries) {
+    if (isMine(entry)) continue;
+    for (const p of entry.fields) {
+      if (!appliedFields.has(p)) continue;
+      const path = JSON.parse(p) as string[];
+      // An element of a list or set is owned for its existence alone: sharing it is never a conflict.
+      if (!path[path.length - 1]!.startsWith("f:")) continue;
+      if (!jsonEqual(valueAt(base, path, schema), valueAt(a.applied, path, schema))) conflicts.push({ entry, path: p });
+    }
+  }
+  if (conflicts.length > 0 && !a.force) throw conflictError(conflicts, a.resource);
+  const taken = new Set(conflicts.map((c) => c.path));
+  const previous = entries.find(isMine)?.fields ?? new Set<string>();
+  entries = entries.filter((e) => !isMine(e)).map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => !taken.has(p))) }));
+  const appliedBody = include("status") ? a.applied : { ...a.applied, status: undefined };
+  const merged = mergeApplied(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema) as KubeObject;
+  const othersOwn = (p: string) => entries.some((e) => [...e.fields].some((q) => isWithin(q, p) || isWithin(p, q)));
+  // Shortest paths first: an element goes whole, and its fields (keys included) are not looked for again.
+  const dropped = [...previous].filter((p) => !appliedFields.has(p) && !othersOwn(p)).sort((x, y) => x.length - y.length);
+  const removed: string[] = [];
+  for (const p of dropped) {
+    if (removed.some((q) => isWithin(p, q))) continue;
+    removeAt(merged as unknown as Record<string, unknown>, JSON.parse(p) as string[], schema);
+    removed.push(p);
+  }
+  entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields: appliedFields });
+  return { object: merged, entries };
+}
+
+function conflictError(conflicts: Array<{ entry: ManagedEntry; path: string }>, resource: ResourceType): ApiError {
+  const byManager = new Map<string, string[]>();
+  for (const { entry, path } of conflicts) {
+    const who = `"${entry.manager}"${entry.apiVersion === "" ? "" : ` using ${entry.apiVersion}`}`;
+    const list = byManager.get(who) ?? [];
+    list.push(describePath(JSON.parse(path) as string[]));
+    byManager.set(who, list);
+  }
+  const parts = [...byManager].map(([who, fields]) => (fields.length === 1 ? `conflict with ${who}: ${fields[0]}` : `conflicts with ${who}:\n${fields.map((f) => `- ${f}`).join("\n")}`));
+  const n = conflicts.length;
+  const message = `Apply failed with ${n} conflict${n === 1 ? "" : "s"}: ${parts.join("\n")}`;
+  const causes = conflicts.map(({ entry, path }) => ({
+    reason: "FieldManagerConflict",
+    message: `conflict with "${entry.manager}"${entry.apiVersion === "" ? "" : ` using ${entry.apiVersion}`}`,
+    field: describePath(JSON.parse(path) as string[]),
+  }));
+  return new ApiError("Conflict", 409, message, { group: resource.group, kind: resource.plural, causes });
+}
+
+/** The applied configuration's checks: an object, the route's kind, the URL's name; `fieldManager` is required. */
+export function checkApplyRequest(fieldManager: string | null, force: boolean, decoded: unknown): void {
+  if (fieldManager === null || fieldManager === "") {
+    throw invalid("PatchOptions", "", [{ field: "fieldManager", type: "FieldValueRequired", message: "Required value: is required for apply patch" }], "meta.k8s.io");
+  }
+  if (fieldManager.length > managerLengthMax) {
+    throw invalid("PatchOptions", "", [{ field: "fieldManager", type: "FieldValueTooLong", message: `Too long: may not be longer than ${managerLengthMax}` }], "meta.k8s.io");
+  }
+  if (!isMap(decoded)) throw badRequest("the applied configuration must be an object");
+  if (typeof decoded.apiVersion !== "string" || decoded.apiVersion === "") throw badRequest("invalid object type: apiVersion must be set in an applied configuration");
+  if (typeof decoded.kind !== "string" || decoded.kind === "") throw badRequest("invalid object type: kind must be set in an applied configuration");
+  void force;
+}
+
+export function isNotFound(error: unknown): boolean {
+  return isApiError(error) && error.code === 404;
+}

@@ -1,0 +1,182 @@
+// Field sets, the currency of server-side apply: the set of fields an object (or an applied configuration) sets,
+// as paths of elements in `fieldsV1` notation: `f:<field>`, `k:<json of the key fields>` (an element of an
+// associative list), `v:<json value>` (an element of a set). A path is stored as the JSON text of its element list.
+// Leaves are scalars, atomic lists and structs, and empty maps; an associative-list element is a member itself too.
+import { childOf } from "./schema.ts";
+import type { ListNode, SchemaNode } from "./schema.ts";
+import { setKey } from "./strategic.ts";
+
+type Json = Record<string, unknown>;
+export type FieldSet = Set<string>;
+
+export function isMap(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Fields no manager owns: identity and server-set metadata. */
+const unownedTop = new Set(["apiVersion", "kind"]);
+const unownedMeta = new Set(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"]);
+
+const pathDepthMax = 64;
+
+/** The key of an associative-list element: its key fields that are present, in key order. */
+export function elementKey(item: Json, list: ListNode): string {
+  const key: Json = {};
+  for (const k of list.keys ?? []) if (item[k] !== undefined && item[k] !== null) setKey(key, k, item[k]);
+  return `k:${JSON.stringify(key)}`;
+}
+
+/** Every field `object` sets, below the top-level fields `include` allows. */
+export function fieldsOf(object: Json, schema: SchemaNode, include: (field: string) => boolean): FieldSet {
+  const out: FieldSet = new Set();
+  for (const [key, value] of Object.entries(object)) {
+    if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
+    if (key === "metadata" && isMap(value)) {
+      for (const [mk, mv] of Object.entries(value)) {
+        if (!unownedMeta.has(mk) && mv !== null && mv !== undefined) walk(mv, childOf(childOf(schema, key), mk), ["f:metadata", `f:${mk}`], out);
+      }
+    } else walk(value, childOf(schema, key), [`f:${key}`], out);
+  }
+  return out;
+}
+
+function walk(value: unknown, schema: SchemaNode, path: string[], out: FieldSet): void {
+  if (path.length > pathDepthMax) return void out.add(JSON.stringify(path));
+  if (Array.isArray(value)) {
+    if (schema.t !== "list" || schema.listType === "atomic") return void out.add(JSON.stringify(path));
+    if (schema.listType === "set") {
+      for (const item of value) out.add(JSON.stringify([...path, `v:${JSON.stringify(item)}`]));
+      return;
+    }
+    for (const item of value) {
+      if (!isMap(item)) continue;
+      const element = [...path, elementKey(item, schema)];
+      out.add(JSON.stringify(element));
+      walkMap(item, schema.item, element, out);
+    }
+    return;
+  }
+  if (!isMap(value) || Object.keys(value).length === 0 || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) {
+    return void out.add(JSON.stringify(path));
+  }
+  walkMap(value, schema, path, out);
+}
+
+function walkMap(value: Json, schema: SchemaNode, path: string[], out: FieldSet): void {
+  for (const [key, child] of Object.entries(value)) {
+    if (child === null || child === undefined) continue;
+    walk(child, childOf(schema, key), [...path, `f:${key}`], out);
+  }
+}
+
+/** The value at a path, or undefined when the object does not set it. */
+export function valueAt(object: unknown, path: readonly string[], schema: SchemaNode): unknown {
+  let node: unknown = object;
+  let s = schema;
+  for (const element of path) {
+    if (element.startsWith("f:")) {
+      if (!isMap(node)) return undefined;
+      const field = element.slice(2);
+      node = Object.hasOwn(node, field) ? node[field] : undefined;
+      s = childOf(s, field);
+    } else if (element.startsWith("k:")) {
+      if (!Array.isArray(node) || s.t !== "list") return undefined;
+      const list = s;
+      node = node.find((item) => isMap(item) && elementKey(item, list) === element);
+      s = list.item;
+    } else {
+      if (!Array.isArray(node)) return undefined;
+      const wanted = element.slice(2);
+      return node.find((item) => JSON.stringify(item) === wanted);
+    }
+    if (node === undefined) return undefined;
+  }
+  return node;
+}
+
+/** Removes the field at a path from `object` (in place; containers along the path are copied first by the caller). */
+export function removeAt(object: Json, path: readonly string[], schema: SchemaNode): void {
+  const parentPath = path.slice(0, -1);
+  const last = path[path.length - 1]!;
+  const parent = parentPath.length === 0 ? object : valueAt(object, parentPath, schema);
+  if (last.startsWith("f:") && isMap(parent)) delete parent[last.slice(2)];
+  else if (Array.isArray(parent)) {
+    const listSchema = parentPath.reduce<SchemaNode>((s, e) => (e.startsWith("f:") ? childOf(s, e.slice(2)) : s.t === "list" ? s.item : s), schema);
+    const index = parent.findIndex((item) =>
+      last.startsWith("k:") ? isMap(item) && listSchema.t === "list" && elementKey(item, listSchema) === last : JSON.stringify(item) === last.slice(2),
+    );
+    if (index >= 0) parent.splice(index, 1);
+  }
+}
+
+/** Equality of JSON values, ignoring the order of object keys. */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
+  if (!isMap(a) || !isMap(b)) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
+}
+
+/**
+ * Merges an applied configuration into the live object: maps and structs field by field, associative lists
+ * element by element on their keys, sets by union; atomic values are replaced. Returns new containers throughout.
+ */
+export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode): unknown {
+  if (applied === null || applied === undefined) return live;
+  if (Array.isArray(applied)) {
+    if (schema.t !== "list" || schema.listType === "atomic" || !Array.isArray(live)) return applied;
+    if (schema.listType === "set") return [...live, ...applied.filter((item) => !live.some((l) => jsonEqual(l, item)))];
+    const out = [...live];
+    for (const item of applied) {
+      if (!isMap(item)) continue;
+      const key = elementKey(item, schema);
+      const index = out.findIndex((l) => isMap(l) && elementKey(l, schema) === key);
+      if (index < 0) out.push(mergeApplied(undefined, item, schema.item));
+      else out[index] = mergeApplied(out[index], item, schema.item);
+    }
+    return out;
+  }
+  if (!isMap(applied)) return applied;
+  if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return applied;
+  const out: Json = isMap(live) ? { ...live } : {};
+  for (const [key, value] of Object.entries(applied)) {
+    if (value === null || value === undefined) continue;
+    setKey(out, key, mergeApplied(out[key], value, childOf(schema, key)));
+  }
+  return out;
+}
+
+/** `.spec.template.spec.containers[name="web"].image`, as kube-apiserver names a field in a conflict. */
+export function describePath(path: readonly string[]): string {
+  let text = "";
+  for (const element of path) {
+    if (element.startsWith("f:")) text += `.${element.slice(2)}`;
+    else if (element.startsWith("v:")) text += `[${element.slice(2)}]`;
+    else {
+      const key = JSON.parse(element.slice(2)) as Json;
+      text += `[${Object.entries(key).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(",")}]`;
+    }
+  }
+  return text;
+}
+
+/** A field set as the `fieldsV1` tree of `managedFields`. */
+export function toFieldsV1(fields: FieldSet): Json {
+  const root: Json = {};
+  for (const text of [...fields].sort()) {
+    const path = JSON.parse(text) as string[];
+    let node = root;
+    for (const element of path) {
+      if (!isMap(node[element])) setKey(node, element, {});
+      node = node[element] as Json;
+    }
+    if (Object.keys(node).length > 0 || path[path.length - 1]!.startsWith("k:")) setKey(node, ".", {});
+  }
+  return root;
+}
+
+/** True when `path` is `prefix` or lies below it. */
+export function isWithin(path: string, prefix: string): boolean {
+  return path === prefix || (path.startsWith(prefix.slice(0, -1)) && path.charAt(prefix.length - 1) === ",");
+}
