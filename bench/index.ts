@@ -11,6 +11,7 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "exploration", file: "./explore.ts", exportName: "benchExplore" },
   { name: "cluster", file: "./cluster.ts", exportName: "benchCluster" },
   { name: "server", file: "./server.ts", exportName: "benchServer" },
+  { name: "drill", file: "./drill.ts", exportName: "benchDrill" },
 ];
 
 const only = process.argv.slice(2);

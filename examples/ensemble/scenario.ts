@@ -56,7 +56,9 @@ export default scenario({
     level: { expect: "ok", description: "reconciles to spec.voices on every trigger (the fix)" },
     delta: { expect: "finding", description: "the Update handler creates new - old children (the bug)" },
   },
-  params: { slowReconcileMs: 3000, resyncMs: 30_000, restartDelayMs: 2000 },
+  // userDelayMs: how long the user waits before acting (the operator starts meanwhile); a drill in real time
+  // shortens it.
+  params: { slowReconcileMs: 3000, resyncMs: 30_000, restartDelayMs: 2000, userDelayMs: 5000 },
   setup(_ctx, world) {
     world.create(crd);
     world.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
@@ -88,16 +90,16 @@ export default scenario({
     }),
   ],
   workloads: {
-    "scale-up": async (ctx) => {
-      await ctx.clock.sleep(5000);
+    "scale-up": async (ctx, { params }) => {
+      await ctx.clock.sleep(params.userDelayMs);
       await setVoices(ctx.client, 8);
     },
-    "scale-down": async (ctx) => {
-      await ctx.clock.sleep(5000);
+    "scale-down": async (ctx, { params }) => {
+      await ctx.clock.sleep(params.userDelayMs);
       await setVoices(ctx.client, 1);
     },
-    "up-then-down": async (ctx) => {
-      await ctx.clock.sleep(5000);
+    "up-then-down": async (ctx, { params }) => {
+      await ctx.clock.sleep(params.userDelayMs);
       await setVoices(ctx.client, 8);
       await ctx.clock.sleep(20_000);
       await setVoices(ctx.client, 3);
@@ -105,6 +107,10 @@ export default scenario({
   },
   faults: { chance: [1, 30], counts: { crash: 2, "stale-read": 1, "delay-watch": 2, "close-watch": 1 } },
   timing: { faultPhaseMs: 60_000, horizonMs: 900_000, settleWindowMs: 90_000 },
+  summary: (view) => {
+    const e = ensemble(view);
+    return `children ${childCount(view)} of spec.voices ${e?.spec.voices ?? "?"}, status.readyVoices ${e?.status?.readyVoices ?? "?"}`;
+  },
   properties: () => {
     let voicesMax = initialVoices;
     return [

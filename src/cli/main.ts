@@ -8,6 +8,7 @@ import { mergeCommand, mergeUsage } from "./merge.ts";
 import { listExamplesCommand, listExamplesUsage } from "./list-examples.ts";
 import { serveCommand, serveUsage } from "./serve.ts";
 import { reportCommand, reportUsage } from "./report.ts";
+import { drillCommand, drillUsage } from "./drill.ts";
 import { ScenarioError } from "../explore/run.ts";
 import { ReplayFileError } from "../explore/findings.ts";
 
@@ -22,6 +23,7 @@ Commands:
   list-examples [dir]         list the bundled example scenarios and their variants
   serve                       a Kubernetes-compatible API server over a store, for kubectl, helm, any client
   report <file>               render a finding as an HTML timeline or JUnit XML
+  drill <scenario> -- <cmd>   kill a real controller process after each of its writes and check it converges
   help [command]              show help for a command
 
 Options:
@@ -43,6 +45,7 @@ const commands: Record<string, Command> = {
   "list-examples": { usage: listExamplesUsage, run: listExamplesCommand },
   serve: { usage: serveUsage, run: serveCommand },
   report: { usage: reportUsage, run: reportCommand },
+  drill: { usage: drillUsage, run: drillCommand },
 };
 
 function version(): string {
@@ -74,7 +77,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`settle: unknown command "${name}"\nRun "settle --help" for the list of commands.\n`);
     return 2;
   }
-  if (rest.includes("-h") || rest.includes("--help")) {
+  const ownArgs = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (ownArgs.includes("-h") || ownArgs.includes("--help")) {
     process.stdout.write(command.usage);
     return 0;
   }

@@ -2,7 +2,7 @@
 // (workloads), the fault budget and the properties that tell a correct system from a broken one.
 import type { KubeObject } from "../api/object.ts";
 import type { Admission } from "../store/types.ts";
-import type { ActorContext, ActorDefinition, FaultBudget, FaultKind } from "../sim/types.ts";
+import type { ActorContext, ActorDefinition, FaultBudget, FaultKind, WorldView } from "../sim/types.ts";
 import type { Property } from "../check/properties.ts";
 
 export type ParamValue = string | number | boolean;
@@ -66,6 +66,8 @@ export interface ScenarioDefinition<P extends Params = Params> {
   faultKinds?: FaultKind[];
   admission?: Admission[];
   properties(ctx: ScenarioContext<P>): Property[];
+  /** One line on the state that matters, for reports (e.g. `children 5 of spec.voices 8`). Fixed facts, no dumps. */
+  summary?(view: WorldView): string;
   timing?: Partial<Timing>;
 }
 
