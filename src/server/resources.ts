@@ -14,6 +14,8 @@ import { decodeBody, mediaType, parseJson, parseYaml, sendJson } from "./http.ts
 import { pathNotFound } from "./routes.ts";
 import type { ResourceRoute } from "./routes.ts";
 import { schemaOf } from "./schema.ts";
+import { includeObjectOf } from "./table.ts";
+import type { Tables } from "./table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 
 export interface ResourceRequest {
@@ -29,6 +31,8 @@ export interface ResourceRequest {
   wrote(): void;
   /** Field ownership beside the store (server-side apply). */
   managed: ManagedFields;
+  /** Set when the client asked for Tables (`as=Table`): reads answer with them. */
+  tables: Tables | undefined;
 }
 
 const builtinIds = new Set(builtinKinds.map((k) => `${k.resource.group}/${k.resource.kind}`));
@@ -118,7 +122,7 @@ export async function handleResource(r: ResourceRequest): Promise<void> {
     if (method === "POST") return handleCreate(r);
     if (method === "DELETE") return handleDeleteCollection(r);
   } else {
-    if (method === "GET") return sendJson(r.res, 200, r.managed.decorate(r.store.get(refOf(r))));
+    if (method === "GET") return handleGet(r);
     if (method === "PUT") return handleUpdate(r);
     if (method === "PATCH") return handlePatch(r);
     if (method === "DELETE" && route.subresource === undefined) return handleDelete(r);
@@ -162,7 +166,15 @@ async function handleList(r: ResourceRequest): Promise<void> {
   const revision = listRevision(r);
   if (token !== null && token !== "") options.continue = token;
   if (revision !== undefined) options.revision = revision;
-  sendJson(r.res, 200, r.store.list(options));
+  const list = r.store.list(options);
+  if (r.tables !== undefined) return sendJson(r.res, 200, r.tables.table(r.resource, list.items, includeObjectOf(r.query), list.metadata));
+  sendJson(r.res, 200, list);
+}
+
+function handleGet(r: ResourceRequest): void {
+  const object = r.managed.decorate(r.store.get(refOf(r)));
+  if (r.tables !== undefined) return sendJson(r.res, 200, r.tables.fromObject(r.resource, object, includeObjectOf(r.query)));
+  sendJson(r.res, 200, object);
 }
 
 async function handleCreate(r: ResourceRequest): Promise<void> {

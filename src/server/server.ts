@@ -19,6 +19,7 @@ import { boolParam, handleResource } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { parseRoute, pathNotFound } from "./routes.ts";
 import type { ResourceRoute, Route } from "./routes.ts";
+import { Tables, wantsTable } from "./table.ts";
 import { WatchStream } from "./watch.ts";
 
 export interface ServerOptions {
@@ -135,6 +136,7 @@ class ApiServer {
   readonly #o: Resolved;
   readonly #gc: GcLoop;
   readonly #managed: ManagedFields;
+  readonly #tables: Tables;
   readonly #watches = new Set<WatchStream>();
   readonly #http: Server;
   readonly #expectedToken: Buffer;
@@ -143,6 +145,7 @@ class ApiServer {
   constructor(options: Resolved) {
     this.#o = options;
     this.#gc = new GcLoop(options.store, options.clock, { retryDelayMs: options.gcRetryDelayMs });
+    this.#tables = new Tables(options.store, options.clock);
     this.#managed = new ManagedFields(options.clock, (ref, uid) => {
       try {
         return options.store.get(ref).metadata.uid === uid;
@@ -284,7 +287,8 @@ class ApiServer {
   async #resource(route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const resource = this.#o.store.resourceForPlural(route.group, route.version, route.plural);
     if (resource === undefined) throw pathNotFound();
-    if (!acceptsJson(req.headers.accept)) throw notAcceptable();
+    const table = wantsTable(req.headers.accept);
+    if (!table && !acceptsJson(req.headers.accept)) throw notAcceptable();
     let body: Promise<Buffer> | undefined;
     const r: ResourceRequest = {
       store: this.#o.store,
@@ -296,6 +300,7 @@ class ApiServer {
       body: () => (body ??= readBody(req, this.#o.bodyBytesMax)),
       wrote: () => this.#gc.kick(),
       managed: this.#managed,
+      tables: table ? this.#tables : undefined,
     };
     const watch = route.watchPath || boolParam(query, "watch");
     if (!watch) return handleResource(r);

@@ -13,6 +13,8 @@ import type { StoreEvent, StoreWatcher } from "../store/index.ts";
 import { jsonContentType } from "./http.ts";
 import { boolParam, intParam, listOptions } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
+import { includeObjectOf } from "./table.ts";
+import type { IncludeObject } from "./table.ts";
 
 export interface WatchLimits {
   clock: Clock;
@@ -44,6 +46,7 @@ export class WatchStream {
   #watcher: StoreWatcher | undefined;
   #timers: Timer[] = [];
   readonly #apiVersion: string;
+  readonly #include: IncludeObject;
 
   constructor(
     readonly r: ResourceRequest,
@@ -51,6 +54,7 @@ export class WatchStream {
     readonly onClosed: (stream: WatchStream) => void,
   ) {
     this.#apiVersion = formatApiVersion(r.resource);
+    this.#include = r.tables === undefined ? "Object" : includeObjectOf(r.query);
   }
 
   get closed(): boolean {
@@ -73,7 +77,7 @@ export class WatchStream {
     if (from > this.r.store.revision) throw new ApiError("Timeout", 504, `Too large resource version: ${from}, current: ${this.r.store.revision}`, { retryAfterSeconds: 1 });
     if (initial) {
       const list = this.r.store.list(listOptions(this.r));
-      for (const item of list.items) this.#pending.push(eventLine("ADDED", item));
+      for (const item of list.items) this.#pending.push(this.#line("ADDED", item));
       from = Number(list.metadata.resourceVersion);
       if (sendInitial === true) this.#pending.push(this.#bookmarkLine(from, true));
     }
@@ -120,8 +124,15 @@ export class WatchStream {
     this.#timers.push(timer);
   }
 
+  /** A watch event line: the object, or a one-row Table of it when the client asked for Tables. */
+  #line(type: string, object: KubeObject): string {
+    const tables = this.r.tables;
+    if (tables === undefined) return eventLine(type, object);
+    return `${JSON.stringify({ type, object: tables.fromObject(this.r.resource, object, this.#include) })}\n`;
+  }
+
   #send(event: StoreEvent): void {
-    const line = eventLine(event.type, event.object);
+    const line = this.#line(event.type, event.object);
     if (this.#state === "opening") this.#pending.push(line);
     else if (this.#state === "streaming") this.#write(line);
   }
