@@ -186,7 +186,7 @@ test("label and field selectors, limit and continue page through a list", async 
   }
 });
 
-test("bodies over the limit get 413, unknown media types 415, Table-only Accept 406, bad paths 404, all as Status", async () => {
+test("bodies over the limit get 413, unknown media types 415, unservable Accept 406, bad paths 404, all as Status", async () => {
   const t = await testServer({ bodyBytesMax: 1024 });
   try {
     const base = "/api/v1/namespaces/default/configmaps";
@@ -196,7 +196,10 @@ test("bodies over the limit get 413, unknown media types 415, Table-only Accept 
     const xml = await request(t.server, "POST", base, { raw: "<cm/>", contentType: "application/xml" });
     assert.equal(xml.status, 415);
     const table = await request(t.server, "GET", base, { headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io" } });
-    assert.equal(table.status, 406);
+    assert.equal(table.status, 200);
+    assert.equal(table.json.kind, "Table");
+    const partial = await request(t.server, "GET", base, { headers: { accept: "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io" } });
+    assert.equal(partial.status, 406);
     const fallback = await request(t.server, "GET", base, { headers: { accept: "application/json;as=Table;v=v1;g=meta.k8s.io,application/json" } });
     assert.equal(fallback.status, 200);
     for (const path of ["/nope", "/api/v1/nopes", "/apis/x/v1/things", "/api/v1/namespaces/default/configmaps/a/b/c"]) {
