@@ -1,0 +1,222 @@
+// Scenario: a bootc image rollout over a node pool. The user moves the pool from v0 to v1, then to v2
+// while the first node is rebooting. Pool controller, one daemon per node, kubelets (which reboot hosts),
+// the scheduler and a small Deployment whose pods the drains evict. The buggy daemon trusts a stale
+// early-boot status and reboots a second time outside the rollout's gate; the fixed one does not.
+import { isApiError, runController, type KubeObject } from "settle";
+import {
+  always,
+  cluster,
+  clusterExternals,
+  defineActor,
+  eventually,
+  nodeNames,
+  rebootFaultKind,
+  registryCell,
+  scenario,
+  type ActorContext,
+  type ActorDefinition,
+  type HostState,
+  type Registry,
+  type WorldView,
+} from "settle/sim";
+import { poolController } from "./controller.ts";
+import { nodeDaemon } from "./node-daemon.ts";
+import { Daemon, type DaemonVariant } from "./daemon.ts";
+import { staleStatusFault, staleStatusFaultKind } from "./faults.ts";
+import {
+  bootcNodeCrd,
+  bootcNodeKind,
+  bootStaged,
+  condition,
+  daemonRebootPrefix,
+  hostCellOf,
+  initialHost,
+  isNodeRebooting,
+  nodeKind,
+  poolCrd,
+  poolKind,
+  resolveMaxUnavailable,
+  slotAnnotation,
+  type BootcHost,
+  type BootcNode,
+  type BootcNodePool,
+  type NodeObject,
+} from "./model.ts";
+
+const poolName = "workers";
+const imageRepo = "quay.example/fedora-bootc";
+export const images = { v0: `${imageRepo}:v0`, v1: `${imageRepo}:v1`, v2: `${imageRepo}:v2` } as const;
+export const registry: Registry = { [images.v0]: "sha256:c0ffee00", [images.v1]: "sha256:c0ffee01", [images.v2]: "sha256:c0ffee02" };
+const rebootAnnotation = "sim.settle.dev/reboot";
+
+const params = {
+  nodes: 3,
+  maxUnavailable: "1",
+  /** Mean `bootc stage` time (each stage takes 50% to 150% of it). */
+  stageMs: 40_000,
+  rebootMs: 30_000,
+  statusPollMs: 300_000,
+  appReplicas: 2,
+  restartDelayMs: 2000,
+};
+type BootcParams = typeof params;
+
+function maxUnavailableParam(value: string): number | string {
+  return /^\d+$/.test(value) ? Number(value) : value;
+}
+
+function app(replicas: number): KubeObject[] {
+  const labels = { app: "web" };
+  return [
+    { apiVersion: "v1", kind: "Namespace", metadata: { name: "apps" } },
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "web", namespace: "apps" },
+      spec: {
+        replicas,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels, annotations: { "sim.settle.dev/start-ms": "2000" } },
+          spec: { containers: [{ name: "web", image: "quay.example/web:1.0" }], terminationGracePeriodSeconds: 5 },
+        },
+      },
+    },
+  ];
+}
+
+function daemonActor(node: string, variant: DaemonVariant, p: BootcParams): ActorDefinition {
+  const inner = defineActor({
+    name: `bootcd-${node}`,
+    restartDelayMs: p.restartDelayMs,
+    start: (ctx) => new Daemon(ctx, { node, variant, stageMs: p.stageMs, statusPollMs: p.statusPollMs }).run(),
+  });
+  return nodeDaemon({ node, actor: inner });
+}
+
+function operatorActor(variant: string, p: BootcParams): ActorDefinition {
+  return defineActor({
+    name: "bootc-operator",
+    restartDelayMs: p.restartDelayMs,
+    async start(ctx) {
+      const controller = poolController({ countApprovals: variant === "fixed", readRegistry: () => ctx.external<Registry>(registryCell).read() });
+      await runController(controller, { client: ctx.client, clock: ctx.clock, log: ctx.log }).done;
+    },
+  });
+}
+
+/** `kubectl patch`, run again until it succeeds (a merge patch of one field is idempotent). */
+async function setImage(ctx: ActorContext, ref: string): Promise<void> {
+  for (;;) {
+    try {
+      return void (await ctx.client.patch({ ...poolKind, name: poolName, patchType: "merge", patch: { spec: { image: { ref } } } }));
+    } catch (error) {
+      if (!isApiError(error)) throw error;
+      await ctx.clock.sleep(1000);
+    }
+  }
+}
+
+/** Waits (as `kubectl get nodes -w` would, watching again after an error) until some node reboots. */
+async function untilANodeReboots(ctx: ActorContext): Promise<void> {
+  for (;;) {
+    const watch = ctx.client.watch({ ...nodeKind });
+    try {
+      for await (const event of watch) {
+        if (isNodeRebooting(event.object as NodeObject)) return;
+      }
+    } catch (error) {
+      if (!isApiError(error)) throw error;
+    } finally {
+      watch.close();
+    }
+    await ctx.clock.sleep(1000);
+  }
+}
+
+function hosts(view: WorldView, nodes: readonly string[]): Array<[string, BootcHost]> {
+  return nodes.map((n) => [n, view.external<BootcHost>(hostCellOf(n))]);
+}
+
+function pool(view: WorldView): BootcNodePool | undefined {
+  return view.get({ ...poolKind, name: poolName }) as BootcNodePool | undefined;
+}
+
+/** Slotted, or going down for a reboot the daemon asked for. */
+function disrupted(view: WorldView, node: string): boolean {
+  const bn = view.get({ ...bootcNodeKind, name: node }) as BootcNode | undefined;
+  if (bn?.metadata.annotations?.[slotAnnotation] === "true") return true;
+  const n = view.get({ ...nodeKind, name: node }) as NodeObject | undefined;
+  return isNodeRebooting(n) && (n?.metadata.annotations?.[rebootAnnotation] ?? "").startsWith(daemonRebootPrefix);
+}
+
+/** Every node runs the target, reports exactly the host's deployments, is Idle, out of its slot and schedulable. */
+function converged(view: WorldView, node: string, host: BootcHost, target: string): boolean {
+  const bn = view.get({ ...bootcNodeKind, name: node }) as BootcNode | undefined;
+  const n = view.get({ ...nodeKind, name: node }) as NodeObject | undefined;
+  if (bn === undefined || host.booted !== target) return false;
+  const s = bn.status;
+  const reports = s?.booted?.digest === host.booted && (s.staged?.digest ?? null) === host.staged && (s.rollback?.digest ?? null) === host.rollback;
+  return reports && condition(s, "Idle")?.status === "True" && bn.metadata.annotations?.[slotAnnotation] === undefined && n?.spec?.unschedulable !== true;
+}
+
+export default scenario<BootcParams>({
+  name: "bootc-rollout",
+  description: "A bootc OS rollout; a stale early-boot status makes the daemon reboot again outside the rollout budget.",
+  variants: {
+    buggy: { expect: "finding", description: "the daemon trusts its first post-boot status and a standing Booted approval" },
+    fixed: { expect: "ok", description: "one-shot, boot-scoped reboot approvals; a live read before staging" },
+  },
+  params,
+  setup({ params: p }) {
+    const pool: BootcNodePool = {
+      ...poolKind,
+      metadata: { name: poolName },
+      spec: { image: { ref: images.v0 }, rollout: { maxUnavailable: maxUnavailableParam(p.maxUnavailable) } },
+    };
+    return [poolCrd, bootcNodeCrd, pool, ...app(p.appReplicas)];
+  },
+  externals: ({ params: p }) => clusterExternals({ nodes: p.nodes, registry, host: initialHost(registry[images.v0]!) }),
+  actors({ variant, params: p }) {
+    const kubelet = { heartbeatMs: 0, rebootMs: p.rebootMs, onReboot: (host: HostState) => bootStaged(host as BootcHost) as HostState };
+    return [
+      ...cluster({ nodes: p.nodes, kubelet, without: ["node-lifecycle", "daemonset", "job", "cronjob", "disruption"] }),
+      operatorActor(variant, p),
+      ...nodeNames(p.nodes).map((node) => daemonActor(node, variant as DaemonVariant, p)),
+    ];
+  },
+  workloads: {
+    "mid-rollout-change": async (ctx) => {
+      await ctx.clock.sleep(5000);
+      await setImage(ctx, images.v1);
+      await untilANodeReboots(ctx);
+      await setImage(ctx, images.v2);
+    },
+    rollout: async (ctx) => {
+      await ctx.clock.sleep(5000);
+      await setImage(ctx, images.v1);
+    },
+  },
+  faultKinds: [staleStatusFaultKind(), rebootFaultKind()],
+  faults: { chance: [1, 40], counts: { [staleStatusFault]: 2, reboot: 1, pause: 2, "lost-response": 1, "fail-request": 1 } },
+  timing: { faultPhaseMs: 480_000, horizonMs: 2_400_000, settleWindowMs: 360_000, stepsMax: 1_500_000 },
+  properties({ params: p }) {
+    const nodes = nodeNames(p.nodes);
+    return [
+      always("one reboot per approval: reboots(node, image) <= 1", (view) =>
+        hosts(view, nodes).every(([, host]) => Object.values(host.rebootsInto).every((count) => count <= 1)),
+      ),
+      always("disrupted nodes <= maxUnavailable", (view) => {
+        const budget = resolveMaxUnavailable(pool(view)?.spec.rollout.maxUnavailable ?? 1, nodes.length);
+        return nodes.filter((n) => disrupted(view, n)).length <= budget;
+      }),
+      always("the daemon never stages the image already booted", (view) => hosts(view, nodes).every(([, host]) => host.staging !== host.booted)),
+      eventually("every node runs the target image, reports it, is Idle and uncordoned", (view) => {
+        const p0 = pool(view);
+        const target = p0 === undefined ? undefined : registry[p0.spec.image.ref];
+        return target !== undefined && hosts(view, nodes).every(([node, host]) => converged(view, node, host, target));
+      }),
+    ];
+  },
+});
+
