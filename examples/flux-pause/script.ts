@@ -83,16 +83,23 @@ export function flakyReads(ctx: ActorContext): Client {
     return true;
   };
   const base = ctx.client;
+  const refused = () => new ApiError("InternalError", 500, "injected read failure");
   return {
-    ...base,
     get: async (o) => {
-      if (await failing()) throw new ApiError("InternalError", 500, "injected read failure");
+      if (await failing()) throw refused();
       return base.get(o);
     },
     list: async (o) => {
-      if (await failing()) throw new ApiError("InternalError", 500, "injected read failure");
+      if (await failing()) throw refused();
       return base.list(o);
     },
+    create: (o) => base.create(o),
+    update: (o) => base.update(o),
+    updateStatus: (o) => base.updateStatus(o),
+    patch: (o) => base.patch(o),
+    patchStatus: (o) => base.patchStatus(o),
+    delete: (o) => base.delete(o),
+    watch: (o) => base.watch(o),
   } as Client;
 }
 
@@ -190,9 +197,19 @@ export class Script {
 
   /** The restart step's own fence checks test ownership only (as in the model). */
   private async fenceHolds(): Promise<boolean> {
-    const child = await tryGet(this.client, childRef);
-    const parent = await tryGet(this.client, parentRef);
+    const child = await this.getRetrying(childRef);
+    const parent = await this.getRetrying(parentRef);
     return childOwned(child, this.childUid, this.options.holder) && parentOwned(parent, this.parentUid, this.options.holder);
+  }
+
+  /** A read that must not fail on a transient error: retried `SYNC_INTERVAL` apart, as `retry kubectl get`. */
+  private async getRetrying(ref: typeof parentRef | typeof childRef): Promise<KubeObject | undefined> {
+    for (let attempt = 0; attempt < this.options.syncAttempts; attempt++) {
+      if (attempt > 0) await this.ctx.clock.sleep(this.options.syncIntervalMs);
+      const object = await tryGet(this.client, ref);
+      if (object !== undefined) return object;
+    }
+    return undefined;
   }
 
   /** `kubectl rollout restart`, then wait until every pre-restart pod is gone and the new ones are Ready. */
@@ -225,13 +242,16 @@ export class Script {
   }
 
   private async podUids(): Promise<Set<string> | undefined> {
-    try {
-      const pods = await this.client.list({ ...podKind, namespace: controllerRef.namespace, labelSelector: `app=${controllerLabels.app}` });
-      return new Set(pods.items.map((p) => p.metadata.uid ?? ""));
-    } catch (error) {
-      if (!isApiError(error)) throw error;
-      return undefined;
+    for (let attempt = 0; attempt < this.options.syncAttempts; attempt++) {
+      if (attempt > 0) await this.ctx.clock.sleep(this.options.syncIntervalMs);
+      try {
+        const pods = await this.client.list({ ...podKind, namespace: controllerRef.namespace, labelSelector: `app=${controllerLabels.app}` });
+        return new Set(pods.items.map((p) => p.metadata.uid ?? ""));
+      } catch (error) {
+        if (!isApiError(error)) throw error;
+      }
     }
+    return undefined;
   }
 
   private async waitRolledOut(before: ReadonlySet<string>): Promise<boolean> {
