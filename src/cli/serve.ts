@@ -1,13 +1,17 @@
 // `settle serve`: a Kubernetes-compatible API server over a fresh store, until SIGINT or SIGTERM.
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
 import { realClock } from "../api/clock.ts";
 import { createStore } from "../store/index.ts";
-import { loadSetup, SetupError, startServer } from "../server/index.ts";
+import { loadSetup, parseFaultSpecs, SetupError, startServer } from "../server/index.ts";
+import type { FaultSpec } from "../server/index.ts";
 import { intOption, parse, UsageError } from "./args.ts";
 
-export const serveUsage = `Usage: settle serve [--port N] [--host ADDR] [--kubeconfig-out FILE] [--setup FILE...] [--token T]
+export const serveUsage = `Usage: settle serve [--port N] [--host ADDR] [--kubeconfig-out FILE] [--setup FILE...] [--token T] [--faults FILE]
 
-Serves a Kubernetes-compatible HTTP API (discovery, OpenAPI v3 stubs, CRUD, merge and JSON patch, watches,
-CRDs, finalizers and garbage collection) over an in-memory store, for kubectl, helm, client-node and any client.
+Serves a Kubernetes-compatible HTTP API (discovery, OpenAPI v3 stubs, CRUD, merge, JSON and strategic merge patch,
+server-side apply, Tables, watches, CRDs, finalizers and garbage collection) over an in-memory store, for kubectl,
+helm, client-node and any client.
 
 Options:
   --port N              port to listen on; 0 picks a free one (default 0). The URL is printed once listening.
@@ -15,6 +19,8 @@ Options:
   --kubeconfig-out FILE write a kubeconfig for this server (mode 600, atomically, once listening)
   --setup FILE          preload manifests (YAML, multi-document, or JSON); repeatable, loaded in order
   --token T             the bearer token clients must send (default: random, printed in the kubeconfig)
+  --faults FILE         arm faults at start (YAML or JSON: a list, or {faults: [...]}); more can be armed
+                        while serving with POST /settle/faults (see src/server/README.md)
 
 Stops cleanly on SIGINT or SIGTERM. Exit codes: 0 stopped, 2 usage or setup error.
 `;
@@ -26,6 +32,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     "kubeconfig-out": { type: "string" },
     setup: { type: "string", multiple: true },
     token: { type: "string" },
+    faults: { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const port = intOption(values, "port", 0, 0);
@@ -41,7 +48,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.stderr.write(`settle serve: --setup: ${error.message}\n`);
     return 2;
   }
-  const server = await startServer({ store, host, port, ...(token === undefined ? {} : { token }) });
+  let faults: FaultSpec[] = [];
+  if (typeof values.faults === "string") {
+    try {
+      faults = parseFaultSpecs(parseYaml(readFileSync(values.faults, "utf8")));
+    } catch (error) {
+      process.stderr.write(`settle serve: --faults ${values.faults}: ${error instanceof Error ? error.message : String(error)}\n`);
+      return 2;
+    }
+  }
+  const server = await startServer({ store, host, port, faults, ...(token === undefined ? {} : { token }) });
   const kubeconfigOut = values["kubeconfig-out"];
   if (typeof kubeconfigOut === "string") server.writeKubeconfig(kubeconfigOut);
   process.stdout.write(`settle serve: listening on ${server.url}${typeof kubeconfigOut === "string" ? ` (kubeconfig: ${kubeconfigOut})` : ""}\n`);

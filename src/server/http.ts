@@ -28,6 +28,8 @@ export function sendStatus(res: ServerResponse, error: unknown): void {
     res.destroy();
     return;
   }
+  const retryAfter = status.details?.retryAfterSeconds;
+  if (typeof retryAfter === "number") res.setHeader("Retry-After", String(retryAfter));
   sendJson(res, status.code, status);
 }
 

@@ -6,3 +6,5 @@ export { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
 export { loadSetup, manifestObjects, SetupError } from "./setup.ts";
 export { decodeProtobuf } from "./protobuf.ts";
 export { applyStrategicPatch } from "./strategic.ts";
+export { parseFaultSpecs, serverFaultKinds } from "./faults.ts";
+export type { ArmedFault, FaultSpec, FaultVerb, ServerFaultKind } from "./faults.ts";

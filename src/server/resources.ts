@@ -33,6 +33,8 @@ export interface ResourceRequest {
   managed: ManagedFields;
   /** Set when the client asked for Tables (`as=Table`): reads answer with them. */
   tables: Tables | undefined;
+  /** A stale-read fault: this `resourceVersion=0` list or watch is served this many revisions behind. */
+  lagRevisions?: number;
 }
 
 const builtinIds = new Set(builtinKinds.map((k) => `${k.resource.group}/${k.resource.kind}`));
@@ -166,9 +168,15 @@ async function handleList(r: ResourceRequest): Promise<void> {
   const revision = listRevision(r);
   if (token !== null && token !== "") options.continue = token;
   if (revision !== undefined) options.revision = revision;
+  else if (r.lagRevisions !== undefined && options.continue === undefined) options.revision = staleRevision(r.store, r.lagRevisions);
   const list = r.store.list(options);
   if (r.tables !== undefined) return sendJson(r.res, 200, r.tables.table(r.resource, list.items, includeObjectOf(r.query), list.metadata));
   sendJson(r.res, 200, list);
+}
+
+/** The revision a lagging watch cache serves: `lagRevisions` behind, never before the compaction point. */
+export function staleRevision(store: Store, lagRevisions: number): number {
+  return Math.max(store.compactedRevision, 1, store.revision - lagRevisions);
 }
 
 function handleGet(r: ResourceRequest): void {

@@ -12,6 +12,7 @@ export type Route =
   | { type: "openapiIndex" }
   | { type: "openapiDoc"; group: string; version: string }
   | { type: "openapiV2" }
+  | { type: "faults" }
   | ResourceRoute;
 
 export interface ResourceRoute {
@@ -71,6 +72,7 @@ export function parseRoute(pathname: string): Route {
   const s = segmentsOf(pathname);
   const [first, second, third, fourth] = s;
   if (first === "version" && s.length === 1) return { type: "version" };
+  if (first === "settle" && second === "faults" && s.length === 2) return { type: "faults" };
   if ((first === "healthz" || first === "livez" || first === "readyz") && s.length === 1) return { type: "health" };
   if (first === "openapi") {
     if (second === "v2" && s.length === 2) return { type: "openapiV2" };

@@ -12,8 +12,10 @@ import { createStore } from "../store/index.ts";
 import type { Store } from "../store/index.ts";
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo } from "./discovery.ts";
 import { ManagedFields } from "./apply.ts";
+import { FaultTable, parseFaultSpecs } from "./faults.ts";
+import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
 import { GcLoop } from "./gc-loop.ts";
-import { acceptsJson, notAcceptable, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
+import { acceptsJson, decodeBody, notAcceptable, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
 import { boolParam, handleResource } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
@@ -47,6 +49,8 @@ export interface ServerOptions {
   gcRetryDelayMs?: number;
   /** Receives warnings and notable events, one line each. Default: standard error. */
   log?: (line: string) => void;
+  /** Faults armed from the start (see `injectFaults`). Default none. */
+  faults?: readonly FaultSpec[];
 }
 
 export interface SettleServer {
@@ -65,6 +69,15 @@ export interface SettleServer {
    * revision they saw (or relist after a 410). Returns how many were closed.
    */
   closeWatches(): number;
+  /**
+   * Arms faults from the simulator's fault model (also `POST /settle/faults`): request faults wait for the requests
+   * they match; `close-watch` and `delay-watch` act on the matching open watches at once. Returns the armed faults.
+   */
+  injectFaults(specs: readonly FaultSpec[]): ArmedFault[];
+  /** Disarms every request fault not yet spent; returns how many. */
+  clearFaults(): number;
+  /** Request faults armed and not yet spent. */
+  readonly faults: readonly ArmedFault[];
   /** A kubeconfig for this server. */
   kubeconfig(): string;
   /** Writes the kubeconfig atomically, mode 600. */
@@ -92,6 +105,7 @@ interface Resolved {
   watchesMax: number;
   gcRetryDelayMs: number;
   log: (line: string) => void;
+  faults: readonly FaultSpec[];
 }
 
 function resolveOptions(options: ServerOptions): Resolved {
@@ -109,6 +123,7 @@ function resolveOptions(options: ServerOptions): Resolved {
     watchesMax: options.watchesMax ?? 10_000,
     gcRetryDelayMs: options.gcRetryDelayMs ?? 1000,
     log: options.log ?? ((line) => void process.stderr.write(`${line}\n`)),
+    faults: parseFaultSpecs(options.faults ?? []),
   };
   assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
   assert(resolved.token.length >= 1 && /^[\x21-\x7e]+$/.test(resolved.token), "token is printable ASCII");
@@ -137,6 +152,7 @@ class ApiServer {
   readonly #gc: GcLoop;
   readonly #managed: ManagedFields;
   readonly #tables: Tables;
+  readonly #faults = new FaultTable();
   readonly #watches = new Set<WatchStream>();
   readonly #http: Server;
   readonly #expectedToken: Buffer;
@@ -153,6 +169,7 @@ class ApiServer {
         return false;
       }
     });
+    this.injectFaults(options.faults);
     this.#expectedToken = Buffer.from(`Bearer ${options.token}`);
     this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
     this.#http.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
@@ -199,8 +216,39 @@ class ApiServer {
       kubeconfig: () => kubeconfigText(`http://${hostForUrl}:${self.#port}/token/${o.token}`, o.token),
       writeKubeconfig: (path) => writeKubeconfig(path, `http://${hostForUrl}:${self.#port}/token/${o.token}`, o.token),
       closeWatches: () => self.closeWatches(),
+      injectFaults: (specs) => self.injectFaults(parseFaultSpecs(specs)),
+      clearFaults: () => self.#faults.clear(),
+      get faults() {
+        return self.#faults.armed;
+      },
       close: () => self.close(),
     };
+  }
+
+  injectFaults(specs: readonly FaultSpec[]): ArmedFault[] {
+    const { immediate, armed } = this.#faults.arm(specs);
+    for (const fault of immediate) {
+      let hit = 0;
+      for (const watch of [...this.#watches]) {
+        if (hit >= (fault.count ?? Number.MAX_SAFE_INTEGER) || watch.closed || !FaultTable.concerns(fault, watch.target)) continue;
+        if (fault.kind === "close-watch") watch.close();
+        else watch.delay(fault.delayMs ?? 1000);
+        hit++;
+      }
+      fault.hits = hit;
+      this.#o.log(`settle serve: fault ${fault.kind} hit ${hit} watch(es)`);
+    }
+    for (const fault of armed) this.#o.log(`settle serve: fault ${fault.kind} armed (id ${fault.id})`);
+    return [...immediate, ...armed];
+  }
+
+  async #faultsEndpoint(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const list = () => ({ kind: "FaultList", apiVersion: "settle.dev/v1", items: this.#faults.armed });
+    if (req.method === "GET") return sendJson(res, 200, list());
+    if (req.method === "DELETE") return sendJson(res, 200, { kind: "FaultList", apiVersion: "settle.dev/v1", cleared: this.#faults.clear(), items: [] });
+    if (req.method !== "POST") throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on /settle/faults (${req.method ?? ""})`);
+    const specs = parseFaultSpecs(decodeBody(req.headers["content-type"], await readBody(req, this.#o.bodyBytesMax), "the faults"));
+    return sendJson(res, 201, { kind: "FaultList", apiVersion: "settle.dev/v1", applied: this.injectFaults(specs), items: this.#faults.armed });
   }
 
   closeWatches(): number {
@@ -259,6 +307,7 @@ class ApiServer {
   async #dispatch(route: Route, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const store = this.#o.store;
     if (route.type === "resource") return this.#resource(route, query, req, res);
+    if (route.type === "faults") return this.#faultsEndpoint(req, res);
     if (req.method !== "GET" && req.method !== "HEAD") throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${req.method ?? ""})`);
     // kubectl asks for OpenAPI v2 in protobuf only: it must see the 404, not a 406.
     if (route.type === "openapiV2") throw pathNotFound();
@@ -303,6 +352,9 @@ class ApiServer {
       tables: table ? this.#tables : undefined,
     };
     const watch = route.watchPath || boolParam(query, "watch");
+    const faults = this.#faults.onRequest({ verb: verbOf(req.method, route, watch), resource: route.plural, namespace: route.namespace, name: route.name }, query.get("resourceVersion") === "0");
+    if (faults.lagRevisions !== undefined) r.lagRevisions = faults.lagRevisions;
+    if (faults.loseResponse === true) loseResponse(req, res);
     if (!watch) return handleResource(r);
     if (req.method !== "GET" || route.subresource !== undefined) throw new ApiError("MethodNotAllowed", 405, "watch is only allowed with GET on a collection or an item");
     if (this.#watches.size >= this.#o.watchesMax) throw tooManyRequests(`too many watches open (${this.#o.watchesMax})`);
@@ -321,6 +373,34 @@ class ApiServer {
       throw error;
     }
   }
+}
+
+function verbOf(method: string | undefined, route: ResourceRoute, watch: boolean): FaultVerb {
+  if (watch) return "watch";
+  switch (method) {
+    case "POST":
+      return "create";
+    case "PUT":
+      return "update";
+    case "PATCH":
+      return "patch";
+    case "DELETE":
+      return route.name === undefined ? "deletecollection" : "delete";
+    default:
+      return route.name === undefined ? "list" : "get";
+  }
+}
+
+/**
+ * A lost-response fault: the request is carried out as usual, but instead of its answer the client sees the
+ * connection drop, as when a response is lost on the network after the write was applied.
+ */
+function loseResponse(req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead = (() => res) as unknown as typeof res.writeHead;
+  res.end = (() => {
+    req.socket.destroy();
+    return res;
+  }) as unknown as typeof res.end;
 }
 
 /** Starts a server and resolves once it listens. */

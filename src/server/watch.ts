@@ -11,7 +11,7 @@ import type { KubeObject } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
 import type { StoreEvent, StoreWatcher } from "../store/index.ts";
 import { jsonContentType } from "./http.ts";
-import { boolParam, intParam, listOptions } from "./resources.ts";
+import { boolParam, intParam, listOptions, staleRevision } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { includeObjectOf } from "./table.ts";
 import type { IncludeObject } from "./table.ts";
@@ -45,6 +45,8 @@ export class WatchStream {
   #pending: string[] = [];
   #watcher: StoreWatcher | undefined;
   #timers: Timer[] = [];
+  #held: { until: number; timer: Timer } | undefined;
+  #heldBytes = 0;
   readonly #apiVersion: string;
   readonly #include: IncludeObject;
 
@@ -55,6 +57,11 @@ export class WatchStream {
   ) {
     this.#apiVersion = formatApiVersion(r.resource);
     this.#include = r.tables === undefined ? "Object" : includeObjectOf(r.query);
+  }
+
+  /** What the watch is on, for watch faults. */
+  get target(): { resource: string; namespace: string | undefined; name: string | undefined } {
+    return { resource: this.r.route.plural, namespace: this.r.route.namespace, name: this.r.route.name };
   }
 
   get closed(): boolean {
@@ -76,7 +83,8 @@ export class WatchStream {
     let from = rv === "" ? this.r.store.revision : Number(rv);
     if (from > this.r.store.revision) throw new ApiError("Timeout", 504, `Too large resource version: ${from}, current: ${this.r.store.revision}`, { retryAfterSeconds: 1 });
     if (initial) {
-      const list = this.r.store.list(listOptions(this.r));
+      const stale = this.r.lagRevisions === undefined ? {} : { revision: staleRevision(this.r.store, this.r.lagRevisions) };
+      const list = this.r.store.list({ ...listOptions(this.r), ...stale });
       for (const item of list.items) this.#pending.push(this.#line("ADDED", item));
       from = Number(list.metadata.resourceVersion);
       if (sendInitial === true) this.#pending.push(this.#bookmarkLine(from, true));
@@ -116,6 +124,11 @@ export class WatchStream {
   #scheduleBookmark(): void {
     const timer = this.limits.clock.setTimer(this.limits.bookmarkIntervalMs, () => {
       if (this.#state !== "streaming") return;
+      if (this.#held !== undefined) {
+        // Held events lie before the store's revision: a bookmark now would skip them. Try again later.
+        this.#timers = this.#timers.filter((t) => t !== timer);
+        return this.#scheduleBookmark();
+      }
       // Every event up to the store's revision was delivered synchronously already: the bookmark is safe.
       this.#write(this.#bookmarkLine(this.r.store.revision, false));
       this.#timers = this.#timers.filter((t) => t !== timer);
@@ -134,7 +147,36 @@ export class WatchStream {
   #send(event: StoreEvent): void {
     const line = this.#line(event.type, event.object);
     if (this.#state === "opening") this.#pending.push(line);
-    else if (this.#state === "streaming") this.#write(line);
+    else if (this.#held !== undefined) {
+      this.#pending.push(line);
+      this.#heldBytes += line.length;
+      if (this.#heldBytes > this.limits.bufferBytesMax) {
+        this.#held.timer.cancel();
+        this.#held = undefined;
+        this.#fail(new ApiError("Expired", 410, "the watch was closed: too many events were held back while it was delayed; resume from the last revision seen or relist"));
+      }
+    } else if (this.#state === "streaming") this.#write(line);
+  }
+
+  /**
+   * A delay-watch fault: events arriving in the next `ms` are held and then delivered together, in order (a watch
+   * is late, never reordered or lossy). A delay that ends later than one in force extends it.
+   */
+  delay(ms: number): void {
+    if (this.#state !== "streaming") return;
+    const until = this.limits.clock.now() + ms;
+    if (this.#held !== undefined && this.#held.until >= until) return;
+    this.#held?.timer.cancel();
+    const timer = this.limits.clock.setTimer(ms, () => {
+      this.#held = undefined;
+      this.#heldBytes = 0;
+      if (this.#state !== "streaming") return;
+      const pending = this.#pending;
+      this.#pending = [];
+      if (pending.length > 0) this.#write(pending.join(""));
+    });
+    this.#held = { until, timer };
+    this.#timers.push(timer);
   }
 
   #write(text: string): void {

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { kubectlPath } from "./helpers.ts";
 
 const bin = new URL("../../bin/settle.js", import.meta.url).pathname;
@@ -35,7 +35,10 @@ test("settle serve preloads --setup manifests, writes a private kubeconfig, serv
     const setup = join(dir, "setup.yaml");
     writeFileSync(setup, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: preloaded}\ndata: {a: b}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n");
     const kubeconfig = join(dir, "kubeconfig");
-    const serve = run(["--port", "0", "--kubeconfig-out", kubeconfig, "--setup", setup]);
+    const faults = join(dir, "faults.yaml");
+    // One armed fault: the first `get` of a configmap fails with 500 (kubectl then gives up on it).
+    writeFileSync(faults, "- {kind: fail-request, code: 500, verb: get, resource: configmaps, name: preloaded}\n");
+    const serve = run(["--port", "0", "--kubeconfig-out", kubeconfig, "--setup", setup, "--faults", faults]);
     const url = await serve.listening;
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(statSync(kubeconfig).mode & 0o777, 0o600);
@@ -43,6 +46,10 @@ test("settle serve preloads --setup manifests, writes a private kubeconfig, serv
     const names = execFileSync(kubectlPath, ["get", "configmaps,namespaces", "-A", "-o", "name"], { env }).toString();
     assert.match(names, /configmap\/preloaded/);
     assert.match(names, /namespace\/team/);
+    const failed = spawnSync(kubectlPath, ["get", "configmap", "preloaded", "-o", "name"], { env });
+    assert.notEqual(failed.status, 0);
+    assert.match(failed.stderr.toString(), /injected fault/);
+    assert.equal(execFileSync(kubectlPath, ["get", "configmap", "preloaded", "-o", "name"], { env }).toString(), "configmap/preloaded\n");
     serve.child.kill("SIGTERM");
     assert.equal(await serve.exited, 0);
     assert.match(serve.output().stdout, /shutting down/);
@@ -61,6 +68,11 @@ test("settle serve exits 2 for a setup file that does not load and for a bad por
     assert.match(bad.output().stderr, /bad\.yaml: ConfigMap BAD_NAME/);
     const port = run(["--port", "70000"]);
     assert.equal(await port.exited, 2);
+    const faults = join(dir, "faults.yaml");
+    writeFileSync(faults, "- {kind: fail-request, code: 418}\n");
+    const badFaults = run(["--faults", faults]);
+    assert.equal(await badFaults.exited, 2);
+    assert.match(badFaults.output().stderr, /faults\.yaml: .*faults\[0\]\.code/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
