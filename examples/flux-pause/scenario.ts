@@ -111,30 +111,46 @@ async function reconcileUntilClaimed(ctx: ActorContext, p: FluxPauseParams): Pro
   await untilScriptEnds(ctx);
 }
 
-/** A competing transaction or a human: an owner annotation, `suspend` or some other field, every period. */
+/**
+ * A competing transaction or a human, at work before the job arrives and until it ends: every period it changes
+ * an owner annotation or `suspend` of parent or child, or some other field (a label), and the period after it
+ * puts an owner or `suspend` change back.
+ */
 async function otherWriter(ctx: ActorContext, p: FluxPauseParams): Promise<void> {
-  // It is already at work when the job arrives, and keeps on until the job has ended.
   await ctx.clock.sleep(ctx.rng.between(0, p.scriptStartMs));
   const out = ctx.external<ScriptOutput>(stdoutCell);
+  let undo: { ref: typeof parentRef | typeof childRef; patch: Record<string, unknown> } | undefined;
   for (let n = 1; (await out.read()).result === undefined; n++) {
-    const ref = ctx.rng.pick([parentRef, childRef]);
-    const owner = ref === parentRef ? parentOwnerAnnotation : handoffOwnerAnnotation;
-    const change = ctx.rng.pick(["owner", "suspend", "label"] as const);
     try {
-      if (change === "suspend") {
-        const current = (await ctx.client.get<Kustomization>(ref)).spec.suspend === true;
-        await ctx.client.patch({ ...ref, patchType: "merge", patch: { spec: { suspend: !current } } });
+      if (undo !== undefined) {
+        const { ref, patch } = undo;
+        undo = undefined;
+        await ctx.client.patch({ ...ref, patchType: "merge", patch });
       } else {
-        const metadata = change === "owner" ? { annotations: { [owner]: `someone-else-${n}` } } : { labels: { touched: String(n) } };
-        await ctx.client.patch({ ...ref, patchType: "merge", patch: { metadata } });
+        const ref = ctx.rng.pick([parentRef, childRef]);
+        const change = await otherChange(ctx, ref, n);
+        undo = change.undo === undefined ? undefined : { ref, patch: change.undo };
+        await ctx.client.patch({ ...ref, patchType: "merge", patch: change.patch });
       }
     } catch {
-      // A human's failed `kubectl` is retried by the next change.
+      // A failed `kubectl` is followed by the next change.
     }
     await ctx.clock.sleep(p.writerPeriodMs);
   }
   // The writer leaves both objects suspended, so the cluster goes quiet once Flux's last executions end.
   for (const ref of [parentRef, childRef]) await ctx.client.patch({ ...ref, patchType: "merge", patch: { spec: { suspend: true } } }).catch(() => undefined);
+}
+
+/** One change of the other writer, remembering how to put an owner or `suspend` change back. */
+type Patch = Record<string, unknown>;
+async function otherChange(ctx: ActorContext, ref: typeof parentRef | typeof childRef, n: number): Promise<{ patch: Patch; undo?: Patch }> {
+  const change = ctx.rng.pick(["owner", "suspend", "label"] as const);
+  if (change === "label") return { patch: { metadata: { labels: { touched: String(n) } } } };
+  const current = await ctx.client.get<Kustomization>(ref);
+  if (change === "suspend") return { patch: { spec: { suspend: current.spec.suspend !== true } }, undo: { spec: { suspend: current.spec.suspend === true } } };
+  const key = ref === parentRef ? parentOwnerAnnotation : handoffOwnerAnnotation;
+  const undo = { metadata: { annotations: { [key]: current.metadata.annotations?.[key] ?? null } } };
+  return { patch: { metadata: { annotations: { [key]: `someone-else-${n}` } } }, undo };
 }
 
 const failRead = defineFaultKind({
