@@ -88,6 +88,33 @@ function refOf(r: ResourceRequest): ObjectRef {
   return ref;
 }
 
+/** Top-level fields of the built-in kinds besides apiVersion, kind and metadata (others are dropped, or 400 if Strict). */
+const eventFields = ["involvedObject", "reason", "message", "source", "firstTimestamp", "lastTimestamp", "count", "type", "eventTime", "series", "action", "related", "reportingComponent", "reportingInstance"];
+const topLevelFields: Readonly<Record<string, readonly string[]>> = {
+  "/ConfigMap": ["data", "binaryData", "immutable"],
+  "/Secret": ["data", "stringData", "type", "immutable"],
+  "/ServiceAccount": ["secrets", "imagePullSecrets", "automountServiceAccountToken"],
+  "/Event": eventFields,
+  "coordination.k8s.io/Lease": ["spec"],
+};
+const commonFields = new Set(["apiVersion", "kind", "metadata"]);
+
+/**
+ * Unknown top-level fields of a built-in kind, as kube-apiserver's decoder meets them: dropped (the default and
+ * `fieldValidation=Warn`/`Ignore`), or a 400 with `fieldValidation=Strict`. Custom kinds are pruned by the store.
+ */
+function unknownFields(r: ResourceRequest, keys: readonly string[]): string[] {
+  if (!isBuiltin(r.resource)) return [];
+  const known = topLevelFields[`${r.resource.group}/${r.resource.kind}`] ?? ["spec", "status"];
+  const unknown = keys.filter((k) => !commonFields.has(k) && !known.includes(k));
+  if (unknown.length > 0 && r.query.get("fieldValidation") === "Strict") throw badRequest(`strict decoding error: unknown field ${JSON.stringify(unknown[0])}`);
+  return unknown;
+}
+
+function dropUnknown(r: ResourceRequest, object: Record<string, unknown>): void {
+  for (const key of unknownFields(r, Object.keys(object))) delete object[key];
+}
+
 /** The body as an object of the route's kind: apiVersion and kind default to the route's, and must match it. */
 function objectFrom(r: ResourceRequest, decoded: unknown): KubeObject {
   if (typeof decoded !== "object" || decoded === null || Array.isArray(decoded)) throw badRequest("the request body must be a JSON object");
@@ -99,6 +126,7 @@ function objectFrom(r: ResourceRequest, decoded: unknown): KubeObject {
     throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${expected})`);
   }
   if (object.kind !== r.resource.kind) throw badRequest(`the kind in the data (${String(object.kind)}) does not match the expected kind (${r.resource.kind})`);
+  dropUnknown(r, object);
   const meta = object.metadata;
   if (meta === undefined || meta === null) object.metadata = {};
   else if (typeof meta !== "object" || Array.isArray(meta)) throw badRequest("metadata must be a JSON object");
@@ -239,13 +267,22 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
   if (r.query.has("force")) {
     throw invalid("PatchOptions", "", [{ field: "force", type: "FieldValueForbidden", message: "Forbidden: may not be specified for non-apply patch" }], "meta.k8s.io");
   }
-  const patch = parseJson(await r.body(), "the patch");
+  let patch = parseJson(await r.body(), "the patch");
   const options = writeOptions(r.query);
   const status = r.route.subresource === "status";
   const current = r.store.get(refOf(r));
+  if (type === "merge" && typeof patch === "object" && patch !== null && !Array.isArray(patch)) {
+    const unknown = unknownFields(r, Object.keys(patch));
+    if (unknown.length > 0) patch = Object.fromEntries(Object.entries(patch).filter(([k]) => !unknown.includes(k)));
+  } else if (type === "json" && Array.isArray(patch)) {
+    const first = (path: unknown) => (typeof path === "string" ? (path.split("/")[1] ?? "") : "");
+    const unknown = unknownFields(r, patch.flatMap((op) => (typeof op === "object" && op !== null ? [first(op.path), ...(op.from === undefined ? [] : [first(op.from)])] : [])).filter((k) => k !== ""));
+    if (unknown.length > 0) patch = patch.filter((op) => !(typeof op === "object" && op !== null && (unknown.includes(first(op.path)) || unknown.includes(first(op.from)))));
+  }
   let patched: KubeObject;
   if (type === "strategic") {
     const next = applyStrategicPatch(current, patch, schemaOf(r.resource)) as unknown as KubeObject;
+    dropUnknown(r, next as unknown as Record<string, unknown>);
     // The patch applies to the object read just now: the store is synchronous, so nothing wrote in between.
     if (typeof next.metadata !== "object" || next.metadata === null || Array.isArray(next.metadata)) throw badRequest("the patched object has no metadata");
     if (next.metadata.resourceVersion === undefined) next.metadata = { ...next.metadata, resourceVersion: current.metadata.resourceVersion! };
