@@ -226,33 +226,32 @@ function recordAfterSuccess(): Property {
 }
 
 /**
- * S5. The attempt annotation disappears only after the control plane was seen settled since the counter last
- * changed and since the last pin (a container moved onto a digest), or when a human cleared it. Helm moving
+ * S5. The attempt annotation disappears only after each workload was seen settled since the counter last
+ * changed and since its own last pin (a container moved onto a digest), or when a human cleared it. Helm moving
  * containers back to a tag is not a pin, so a revert racing the end of a tick does not count against it.
  */
 function attemptReset(): Property {
   let previous: string | undefined;
-  let settledSince = false;
+  const settledSince = new Map<WorkloadName, boolean>();
   let clearsSeen = 0;
   const images = new Map<string, string | undefined>();
   return always(propertyNames.attemptReset, (view) => {
     const live = objects(view);
     const attempt = live["jobs-manager"]?.metadata.annotations?.[keys.attempt];
-    const changed = attempt !== previous;
     const removed = previous !== undefined && attempt === undefined;
+    if (attempt !== previous && attempt !== undefined) settledSince.clear();
     previous = attempt;
-    if (changed && attempt !== undefined) settledSince = false;
     for (const name of workloadNames) {
       for (const c of containersOf(live[name])) {
         const key = `${name}/${c.name}`;
-        if (images.has(key) && images.get(key) !== c.image && digestPart(c.image) !== undefined) settledSince = false;
+        if (images.has(key) && images.get(key) !== c.image && digestPart(c.image) !== undefined) settledSince.set(name, false);
         images.set(key, c.image);
       }
+      if (rolloutDone(live[name])) settledSince.set(name, true);
     }
-    if (workloadNames.every((name) => rolloutDone(live[name]))) settledSince = true;
     const clears = view.external<number>(humanClearsCell);
     if (!removed) return true;
-    if (settledSince) return true;
+    if (workloadNames.every((name) => settledSince.get(name) === true)) return true;
     if (clears > clearsSeen) {
       clearsSeen = clears;
       return true;

@@ -109,7 +109,7 @@ function externals(_ctx: Ctx): Record<string, unknown> {
   const stale: ImageCache = { tags: { [taggedRef(jobsManager)]: "sha256:jm-0" }, digests: [`${imageRegistry}/${jobsManager.repo}@sha256:jm-0`] };
   cells[imageCacheCell("n1")] = stale;
   cells[imageCacheCell("n2")] = emptyImageCache();
-  const armed: ArmedFailures = { registryReads: 0, liveReads: 0, consumed: 0 };
+  const armed: ArmedFailures = { registryReads: 0, liveReads: 0, writeFailures: 0, lostResponses: 0, consumed: 0 };
   const charts: ChartRepo = { latest: chartInstalled };
   return { ...cells, [armedFailuresCell]: armed, [chartRepoCell]: charts, [humanClearsCell]: 0 };
 }
@@ -158,6 +158,26 @@ const registryReadFail = defineFaultKind({
     const cell = target.external<ArmedFailures>(armedFailuresCell);
     cell.set({ ...cell.get(), registryReads: cell.get().registryReads + 1 });
     return "the next registry HEAD fails";
+  },
+});
+
+const scriptWriteFails = defineFaultKind({
+  name: "script-write-fails",
+  targets: () => ["image-refresh"],
+  apply(target) {
+    const cell = target.external<ArmedFailures>(armedFailuresCell);
+    cell.set({ ...cell.get(), writeFailures: cell.get().writeFailures + 1 });
+    return "the script's next write fails (500, not applied)";
+  },
+});
+
+const scriptWriteLost = defineFaultKind({
+  name: "script-write-lost",
+  targets: () => ["image-refresh"],
+  apply(target) {
+    const cell = target.external<ArmedFailures>(armedFailuresCell);
+    cell.set({ ...cell.get(), lostResponses: cell.get().lostResponses + 1 });
+    return "the script's next write is applied, its response lost (504)";
   },
 });
 
@@ -236,10 +256,22 @@ async function helmRollback(actx: ActorContext, ctx: Ctx): Promise<void> {
   await endRun(actx, 100 * minuteMs, ctx, start);
 }
 
-/** Faults a real cluster produces, and the two read failures the fixed script must ride out. */
+/**
+ * Faults a real cluster gives a cron script: its API writes fail (unapplied) or time out (applied), its registry
+ * HEAD or live-image read fails, an actor stalls. Not the built-in crash, stale-read or delay-watch (they make
+ * the explorer spend its first thousands of runs on systematic points of the cluster actors, which this system
+ * is not about), nor the built-in fail-request (the library's ReplicaSet controller does not forget a delete
+ * expectation when the delete fails, and then never scales again: a simulator bug, reported, not this system's).
+ * Scenario b draws early (the first ticks matter there), scenario e late and often (after the revert).
+ */
 function budget(ctx: Ctx): FaultBudget {
+  const early = ctx.workload === "b-notready-latch";
   const reads = ctx.workload === "e-live-read-fails" ? 3 : 1;
-  return { chance: [1, 250], counts: { crash: 1, "fail-request": 1, "registry-read-fail": 1, "live-read-fail": reads } };
+  return {
+    chance: early ? [1, 100] : ctx.workload === "e-live-read-fails" ? [1, 500] : [1, 300],
+    counts: { pause: 1, "script-write-fails": 1, "script-write-lost": 1, "registry-read-fail": 1, "live-read-fail": reads },
+    pauseMs: [1000, 60_000],
+  };
 }
 
 export default scenario<ImageRefreshParams>({
@@ -268,7 +300,7 @@ export default scenario<ImageRefreshParams>({
     "f-helm-rollback": (actx, ctx) => helmRollback(actx, ctx),
   },
   faults: budget,
-  faultKinds: [registryReadFail, liveReadFail],
+  faultKinds: [registryReadFail, liveReadFail, scriptWriteFails, scriptWriteLost],
   admission: [mirrorWebhook],
   properties: (ctx) => imageRefreshProperties({ tickMs, rolloutTimeoutMs: ctx.params.rolloutTimeoutMs }),
   timing: { faultPhaseMs: 240 * minuteMs, horizonMs: 360 * minuteMs, settleWindowMs: 20 * minuteMs, stepsMax: 400_000 },

@@ -6,7 +6,7 @@
 //   b2     the PR at ea89c76: the retry is bounded, but the latched arm says "no-op" and writes nothing.
 //   b3     the fix, but comparing the whole reference instead of the digest (a mirror prefix reads as a revert).
 //   fixed  digest comparison, skip on an unreadable live image, bounded retry, loud latch (WARN + FLAP).
-import { isApiError, type Client, type KubeObject } from "settle";
+import { ApiError, isApiError, type Client, type KubeObject } from "settle";
 import type { ExternalHandle, ProgramContext, Registry } from "settle/sim";
 import {
   attemptOf,
@@ -33,6 +33,10 @@ export type Variant = (typeof variants)[number];
 export interface ArmedFailures {
   registryReads: number;
   liveReads: number;
+  /** The script's next write fails with 500 and is not applied. */
+  writeFailures: number;
+  /** The script's next write is applied, but the answer is lost (504 Timeout). */
+  lostResponses: number;
   /** How many armed failures a tick has hit so far (properties excuse a delayed re-pin by them). */
   consumed: number;
 }
@@ -81,7 +85,7 @@ export async function runTick(p: ProgramContext, env: TickEnv): Promise<number> 
     return 0;
   }
   const deploy = await p.client.get(jobsManager);
-  if (!rolloutDone(deploy)) return skipUnsettled(p, deploy);
+  if (!rolloutDone(deploy)) return skipUnsettled(p, env, deploy);
   await p.log("jobs-manager settled");
   const state: TickState = { annotate: {}, restart: false, sets: [], flapWritten: false };
   if (deploy.metadata.annotations?.[keys.skipStreak] !== undefined) state.annotate[keys.skipStreak] = null;
@@ -119,14 +123,14 @@ export async function runTick(p: ProgramContext, env: TickEnv): Promise<number> 
     const code = await restartBlock(p, env, state);
     if (code !== undefined) return code;
   }
-  if (Object.keys(state.annotate).length > 0) await annotate(p.client, state.annotate);
+  if (Object.keys(state.annotate).length > 0) await annotate(p.client, env, state.annotate);
   return 0;
 }
 
 /** The settled guard: a tick while jobs-manager is mid-rollout does nothing but count. */
-async function skipUnsettled(p: ProgramContext, deploy: KubeObject): Promise<number> {
+async function skipUnsettled(p: ProgramContext, env: TickEnv, deploy: KubeObject): Promise<number> {
   const streak = Number(deploy.metadata.annotations?.[keys.skipStreak] ?? "0") + 1;
-  await annotate(p.client, { [keys.skipStreak]: String(streak) });
+  await annotate(p.client, env, { [keys.skipStreak]: String(streak) });
   if (streak >= skipTicksMax) {
     await p.log(`ERROR: jobs-manager has not settled for ${streak} ticks; image refresh cannot run`);
     return 1;
@@ -135,7 +139,7 @@ async function skipUnsettled(p: ProgramContext, deploy: KubeObject): Promise<num
   return 0;
 }
 
-async function consume(env: TickEnv, which: "registryReads" | "liveReads"): Promise<ArmedFailures> {
+async function consume(env: TickEnv, which: "registryReads" | "liveReads" | "writeFailures" | "lostResponses"): Promise<ArmedFailures> {
   let after: ArmedFailures | undefined;
   await env.armed.write((a) => (after = { ...a, [which]: Math.max(0, a[which] - 1), consumed: a.consumed + 1 }));
   return after!;
@@ -209,7 +213,7 @@ async function unchangedDigest(
     await p.log(
       `  WARN: ${image.name} is on the pinned digest but ${keys.attempt}=${pending} (>= ${refreshAttemptsMax}) -- FLAP LATCHED: image refresh is STOPPED for ALL control-plane images. MANUAL ATTENTION NEEDED: ${latchRemedy} on deployment/jobs-manager to re-arm refresh.`,
     );
-    await annotate(p.client, { [keys.flap]: String(pending) });
+    await annotate(p.client, env, { [keys.flap]: String(pending) });
     state.flapWritten = true;
     return;
   }
@@ -232,25 +236,43 @@ async function restartBlock(p: ProgramContext, env: TickEnv, state: TickState): 
     await p.log(
       `WARN: FLAP DETECTED: ${keys.attempt}=${attempt} re-images did not settle; image refresh is STOPPED. MANUAL ATTENTION NEEDED: ${latchRemedy} on deployment/jobs-manager to re-arm refresh.`,
     );
-    await annotate(p.client, { [keys.flap]: String(attempt) });
+    await annotate(p.client, env, { [keys.flap]: String(attempt) });
     return 0;
   }
-  await annotate(p.client, { [keys.attempt]: String(attempt + 1) });
-  for (const set of state.sets) await setImage(p.client, set);
-  const touched = [...new Set(state.sets.map((s) => s.workload))];
-  for (const name of touched) {
+  await annotate(p.client, env, { [keys.attempt]: String(attempt + 1) });
+  for (const set of state.sets) await setImage(p.client, env, set);
+  // Rollout status on the whole control plane, not only what this tick re-imaged: the counter says "the last
+  // re-image has not settled", and a workload another writer (helm) is rolling at the same time is part of that.
+  for (const name of Object.keys(workloads) as WorkloadName[]) {
     if (!(await rolloutStatus(p, env, name))) {
       await p.log(`ERROR: rollout of ${name} did not settle within ${env.rolloutTimeoutMs / 1000}s; ${keys.attempt}=${attempt + 1}`);
       return 1;
     }
   }
-  await annotate(p.client, { [keys.attempt]: null, [keys.flap]: null });
+  await annotate(p.client, env, { [keys.attempt]: null, [keys.flap]: null });
   await p.log(`re-image settled; ${keys.attempt} cleared`);
   return undefined;
 }
 
+/**
+ * Every write of the script goes through here: an armed write failure makes it fail unapplied (500), an armed
+ * lost response makes it fail after it was applied (504), as `kubectl` sees a flaky API server.
+ */
+async function write(env: TickEnv, send: () => Promise<unknown>): Promise<void> {
+  const armed = await env.armed.read();
+  if (armed.writeFailures > 0) {
+    await consume(env, "writeFailures");
+    throw new ApiError("InternalError", 500, "Internal error occurred: injected write failure");
+  }
+  await send();
+  if (armed.lostResponses > 0) {
+    await consume(env, "lostResponses");
+    throw new ApiError("Timeout", 504, "the server was unable to return a response in the time allotted");
+  }
+}
+
 /** `kubectl set image`: a patch of one container's image, computed against the object it read. */
-async function setImage(client: Client, set: SetImage): Promise<void> {
+async function setImage(client: Client, env: TickEnv, set: SetImage): Promise<void> {
   const current = await client.get(refOf(set.workload));
   const spec = current.spec as { template: { spec: { containers: Array<{ name: string; image?: string }> } } };
   const index = spec.template.spec.containers.findIndex((c) => c.name === set.container);
@@ -260,7 +282,7 @@ async function setImage(client: Client, set: SetImage): Promise<void> {
     { op: "test", path: `${path}/name`, value: set.container },
     { op: "replace", path: `${path}/image`, value: set.image },
   ];
-  await client.patch({ ...refOf(set.workload), patchType: "json", patch });
+  await write(env, () => client.patch({ ...refOf(set.workload), patchType: "json", patch }));
 }
 
 /** `kubectl rollout status --timeout`: true once settled, false at the timeout. */
@@ -274,6 +296,6 @@ async function rolloutStatus(p: ProgramContext, env: TickEnv, name: WorkloadName
 }
 
 /** `kubectl annotate --overwrite` (null removes the key, as `key-` does). */
-async function annotate(client: Client, values: Record<string, string | null>): Promise<void> {
-  await client.patch({ ...jobsManager, patchType: "merge", patch: { metadata: { annotations: values } } });
+async function annotate(client: Client, env: TickEnv, values: Record<string, string | null>): Promise<void> {
+  await write(env, () => client.patch({ ...jobsManager, patchType: "merge", patch: { metadata: { annotations: values } } }));
 }
