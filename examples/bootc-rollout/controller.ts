@@ -12,7 +12,7 @@ import {
   nodeKind,
   poolKind,
   resolveMaxUnavailable,
-  slotAnnotation,
+  slotLabel,
   wasCordonedAnnotation,
   type BootcNode,
   type BootcNodePool,
@@ -32,7 +32,8 @@ interface Pass {
   pool: BootcNodePool;
   target: string;
   nodes: Map<string, NodeObject>;
-  bootcNodes: BootcNode[];
+  /** From the cache: writes use its resourceVersions, so a stale copy fails with a conflict and is retried. */
+  bootcNodes: readonly BootcNode[];
   client: Client;
   now: number;
 }
@@ -55,16 +56,15 @@ export function poolController(options: PoolControllerOptions) {
         pool,
         target,
         nodes: new Map(ctx.lister<NodeObject>(nodeKind).list().map((n) => [n.metadata.name!, n])),
-        // A live list, not the cache: a slot decision on a cache that has not yet seen the last slot would
-        // exceed the budget.
-        bootcNodes: (await ctx.client.list<BootcNode>(bootcNodeKind)).items.sort(byName),
+        bootcNodes: ctx.lister<BootcNode>(bootcNodeKind).list().slice().sort(byName),
         client: ctx.client,
         now: ctx.clock.now(),
       };
       await createMissing(pass);
-      await syncSpecs(pass);
-      await freeSlots(pass);
-      const draining = await fillAndDrainSlots(pass, options.countApprovals);
+      if (await syncSpecs(pass)) return Action.awaitChange(); // the next pass sees the new specs
+      const freed = await freeSlots(pass);
+      const draining = await drainAndApprove(pass, freed, options.countApprovals);
+      await fillSlots(pass, freed);
       await writeStatus(pass, ctx);
       return draining ? Action.requeueAfter(drainRetryMs) : Action.awaitChange();
     },
@@ -88,14 +88,17 @@ async function createMissing(pass: Pass): Promise<void> {
   }
 }
 
-/** A new target revokes any approval: the only place `Booted` goes back to `Staged`. */
-async function syncSpecs(pass: Pass): Promise<void> {
+/** A new target revokes any approval: the only place `Booted` goes back to `Staged`. Returns whether it wrote. */
+async function syncSpecs(pass: Pass): Promise<boolean> {
+  let wrote = false;
   for (const bn of pass.bootcNodes) {
     const degraded = condition(bn.status, "Degraded");
     const didNotApply = degraded?.status === "True" && degraded.reason === "RebootDidNotApply" && bn.spec.desiredImageState === "Booted";
     if (bn.spec.desiredImage === pass.target && !didNotApply) continue;
     await pass.client.update({ object: { ...bn, spec: { ...bn.spec, desiredImage: pass.target, desiredImageState: "Staged" } } });
+    wrote = true;
   }
+  return wrote;
 }
 
 /** What the daemon reports, trusted only once it has seen the current spec. */
@@ -107,23 +110,7 @@ function reported(bn: BootcNode): { upToDate: boolean; staged: boolean } {
 }
 
 function isSlotted(bn: BootcNode): boolean {
-  return bn.metadata.annotations?.[slotAnnotation] === "true";
-}
-
-async function freeSlots(pass: Pass): Promise<void> {
-  for (const bn of pass.bootcNodes) {
-    if (!isSlotted(bn) || bn.spec.desiredImage !== pass.target) continue;
-    const node = pass.nodes.get(bn.metadata.name!);
-    if (!reported(bn).upToDate || !isNodeReady(node)) continue;
-    if (bn.metadata.annotations?.[wasCordonedAnnotation] !== "true") await setCordon(pass.client, bn.metadata.name!, false);
-    await pass.client.patch({
-      ...bootcNodeKind,
-      name: bn.metadata.name!,
-      patchType: "merge",
-      patch: { metadata: { annotations: { [slotAnnotation]: null, [wasCordonedAnnotation]: null } } },
-    });
-    bn.metadata = { ...bn.metadata, annotations: {} };
-  }
+  return bn.metadata.labels?.[slotLabel] === "true";
 }
 
 async function setCordon(client: Client, node: string, unschedulable: boolean): Promise<void> {
@@ -134,41 +121,60 @@ async function setCordon(client: Client, node: string, unschedulable: boolean): 
   }
 }
 
-/** Slots Staged nodes up to the budget, and drains then approves every slotted node. Returns whether a drain is running. */
-async function fillAndDrainSlots(pass: Pass, countApprovals: boolean): Promise<boolean> {
-  const total = pass.bootcNodes.length;
-  const budget = resolveMaxUnavailable(pass.pool.spec.rollout?.maxUnavailable ?? 1, total);
-  const slottedBefore = pass.bootcNodes.filter(isSlotted);
-  let slotted = slottedBefore.length;
+/** Ends the slot of every slotted node that reports the target and is Ready; returns their names. */
+async function freeSlots(pass: Pass): Promise<Set<string>> {
+  const freed = new Set<string>();
   for (const bn of pass.bootcNodes) {
-    if (pass.pool.spec.rollout?.paused === true || slotted >= budget) break;
-    if (isSlotted(bn) || bn.spec.desiredImage !== pass.target || !reported(bn).staged) continue;
-    const node = pass.nodes.get(bn.metadata.name!);
-    const was = node?.spec?.unschedulable === true ? "true" : "false";
-    await pass.client.patch({
-      ...bootcNodeKind,
-      name: bn.metadata.name!,
-      patchType: "merge",
-      patch: { metadata: { annotations: { [slotAnnotation]: "true", [wasCordonedAnnotation]: was } } },
-    });
-    slotted += 1;
-  }
-  // Nodes slotted in this pass are drained in the next one (the annotation's event brings it), with a fresh copy.
-  let draining = false;
-  for (const bn of slottedBefore) {
-    if (bn.spec.desiredImageState === "Booted" || bn.spec.desiredImage !== pass.target) continue;
+    if (!isSlotted(bn) || bn.spec.desiredImage !== pass.target) continue;
     const name = bn.metadata.name!;
+    if (!reported(bn).upToDate || !isNodeReady(pass.nodes.get(name))) continue;
+    if (bn.metadata.annotations?.[wasCordonedAnnotation] !== "true") await setCordon(pass.client, name, false);
+    const patch = { metadata: { labels: { [slotLabel]: null }, annotations: { [wasCordonedAnnotation]: null } } };
+    await pass.client.patch({ ...bootcNodeKind, name, patchType: "merge", patch });
+    freed.add(name);
+  }
+  return freed;
+}
+
+/** Cordons and drains every slotted node not yet approved, and approves it once drained. Returns whether a drain goes on. */
+async function drainAndApprove(pass: Pass, freed: ReadonlySet<string>, countApprovals: boolean): Promise<boolean> {
+  let draining = false;
+  for (const bn of pass.bootcNodes) {
+    const name = bn.metadata.name!;
+    if (!isSlotted(bn) || freed.has(name) || bn.spec.desiredImageState === "Booted" || bn.spec.desiredImage !== pass.target) continue;
     if (pass.nodes.get(name)?.spec?.unschedulable !== true) await setCordon(pass.client, name, true);
-    const left = await drainOnce(pass.client, name, pass.now);
-    if (left > 0) {
+    if ((await drainOnce(pass.client, name, pass.now)) > 0) {
       draining = true;
       continue;
     }
     const approval = countApprovals ? { rebootApproval: (bn.spec.rebootApproval ?? 0) + 1 } : {};
-    // An update, not a patch: a stale cache fails with a conflict instead of approving twice.
+    // An update, not a patch: a stale copy fails with a conflict instead of approving twice.
     await pass.client.update({ object: { ...bn, spec: { ...bn.spec, desiredImageState: "Booted", ...approval } } });
   }
   return draining;
+}
+
+/**
+ * Slots Staged nodes up to the budget. The count of slots comes from a live, selected list, not the cache:
+ * a cache that has not yet seen the last slot written would let the budget be exceeded.
+ */
+async function fillSlots(pass: Pass, freed: ReadonlySet<string>): Promise<void> {
+  if (pass.pool.spec.rollout?.paused === true) return;
+  const budget = resolveMaxUnavailable(pass.pool.spec.rollout?.maxUnavailable ?? 1, pass.bootcNodes.length);
+  const candidates = pass.bootcNodes.filter((bn) => !isSlotted(bn) && bn.spec.desiredImage === pass.target && reported(bn).staged);
+  const cachedSlots = pass.bootcNodes.filter((bn) => isSlotted(bn) && !freed.has(bn.metadata.name!)).length;
+  if (candidates.length === 0 || cachedSlots >= budget) return;
+  const live = await pass.client.list<BootcNode>({ ...bootcNodeKind, labelSelector: `${slotLabel}=true` });
+  const slotted = new Set(live.items.map((bn) => bn.metadata.name!));
+  for (const bn of candidates) {
+    if (slotted.size >= budget) return;
+    const name = bn.metadata.name!;
+    if (slotted.has(name)) continue;
+    const was = pass.nodes.get(name)?.spec?.unschedulable === true ? "true" : "false";
+    const metadata = { ...bn.metadata, labels: { ...bn.metadata.labels, [slotLabel]: "true" }, annotations: { ...bn.metadata.annotations, [wasCordonedAnnotation]: was } };
+    await pass.client.update({ object: { ...bn, metadata } });
+    slotted.add(name);
+  }
 }
 
 async function writeStatus(pass: Pass, ctx: ReconcileContext): Promise<void> {
@@ -182,6 +188,3 @@ async function writeStatus(pass: Pass, ctx: ReconcileContext): Promise<void> {
   if (current.targetDigest === status.targetDigest && current.nodes === status.nodes && current.updatedNodes === status.updatedNodes && current.slotted === status.slotted) return;
   await ctx.client.patchStatus({ ...poolKind, name: pass.pool.metadata.name!, patchType: "merge", patch: { status } });
 }
-
-export type { Registry };
-export { registryCell };

@@ -8,8 +8,11 @@ export const poolKind = { apiVersion: `${group}/v1alpha1`, kind: "BootcNodePool"
 export const bootcNodeKind = { apiVersion: `${group}/v1alpha1`, kind: "BootcNode" } as const;
 export const nodeKind = { apiVersion: "v1", kind: "Node" } as const;
 
-/** Annotations the pool controller keeps on a BootcNode while it holds a reboot slot. */
-export const slotAnnotation = `${group}/in-reboot-slot`;
+/**
+ * What the pool controller keeps on a BootcNode while it holds a reboot slot: a label (so that the
+ * controller can count slots with a cheap, current, selected list) and an annotation.
+ */
+export const slotLabel = `${group}/in-reboot-slot`;
 export const wasCordonedAnnotation = `${group}/was-cordoned`;
 
 /** Reboot tokens the daemon writes start with this (fault reboots start with `fault-`). */
