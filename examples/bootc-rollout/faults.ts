@@ -2,23 +2,25 @@
 // read may still describe the deployments of the previous boot (booted = the old image, staged = the new
 // one or nothing); its watcher caches that read until the first fsnotify or poll refresh. The explorer
 // draws it like any built-in fault, shrinks it, and writes it to replay files.
-import { defineFaultKind, type FaultKind, type WorldView } from "settle/sim";
-import { hostCellOf, isNodeRebooting, nodeKind, type BootcHost, type NodeObject } from "./model.ts";
+import { defineFaultKind, type FaultKind } from "settle/sim";
+import { hostCellOf, nodeKind, type BootcHost } from "./model.ts";
 
 export const staleStatusFault = "stale-host-status";
 
-/** The boot whose first read the fault would make stale: the one starting (or about to start) on the node, if any. */
-function targetBoot(view: WorldView, node: string): number | undefined {
-  const host = view.external<BootcHost>(hostCellOf(node));
-  const current = host.statusReadBootCount !== host.bootCount;
-  if (current && host.bootCount > 0) return host.bootCount;
-  if (isNodeRebooting(view.get({ ...nodeKind, name: node }) as NodeObject | undefined)) return host.bootCount + 1;
-  return undefined;
+/**
+ * The boot whose first read the fault makes stale: the current one while its status has not been read yet
+ * (early boot), otherwise the next one. So the fault means "boot k of node n starts with a stale read" at
+ * whatever step it is injected, and a shrunk or shifted plan still has it land.
+ */
+function targetBoot(host: BootcHost): number {
+  const early = host.bootCount > 0 && host.statusReadBootCount !== host.bootCount;
+  return early ? host.bootCount : host.bootCount + 1;
 }
 
 /**
- * Stale host status, targeting nodes in (or going into) early boot. Every failure seen in the field came
- * after a cancelled stage, so such a node is drawn three times as often as another.
+ * Stale host status on any node's coming (or current, early) boot. Every failure seen in the field came
+ * after a cancelled stage, so a node whose stage was cancelled in the boot that is ending is drawn three
+ * times as often as another.
  */
 export function staleStatusFaultKind(): FaultKind {
   return defineFaultKind({
@@ -26,22 +28,19 @@ export function staleStatusFaultKind(): FaultKind {
     targets(view) {
       const targets: string[] = [];
       for (const node of view.list(nodeKind).map((n) => n.metadata.name!).sort()) {
-        const boot = targetBoot(view, node);
-        if (boot === undefined) continue;
         const host = view.external<BootcHost>(hostCellOf(node));
-        const cancelledBefore = host.stageCancelledBootCount === boot - 1;
+        const cancelledBefore = host.stageCancelledBootCount === targetBoot(host) - 1;
         targets.push(...Array<string>(cancelledBefore ? 3 : 1).fill(node));
       }
       return targets;
     },
     params: (rng) => ({ keepsStaged: rng.chance(1, 2) }),
     apply(sim, fault) {
-      const boot = targetBoot(sim.view, fault.target);
-      if (boot === undefined) return "skipped: not in early boot";
       const cell = sim.external<BootcHost>(hostCellOf(fault.target));
+      const boot = targetBoot(cell.get());
       cell.set({ ...cell.get(), staleBootCount: boot, staleKeepsStaged: fault.keepsStaged !== false });
       const staged = fault.keepsStaged === false ? "staged none" : "staged kept";
-      return `boot ${boot} of ${fault.target}: the first bootc status returns the pre-reboot deployments (${staged})`;
+      return `boot ${boot} of ${fault.target}: its first bootc status returns the pre-reboot deployments (${staged})`;
     },
   });
 }
