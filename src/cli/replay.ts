@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { readReplayFile, replayScenarioPath } from "../explore/findings.ts";
+import { readReplayFile, replayParams, replayScenarioPath } from "../explore/findings.ts";
 import { loadScenario } from "../explore/load.ts";
 import { runScenario } from "../explore/run.ts";
 import { firstDivergence } from "../sim/trace.ts";
@@ -31,7 +31,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   const outcome = await runScenario(scenario, {
     variant: file.variant,
     workload: file.workload,
-    params: file.params,
+    params: replayParams(scenario, file, positionals[0]!),
     seed: file.seed,
     choices: file.choices,
     faults: file.faults,

@@ -107,3 +107,19 @@ export function replayScenarioPath(cwd: string, file: ReplayFile): string {
 }
 
 export { dirname };
+
+/**
+ * The parameters a replay runs with: the scenario's defaults, overridden by those the file recorded. A
+ * parameter the scenario gained since keeps its default; one it no longer has, or of another type, is an error.
+ */
+export function replayParams(scenario: { name: string; params: Params }, file: ReplayFile, path: string): Params {
+  const params: Params = { ...scenario.params };
+  for (const [key, value] of Object.entries(file.params)) {
+    if (!(key in scenario.params)) throw new ReplayFileError(`${path}: param "${key}" is not a param of scenario ${scenario.name}`);
+    if (typeof value !== typeof scenario.params[key]) {
+      throw new ReplayFileError(`${path}: param "${key}" must be a ${typeof scenario.params[key]}, got ${JSON.stringify(value)}`);
+    }
+    params[key] = value;
+  }
+  return params;
+}

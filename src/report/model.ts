@@ -6,7 +6,7 @@ import type { TraceRecord } from "../sim/trace.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import type { Verdict } from "../check/verdict.ts";
 import type { Params } from "../explore/scenario.ts";
-import { readReplayFile, replayScenarioPath, type ReplayFile } from "../explore/findings.ts";
+import { readReplayFile, replayParams, replayScenarioPath, type ReplayFile } from "../explore/findings.ts";
 import { loadScenario } from "../explore/load.ts";
 import { captureRun, type Change, type ObjectVersion } from "./capture.ts";
 
@@ -52,10 +52,11 @@ export async function reportDataFromReplayFile(replayPath: string, options: Repo
   const absolute = resolve(cwd, replayPath);
   const { file } = readReplayFile(absolute);
   const scenario = await loadScenario(replayScenarioPath(cwd, file));
+  const params = replayParams(scenario, file, replayPath);
   const capture = await captureRun(scenario, {
     variant: file.variant,
     workload: file.workload,
-    params: file.params,
+    params,
     seed: file.seed,
     choices: file.choices,
     faults: file.faults,
@@ -72,7 +73,7 @@ export async function reportDataFromReplayFile(replayPath: string, options: Repo
     scenarioPath: file.scenario,
     variant: file.variant,
     workload: file.workload,
-    params: file.params,
+    params,
     seed: file.seed,
     verdict: outcome.verdict,
     counters: capture.counters,

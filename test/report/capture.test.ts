@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { readReplayFile } from "../../src/explore/findings.ts";
+import { readReplayFile, replayParams } from "../../src/explore/findings.ts";
 import { loadScenario } from "../../src/explore/load.ts";
 import { runScenario } from "../../src/explore/run.ts";
 import { captureProperty, captureRun } from "../../src/report/capture.ts";
@@ -16,7 +16,7 @@ const fixture = join(repo, "test", "report", "fixtures", "ensemble-delta.json");
 async function load() {
   const { file } = readReplayFile(fixture);
   const scenario = await loadScenario(join(repo, file.scenario));
-  const spec = { variant: file.variant, workload: file.workload, params: file.params, seed: file.seed, choices: file.choices, faults: file.faults };
+  const spec = { variant: file.variant, workload: file.workload, params: replayParams(scenario, file, fixture), seed: file.seed, choices: file.choices, faults: file.faults };
   return { file, scenario, spec };
 }
 
