@@ -12,6 +12,7 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "cluster", file: "./cluster.ts", exportName: "benchCluster" },
   { name: "server", file: "./server.ts", exportName: "benchServer" },
   { name: "drill", file: "./drill.ts", exportName: "benchDrill" },
+  { name: "example flux-pause", file: "./example-flux-pause.ts", exportName: "bench" },
 ];
 
 const only = process.argv.slice(2);
