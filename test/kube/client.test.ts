@@ -87,3 +87,24 @@ test("a settle controller runs unchanged against the server through the kubeconf
   await handle.done;
   assert.deepEqual(copy?.data, { k: "v" });
 });
+
+test("runControllerProcess runs a controller as a process from $KUBECONFIG, logs JSON lines and stops cleanly on SIGTERM", async () => {
+  const { spawn } = await import("node:child_process");
+  const fixture = new URL("../fixtures/kube/mirror-controller.ts", import.meta.url).pathname;
+  const child = spawn(process.execPath, ["--import", "tsx", fixture], { env: { ...process.env, KUBECONFIG: kubeconfig }, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  await client.create({ object: { ...cm("p", { k: "v" }), metadata: { name: "p", namespace: "default", labels: { mirror: "yes" } } } });
+  let copy: KubeObject | undefined;
+  for (let i = 0; i < 500 && copy === undefined; i++) {
+    copy = await client.get(ref("p-copy")).catch(() => undefined);
+    if (copy === undefined) await realClock.sleep(20);
+  }
+  assert.deepEqual(copy?.data, { k: "v" });
+  child.kill("SIGTERM");
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  assert.equal(code, 0, stderr);
+  const lines = stderr.trim().split("\n").map((l) => JSON.parse(l) as { msg: string; component: string });
+  assert.ok(lines.some((l) => l.msg === "stopping"));
+  assert.ok(lines.every((l) => l.component === "mirror"));
+});
