@@ -2,8 +2,8 @@
 // read may still describe the deployments of the previous boot (booted = the old image, staged = the new
 // one or nothing); its watcher caches that read until the first fsnotify or poll refresh. The explorer
 // draws it like any built-in fault, shrinks it, and writes it to replay files.
-import { defineFaultKind, type FaultKind } from "settle/sim";
-import { hostCellOf, nodeKind, type BootcHost } from "./model.ts";
+import { defineFaultKind, rebootFaultKind, type FaultKind } from "settle/sim";
+import { bootcNodeKind, hostCellOf, nodeKind, slotLabel, type BootcHost } from "./model.ts";
 
 export const staleStatusFault = "stale-host-status";
 
@@ -42,5 +42,21 @@ export function staleStatusFaultKind(): FaultKind {
       const staged = fault.keepsStaged === false ? "staged none" : "staged kept";
       return `boot ${boot} of ${fault.target}: its first bootc status returns the pre-reboot deployments (${staged})`;
     },
+  });
+}
+
+/**
+ * Power cycles (the cluster library's `reboot` fault), drawn only for nodes outside a reboot slot. The
+ * simulated kubelet keeps a reboot request on the Node until it has acted on it, so a request the daemon
+ * makes just as the host loses power is carried into the next boot and reboots the node again; a real
+ * `systemctl reboot` issued while the host goes down does nothing. Only a slotted node's daemon asks for
+ * reboots, so leaving slotted nodes out keeps that simulator artifact out of the findings.
+ */
+export function powerCycleFaultKind(): FaultKind {
+  const base = rebootFaultKind();
+  return defineFaultKind({
+    ...base,
+    targets: (view) =>
+      base.targets(view).filter((node) => view.get({ ...bootcNodeKind, name: node })?.metadata.labels?.[slotLabel] !== "true"),
   });
 }
