@@ -44,6 +44,14 @@ export class Expectations {
     return { adds: entry.adds.size, deleting: new Set(entry.deletes) };
   }
 
+  /** A create or delete that failed will never be seen: stop waiting for it (client-go's `Lowered*` on error). */
+  lower(key: string, kind: "adds" | "deletes", name: string): void {
+    const entry = this.pending.get(key);
+    if (entry === undefined) return;
+    entry[kind].delete(name);
+    if (entry.adds.size === 0 && entry.deletes.size === 0) this.pending.delete(key);
+  }
+
   expect(key: string, kind: "adds" | "deletes", name: string, nowMs: number): void {
     const entry = this.pending.get(key) ?? { adds: new Set<string>(), deletes: new Set<string>(), sinceMs: nowMs };
     entry[kind].add(name);
@@ -83,8 +91,14 @@ async function scalePods(rs: Workload, active: Pod[], pending: { adds: number; d
   } else if (diff < 0) {
     const victims = [...counted].sort(deletionRank).slice(0, Math.min(-diff, podBurstMax));
     for (const pod of victims) {
-      expectations.expect(key, "deletes", pod.metadata.name ?? "", ctx.clock.now());
-      await deleteIfPresent(ctx, { ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", preconditions: { uid: pod.metadata.uid ?? "" } });
+      const name = pod.metadata.name ?? "";
+      expectations.expect(key, "deletes", name, ctx.clock.now());
+      try {
+        await deleteIfPresent(ctx, { ...podKind, namespace: pod.metadata.namespace, name, preconditions: { uid: pod.metadata.uid ?? "" } });
+      } catch (error) {
+        expectations.lower(key, "deletes", name);
+        throw error;
+      }
     }
   }
 }
@@ -135,7 +149,10 @@ export function replicaSetController(options: WorkloadControllerOptions = {}): A
           await syncStatus(rs, replicaSetStatus(rs, active, rctx.clock.now()), rctx);
           // A pod that becomes ready counts as available only after minReadySeconds: look again then.
           const minReady = Number(rs.spec.minReadySeconds ?? 0);
-          return minReady > 0 && active.some((p) => isPodReady(p) && !isPodAvailable(p, minReady, rctx.clock.now())) ? Action.requeueAfter(minReady * 1000) : Action.awaitChange();
+          if (minReady > 0 && active.some((p) => isPodReady(p) && !isPodAvailable(p, minReady, rctx.clock.now()))) return Action.requeueAfter(minReady * 1000);
+          // Expectations that are never met (an event lost to a crash of ours) expire: look again when they do.
+          const waiting = pending.adds > 0 || pending.deleting.size > 0;
+          return waiting ? Action.requeueAfter(expectationsTimeoutMs + 1) : Action.awaitChange();
         },
       });
       await runControllers(ctx, [controller]);

@@ -109,3 +109,16 @@ test("a rollout that cannot progress reports ProgressDeadlineExceeded", async ()
   await runFor(sim, 90_000);
   assert.deepEqual(rollout(sim), { done: false, failed: true, message: 'deployment "web" exceeded its progress deadline' });
 });
+
+test("a pod delete that fails is not waited for: the ReplicaSet still scales down (expectations lowered on error)", async () => {
+  const sim = world(12, { nodes: ["n1"], registry, actors: cluster({ nodes: 1 }) });
+  sim.store.create(deployment(3));
+  await runFor(sim, 30_000);
+  assert.equal(pods(sim.view()).length, 3);
+  sim.store.patch({ ...deployRef, patchType: "merge", patch: { spec: { replicas: 1 } } });
+  // The controller's next request is its first pod delete: it fails with 409 and is not applied.
+  const result = await runFor(sim, 60_000, { faults: [{ atStep: sim.steps, kind: "fail-request", target: "replicaset-controller", code: 409 }] });
+  assert.ok(result.faults.some((f) => f.kind === "fail-request"), "the fault was injected");
+  const live = pods(sim.view()).filter((p) => p.metadata.deletionTimestamp === undefined);
+  assert.equal(live.length, 1);
+});
