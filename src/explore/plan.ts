@@ -50,17 +50,29 @@ export function plannedRunCount(ctx: PlanContext, runs: number): number {
   return ctx.strategy === "systematic" ? Math.min(runs, ctx.points.length) : runs;
 }
 
+/**
+ * The systematic fault point run `index` covers, if any. `systematic` runs the points in order; `mix`
+ * gives every other run to them (even indexes) until they are all covered, so random and PCT schedules with
+ * random faults run from the start even when a scenario has more points than runs.
+ */
+export function pointOfRun(ctx: Pick<PlanContext, "strategy" | "points">, index: number): number | undefined {
+  if (ctx.strategy === "systematic") return index < ctx.points.length ? index : undefined;
+  if (ctx.strategy !== "mix" || index % 2 === 1) return undefined;
+  const point = index / 2;
+  return point < ctx.points.length ? point : undefined;
+}
+
 export function planRun(ctx: PlanContext, index: number): PlannedRun {
   const seed = runSeed(ctx.seed, index);
   const base = { variant: ctx.variant, params: ctx.params, seed };
-  const systematic = ctx.strategy === "systematic" || (ctx.strategy === "mix" && index < ctx.points.length);
-  if (systematic && index < ctx.points.length) {
-    const point = ctx.points[index]!;
-    return { index, strategy: "systematic", point: index, spec: { ...base, workload: point.workload, strategy: fifoStrategy(), faults: [point.fault] } };
+  const pointIndex = pointOfRun(ctx, index);
+  if (pointIndex !== undefined) {
+    const point = ctx.points[pointIndex]!;
+    return { index, strategy: "systematic", point: pointIndex, spec: { ...base, workload: point.workload, strategy: fifoStrategy(), faults: [point.fault] } };
   }
   const workloads = Object.keys(ctx.scenario.workloads);
   const workload = ctx.workload ?? workloads[new Rng(seed).fork("workload").int(workloads.length)]!;
-  const usePct = ctx.strategy === "pct" || (ctx.strategy === "mix" && index % 2 === 1);
+  const usePct = ctx.strategy === "pct" || (ctx.strategy === "mix" && (index >> 1) % 2 === 1);
   const strategy: Strategy = usePct ? pctStrategy({ depth: 3, stepsHint: 2_000 }) : randomStrategy();
   return { index, strategy: strategy.name, spec: { ...base, workload, strategy, drawFaults: true } };
 }

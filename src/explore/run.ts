@@ -80,6 +80,7 @@ export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<Ru
     defineActor({
       name: WORKLOAD_ACTOR,
       crashable: false,
+      faultable: false,
       start: async (actx) => {
         await workloadFn(actx, ctx);
         progress.workloadDone = true;

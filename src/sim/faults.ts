@@ -82,11 +82,13 @@ function targetsOf(kernel: Kernel, custom: ReadonlyMap<string, FaultKind>, view:
   const customKind = custom.get(kind);
   if (customKind !== undefined) return [...customKind.targets(view)];
   if (kind === "delay-watch" || kind === "close-watch") {
-    return [...kernel.watches.values()].filter((watch) => watch.open).map((watch) => watch.id).sort();
+    const faultable = (id: string) => kernel.actors.get(id.split("/")[0] ?? "")?.def.faultable !== false;
+    return [...kernel.watches.values()].filter((watch) => watch.open && faultable(watch.id)).map((watch) => watch.id).sort();
   }
   const targets: string[] = [];
   for (const state of kernel.actors.values()) {
     if (state.status !== "running" || !state.startPending) continue;
+    if (state.def.faultable === false) continue;
     if (kind === "crash" && state.def.crashable === false) continue;
     if (kind === "pause" && kernel.paused.has(state)) continue;
     targets.push(state.name);

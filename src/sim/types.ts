@@ -64,6 +64,12 @@ export interface ActorDefinition {
   restartDelayMs?: number;
   /** Whether the random fault budget may crash it. Default true. Planned crashes ignore this. */
   crashable?: boolean;
+  /**
+   * Whether random faults of any kind (request failures, stale reads, watch faults, pauses) may target it.
+   * Default true. A scenario's workload (what users do) is not faulted: its code rarely retries. Planned
+   * faults ignore this.
+   */
+  faultable?: boolean;
   /** Runs in the crash step, e.g. a node rebooting into its staged image. */
   onCrash?(ctx: CrashContext): void;
 }
