@@ -281,10 +281,18 @@ class Kubelet {
     const stopAt = Math.min(deadline, deadline - graceMs + (this.options.stopMs ?? 1000));
     const waitMs = stopAt - this.ctx.clock.now();
     if (waitMs > 0) return Action.requeueAfter(waitMs);
+    const ref = { ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "" };
     try {
-      await this.ctx.client.delete({ ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", gracePeriodSeconds: 0, preconditions: { uid } });
+      await this.ctx.client.delete({ ...ref, gracePeriodSeconds: 0, preconditions: { uid } });
     } catch (error) {
-      if (!isNotFound(error) && !(isApiError(error) && error.code === 409)) throw error;
+      if (isNotFound(error)) return Action.awaitChange();
+      if (!(isApiError(error) && error.code === 409)) throw error;
+      // A 409 means the uid precondition failed (the pod was replaced) or a passing conflict: only a read tells.
+      const current = await this.ctx.client.get<Pod>(ref).catch((readError: unknown) => {
+        if (isNotFound(readError)) return undefined;
+        throw readError;
+      });
+      if (current?.metadata.uid === uid) throw error;
     }
     return Action.awaitChange();
   }

@@ -85,3 +85,15 @@ test("the scheduler binds pending pods to Ready, schedulable nodes only, spreadi
   assert.deepEqual(nodes.filter((n) => n === "n2").length, 2);
   assert.ok(list(sim, "v1", "Pod").every((p) => (p.status as { phase: string }).phase === "Running"));
 });
+
+test("a final pod delete that meets a passing 409 is retried, not taken for a replaced pod", async () => {
+  const sim = world(3, { registry: { "app:v1": "sha256:a1" }, actors: [kubelet({ node: "n1", stopMs: 4000 })] });
+  sim.store.create(pod("p", { nodeName: "n1" }));
+  await runFor(sim, 5000);
+  sim.store.delete(podRef("p"));
+  await runFor(sim, 3900);
+  // The kubelet's next request is its delete with grace 0: it fails with 409 and is not applied.
+  const result = await runFor(sim, 30_000, { faults: [{ atStep: sim.steps, kind: "fail-request", target: "kubelet-n1", code: 409 }] });
+  assert.ok(result.faults.some((f) => f.kind === "fail-request"), "the fault was injected");
+  assert.equal(sim.view().get(podRef("p")), undefined);
+});
