@@ -56,6 +56,10 @@ export interface ProgramContext {
   log(line: string): Promise<void>;
   /** Aborted when the pod is deleted or the node reboots. */
   readonly signal: AbortSignal;
+  /** External state the program reads or writes (a registry, a chart repository); each access is a step. */
+  external: ActorContext["external"];
+  /** The kubelet's random stream (jitter and such); draws are part of the run like any other. */
+  readonly rng: ActorContext["rng"];
 }
 
 export type PodProgram = (ctx: ProgramContext) => Promise<number>;
@@ -445,7 +449,7 @@ class Kubelet {
     const key = `${pod.metadata.namespace}/${pod.metadata.name}`;
     const owner = pod.metadata.ownerReferences?.find((o) => o.controller === true);
     const log = (line: string) => this.appendLog(key, owner === undefined ? undefined : `${owner.kind}/${owner.name}`, line);
-    const context: ProgramContext = { pod, client: this.ctx.client, clock: this.ctx.clock, log, signal: abort.signal };
+    const context: ProgramContext = { pod, client: this.ctx.client, clock: this.ctx.clock, log, signal: abort.signal, external: (name) => this.ctx.external(name), rng: this.ctx.rng };
     program(context)
       .catch((error: unknown) => {
         if (!abort.signal.aborted && !isApiError(error)) throw error;

@@ -67,6 +67,23 @@ test("a program's log lines are readable by Job, and its exit code decides the p
   assert.equal(jobFinished(jobOf(sim, "tick")), "Failed");
 });
 
+test("a program reads and writes external state through its context, each access a step", async () => {
+  const program: PodProgram = async (ctx) => {
+    const chart = ctx.external<{ version: string }>("chart-repo");
+    const { version } = await chart.read();
+    await ctx.log(`chart ${version}`);
+    await chart.write({ version: `${version}+seen` });
+    return 0;
+  };
+  const sim = world(25, { nodes: ["n1"], registry, actors: cluster({ nodes: 1, kubelet: { programs: { task: program } } }) });
+  sim.defineExternal("chart-repo", { version: "1.2.3" });
+  sim.store.create(job("tick", { backoffLimit: 0 }));
+  await runFor(sim, 30_000);
+  assert.deepEqual(jobLogs(sim.view(), ns, "tick"), ["chart 1.2.3"]);
+  assert.deepEqual(sim.view().external("chart-repo"), { version: "1.2.3+seen" });
+  assert.equal(jobFinished(jobOf(sim, "tick")), "Complete");
+});
+
 test("a CronJob every 15 minutes starts one Job per schedule and keeps three successful ones", async () => {
   const sim = world(24, { nodes: ["n1"], registry, actors: cluster({ nodes: 1 }) });
   sim.store.create({ apiVersion: "batch/v1", kind: "CronJob", metadata: { name: "tick", namespace: ns }, spec: { schedule: "*/15 * * * *", jobTemplate: { spec: jobSpec({ runMs: 60_000 }) } } });
