@@ -102,7 +102,7 @@ test("the fixed variant survives a kill of the pool controller or any daemon aft
 });
 
 test("one rollout of a 1,000-node pool with maxUnavailable 10% completes in the simulator", async () => {
-  const params = ["--param", "nodes=1000", "--param", "maxUnavailable=10%", "--param", "safetyChecks=per-instant"];
+  const params = ["--param", "nodes=1000", "--param", "maxUnavailable=10%", "--param", "safetyChecks=per-second"];
   const explored = await settle(["explore", dir, "--variant", "fixed", "--workload", "rollout", ...params, "--strategy", "random", "--runs", "1", "--json"]);
   assert.equal(explored.code, 0, explored.stderr);
   const report = JSON.parse(explored.stdout) as ExploreJson;

@@ -19,7 +19,7 @@ function median(values: number[]): number {
 async function fleetRollout(scenario: Scenario, nodes: number): Promise<{ seconds: number; steps: number; rssMb: number; heapMb: number; verdict: string }> {
   // A 5,000-node rollout takes more steps than the scenario's bound for exploration runs.
   const fleet: Scenario = { ...scenario, timing: { ...scenario.timing, stepsMax: 20_000_000 } };
-  const params = { ...scenario.params, nodes, maxUnavailable: "10%", safetyChecks: "per-instant" };
+  const params = { ...scenario.params, nodes, maxUnavailable: "10%", safetyChecks: "per-second" };
   let rssMax = process.memoryUsage().rss;
   const sampler = setInterval(() => (rssMax = Math.max(rssMax, process.memoryUsage().rss)), 250);
   const start = nowMs();

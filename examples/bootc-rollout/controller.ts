@@ -24,6 +24,11 @@ export interface PoolControllerOptions {
   countApprovals: boolean;
   /** Re-check a drain this often while pods are leaving. Default 2000. */
   drainRetryMs?: number;
+  /**
+   * At most one pass per this many ms: a pass reads every BootcNode, and in a large pool every node's status
+   * change would otherwise bring its own pass. Events in between are coalesced into the next pass. Default 1000.
+   */
+  passIntervalMsMin?: number;
   /** Reads the registry (external state) to resolve a tag; given by the actor. */
   readRegistry(): Promise<Registry>;
 }
@@ -40,6 +45,8 @@ interface Pass {
 
 export function poolController(options: PoolControllerOptions) {
   const drainRetryMs = options.drainRetryMs ?? 2000;
+  const passIntervalMsMin = options.passIntervalMsMin ?? 1000;
+  let lastPassMs = Number.NEGATIVE_INFINITY;
   return defineController<BootcNodePool>({
     name: "bootc-pool-controller",
     for: poolKind,
@@ -49,6 +56,9 @@ export function poolController(options: PoolControllerOptions) {
     resyncMs: 0,
     rateLimiter: { baseDelayMs: 500, maxDelayMs: 30_000 },
     async reconcile(pool, ctx) {
+      const waitMs = lastPassMs + passIntervalMsMin - ctx.clock.now();
+      if (waitMs > 0) return Action.requeueAfter(waitMs);
+      lastPassMs = ctx.clock.now();
       const registry = await options.readRegistry();
       const target = registry[pool.spec.image.ref];
       if (target === undefined) return Action.requeueAfter(10_000);

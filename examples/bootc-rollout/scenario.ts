@@ -58,8 +58,8 @@ const params = {
   appReplicas: 2,
   restartDelayMs: 2000,
   /**
-   * "every-step", or "per-instant" for fleet-size runs: the safety properties are evaluated at the first step
-   * of each virtual instant and that verdict stands for the instant's other steps (each of them costs a pass
+   * "every-step", or "per-second" for fleet-size runs: the safety properties are evaluated at the first step
+   * of each virtual second and that verdict stands for the second's other steps (each evaluation is a pass
    * over every node, more than the simulation itself at 1,000 nodes; the states they judge last for seconds).
    */
   safetyChecks: "every-step",
@@ -169,23 +169,23 @@ interface HostVerdicts {
 
 /**
  * One pass over the hosts per step for the two host properties (the monitor checks them in order: the
- * first scans, the second takes the result). `perInstant`: one pass per virtual instant.
+ * first scans, the second takes the result). `perSecond`: one pass per virtual second.
  */
 class HostAudit {
-  private last: { now: number; verdicts: HostVerdicts } | undefined;
+  private last: { second: number; verdicts: HostVerdicts } | undefined;
   private pending: HostVerdicts | undefined;
   private readonly cells: string[];
 
   constructor(
     private readonly nodes: readonly string[],
-    private readonly perInstant: boolean,
+    private readonly perSecond: boolean,
   ) {
     this.cells = nodes.map(hostCellOf);
   }
 
   scan(view: WorldView): HostVerdicts {
-    const now = view.now();
-    if (this.perInstant && this.last !== undefined && this.last.now === now) {
+    const second = Math.floor(view.now() / 1000);
+    if (this.perSecond && this.last !== undefined && this.last.second === second) {
       this.pending = this.last.verdicts;
       return this.pending;
     }
@@ -195,7 +195,7 @@ class HostAudit {
       if (host.staging !== null && host.staging === host.booted) verdicts.noStageOfBooted = false;
       for (const image in host.rebootsInto) if (host.rebootsInto[image]! > 1) verdicts.oneRebootPerApproval = false;
     }
-    this.last = { now, verdicts };
+    this.last = { second, verdicts };
     this.pending = verdicts;
     return verdicts;
   }
@@ -263,14 +263,14 @@ export default scenario<BootcParams>({
   timing: { faultPhaseMs: 480_000, horizonMs: 2_400_000, settleWindowMs: 360_000, stepsMax: 1_500_000 },
   properties({ params: p }) {
     const nodes = nodeNames(p.nodes);
-    const perInstant = p.safetyChecks === "per-instant";
-    const audit = new HostAudit(nodes, perInstant);
+    const perSecond = p.safetyChecks === "per-second";
+    const audit = new HostAudit(nodes, perSecond);
     let budgetChecked = { key: "", held: true };
     return [
       always("one reboot per approval: reboots(node, image) <= 1", (view) => audit.scan(view).oneRebootPerApproval),
       always("disrupted nodes <= maxUnavailable", (view) => {
         // A function of the API objects alone: the same revision gives the same answer.
-        const key = perInstant ? String(view.now()) : String(view.revision);
+        const key = perSecond ? String(Math.floor(view.now() / 1000)) : String(view.revision);
         if (key !== budgetChecked.key) {
           const budget = resolveMaxUnavailable(pool(view)?.spec.rollout.maxUnavailable ?? 1, nodes.length);
           budgetChecked = { key, held: disruptedCount(view) <= budget };
