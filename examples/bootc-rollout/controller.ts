@@ -3,6 +3,7 @@
 // cordoned and drained, then approved to reboot (`desiredImageState: Booted`), and uncordoned once it
 // reports the target image. The fixed variant also counts approvals (`spec.rebootApproval`), so that the
 // daemon can tell a fresh approval from one it has already used.
+import assert from "node:assert/strict";
 import { Action, defineController, isAlreadyExists, isNotFound, setControllerReference, type Client, type KubeObject, type ReconcileContext } from "settle";
 import { cordon, drainOnce, registryCell, type Registry } from "settle/sim";
 import {
@@ -157,6 +158,7 @@ async function drainAndApprove(pass: Pass, freed: ReadonlySet<string>, countAppr
       draining = true;
       continue;
     }
+    assert(isSlotted(bn), "only a slotted, drained node is approved");
     const approval = countApprovals ? { rebootApproval: (bn.spec.rebootApproval ?? 0) + 1 } : {};
     // An update, not a patch: a stale copy fails with a conflict instead of approving twice.
     await pass.client.update({ object: { ...bn, spec: { ...bn.spec, desiredImageState: "Booted", ...approval } } });
@@ -184,6 +186,7 @@ async function fillSlots(pass: Pass, freed: ReadonlySet<string>): Promise<void> 
     const metadata = { ...bn.metadata, labels: { ...bn.metadata.labels, [slotLabel]: "true" }, annotations: { ...bn.metadata.annotations, [wasCordonedAnnotation]: was } };
     await pass.client.update({ object: { ...bn, metadata } });
     slotted.add(name);
+    assert(slotted.size <= budget, "slots never exceed the budget");
   }
 }
 

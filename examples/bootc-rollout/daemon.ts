@@ -5,6 +5,7 @@
 // The buggy variant is the reported daemon: after a reboot it trusts the first `bootc status` it reads,
 // and an approval that stays `Booted` lets it reboot again on its own. The fixed variant treats an approval
 // as one-shot and scoped to the boot it was used in, and checks a live read before staging.
+import assert from "node:assert/strict";
 import { Informer, WorkQueue, isApiError, type Client, type Clock, type Log } from "settle";
 import { requestReboot, type ActorContext } from "settle/sim";
 import { bootcNodeKind, daemonRebootPrefix, hostCellOf, type BootcHost, type BootcNode, type BootcNodeStatus, type BootcStatus, type Condition } from "./model.ts";
@@ -173,6 +174,7 @@ export class Daemon {
 
   private async stage(bn: BootcNode, s: BootcStatus): Promise<void> {
     const desired = bn.spec.desiredImage;
+    assert(s.booted !== desired, "the daemon stages only what its status says is not booted");
     if (this.options.variant === "fixed") {
       // Never stage an image without a live read saying it is not booted (the cache may predate the boot).
       const live = await this.watcher.refresh();
@@ -209,6 +211,8 @@ export class Daemon {
   }
 
   private async reboot(bn: BootcNode, s: BootcStatus, extra: Partial<BootcNodeStatus>): Promise<void> {
+    assert(bn.spec.desiredImageState === "Booted", "the daemon reboots only on an approval");
+    assert(s.staged === bn.spec.desiredImage, "the daemon reboots only into the desired image");
     await this.report(bn, s, idle("False", "Rebooting"), degraded("False", "AsExpected"), extra);
     const bootId = await this.executor.bootId();
     this.log("reboot", { desired: bn.spec.desiredImage, booted: s.booted, staged: s.staged, bootId });
