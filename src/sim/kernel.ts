@@ -230,7 +230,9 @@ export class Kernel {
   }
 
   getExternal(name: string): unknown {
-    assert(this.externals.has(name), `external "${name}" is defined`);
-    return this.externals.get(name);
+    const value = this.externals.get(name);
+    // On the hot path of every property check: build the message only when the assertion fails.
+    if (value === undefined) assert(this.externals.has(name), `external "${name}" is defined`);
+    return value;
   }
 }
