@@ -73,9 +73,10 @@ export function nodeActor(options: NodeActorOptions): ActorDefinition {
       let failed: (error: unknown) => void = () => {};
       const failure = new Promise<never>((_, reject) => (failed = reject));
       const watches = new Set<Watch>();
-      const launch = () => {
+      const launch = (id: string | undefined) => {
         const mine = ++boot;
         running = true;
+        bootId = id;
         const alive = () => running && boot === mine;
         Promise.resolve(inner.start(bootContext(ctx, mine, alive, watches))).catch((error: unknown) => alive() && failed(error));
       };
@@ -83,22 +84,21 @@ export function nodeActor(options: NodeActorOptions): ActorDefinition {
         const n = node as Node;
         const ready = (n.status?.conditions ?? []).find((c) => c.type === "Ready");
         const id = n.status?.nodeInfo?.bootID;
-        if (running && ready?.status === "False" && ready.reason === "Rebooting") {
+        // The kubelet's Rebooting write can fail (it reboots anyway): a new boot id then is the first sign that
+        // the boot the daemon ran in is over.
+        const newBoot = boot > 0 && id !== bootId;
+        if (running && ((ready?.status === "False" && ready.reason === "Rebooting") || newBoot)) {
           running = false;
           for (const watch of watches) watch.close();
           watches.clear();
-          return;
         }
-        if (bootId === undefined) bootId = id;
-        if (!running && ready?.status === "True" && id !== bootId) {
-          bootId = id;
-          launch();
-        }
+        // Like a systemd unit, the daemon starts on a booted host: at the first look at a Ready node, and on
+        // every new boot. A node first seen mid-reboot starts it once the new boot is Ready.
+        if (!running && ready?.status === "True" && (boot === 0 || newBoot)) launch(id);
       };
       const informer = new Informer({ client: ctx.client, clock: ctx.clock, kind: nodeKind, fieldSelector: `metadata.name=${options.node}` });
       informer.addHandler({ add: observe, update: (_old, node) => observe(node) });
       assert(options.node.length > 0, "node-actor-node-named");
-      launch();
       await Promise.race([informer.start(), failure]);
     },
   });

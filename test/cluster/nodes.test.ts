@@ -147,3 +147,33 @@ test("a node daemon stops when its node reboots and starts afresh on the new boo
   assert.ok(ticks.some((t) => t > 25_000), "the new boot's daemon ticks");
   assert.equal(sim.view().external<HostState>(hostCell("n1")).bootCount, 1);
 });
+
+test("a node daemon waits for a Ready node, and a new boot id restarts it even when no Rebooting status was seen", async () => {
+  const starts: number[] = [];
+  const daemon = nodeActor({
+    node: "n9",
+    actor: defineActor({
+      name: "agent",
+      start: async (ctx) => {
+        starts.push(ctx.clock.now());
+        await new Promise<never>(() => {}); // a daemon runs until its boot ends
+      },
+    }),
+  });
+  const sim = world(41, { nodes: [], actors: [daemon] });
+  const status = (ready: "True" | "False", bootID: string, reason?: string) => ({
+    conditions: [{ type: "Ready", status: ready, ...(reason ? { reason } : {}) }],
+    nodeInfo: { bootID },
+  });
+  sim.store.create({ apiVersion: "v1", kind: "Node", metadata: { name: "n9" }, status: status("False", "b0", "Rebooting") });
+  await runFor(sim, 5000);
+  assert.equal(starts.length, 0, "not started on a host that is still rebooting");
+  const node = () => sim.view().get({ apiVersion: "v1", kind: "Node", name: "n9" })!;
+  sim.store.updateStatus({ ...node(), status: status("True", "b1") } as KubeObject);
+  await runFor(sim, 5000);
+  assert.equal(starts.length, 1, "started once the node is Ready");
+  // The Rebooting write was lost: the next sign of the reboot is a new boot id on a Ready node.
+  sim.store.updateStatus({ ...node(), status: status("True", "b2") } as KubeObject);
+  await runFor(sim, 5000);
+  assert.equal(starts.length, 2, "started afresh on the new boot");
+});
