@@ -19,7 +19,7 @@ import {
   type WorldView,
 } from "settle/sim";
 import { poolController } from "./controller.ts";
-import { nodeDaemon } from "./node-daemon.ts";
+import { nodeActor } from "settle/sim";
 import { Daemon, type DaemonVariant } from "./daemon.ts";
 import { powerCycleFaultKind, staleStatusFault, staleStatusFaultKind } from "./faults.ts";
 import {
@@ -96,7 +96,7 @@ function daemonActor(node: string, variant: DaemonVariant, p: BootcParams): Acto
     restartDelayMs: p.restartDelayMs,
     start: (ctx) => new Daemon(ctx, { node, variant, stageMs: p.stageMs, statusPollMs: p.statusPollMs }).run(),
   });
-  return nodeDaemon({ node, actor: inner });
+  return nodeActor({ node, actor: inner });
 }
 
 function operatorActor(variant: string, p: BootcParams): ActorDefinition {
