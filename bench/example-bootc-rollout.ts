@@ -2,18 +2,12 @@
 // shrinking), runs/s of the fixed variant with 3 nodes, and the wall time and memory of one rollout of a
 // 1,000-node and a 5,000-node pool (maxUnavailable 10%, no faults).
 import { fileURLToPath } from "node:url";
-import { explore } from "../src/explore/explore.ts";
 import { loadScenario } from "../src/explore/load.ts";
 import { runScenario } from "../src/explore/run.ts";
 import type { Scenario } from "../src/explore/scenario.ts";
+import { firstFinding, nowMs, runsPerSecond } from "./lib.ts";
 
 const scenarioPath = fileURLToPath(new URL("../examples/bootc-rollout/scenario.ts", import.meta.url));
-const nowMs = () => performance.now();
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 /** One fault-free rollout v0 -> v1 of `nodes` nodes: wall seconds, steps, peak RSS and heap after (MB). */
 async function fleetRollout(scenario: Scenario, nodes: number): Promise<{ seconds: number; steps: number; rssMb: number; heapMb: number; verdict: string }> {
@@ -32,22 +26,12 @@ async function fleetRollout(scenario: Scenario, nodes: number): Promise<{ second
 
 export async function bench(): Promise<Record<string, string | number>> {
   const scenario = await loadScenario(scenarioPath);
-  const base = { scenarioPath, params: scenario.params, workers: 1, strategy: "mix" as const };
-  const firstMs: number[] = [];
-  const firstRuns: number[] = [];
-  for (let seed = 1; seed <= 20; seed++) {
-    const start = nowMs();
-    const result = await explore(scenario, { ...base, variant: "buggy", runs: 1000, seed, first: true }, nowMs);
-    firstMs.push(nowMs() - start);
-    firstRuns.push(result.runs);
-  }
-  const fixedStart = nowMs();
-  const fixed = await explore(scenario, { ...base, variant: "fixed", runs: 200, seed: 1, first: false }, nowMs);
-  const fixedRunsPerSec = (fixed.runs * 1000) / (nowMs() - fixedStart);
+  const first = await firstFinding(scenario, scenarioPath, "buggy");
+  const fixed = await runsPerSecond(scenario, scenarioPath, "fixed", 200);
   const figures: Record<string, string | number> = {
-    "buggy: time to first finding, median of 20 seeds (ms, incl. shrinking)": median(firstMs).toFixed(0),
-    "buggy: runs to first finding, median": median(firstRuns),
-    "fixed: runs/s (3 nodes, 1 worker, 200 runs)": fixedRunsPerSec.toFixed(1),
+    "buggy: time to first finding, median of 20 seeds (ms, incl. shrinking)": first.msMedian.toFixed(0),
+    "buggy: runs to first finding, median": first.runsMedian,
+    "fixed: runs/s (3 nodes, 1 worker, 200 runs)": fixed.runsPerSec.toFixed(1),
   };
   for (const nodes of [1000, 5000]) {
     const r = await fleetRollout(scenario, nodes);

@@ -2,38 +2,22 @@
 // the default budget and strategy, stopping at the first finding, shrinking included), and runs/s of the fixed
 // proof over every workload.
 import { fileURLToPath } from "node:url";
-import { explore } from "../src/explore/explore.ts";
 import { loadScenario } from "../src/explore/load.ts";
+import { firstFinding, runsPerSecond } from "./lib.ts";
 
 const scenarioPath = fileURLToPath(new URL("../examples/flux-pause/scenario.ts", import.meta.url));
-const nowMs = () => performance.now();
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 export async function bench(): Promise<Record<string, string | number>> {
   const scenario = await loadScenario(scenarioPath);
-  const base = { scenarioPath, params: scenario.params, workers: 1, strategy: "mix" as const };
-  const firstMs: number[] = [];
-  const firstRuns: number[] = [];
-  let missed = 0;
-  for (let seed = 1; seed <= 20; seed++) {
-    const start = nowMs();
-    const result = await explore(scenario, { ...base, variant: "buggy", runs: 1000, seed, first: true }, nowMs);
-    firstMs.push(nowMs() - start);
-    firstRuns.push(result.runs);
-    if (result.findings.length === 0) missed++;
-  }
-  const fixedStart = nowMs();
-  const fixed = await explore(scenario, { ...base, variant: "fixed", runs: 300, seed: 1, first: false }, nowMs);
-  const fixedRunsPerSec = (fixed.runs * 1000) / (nowMs() - fixedStart);
+  const first = await firstFinding(scenario, scenarioPath, "buggy");
+  const fixed = await runsPerSecond(scenario, scenarioPath, "fixed", 300);
   return {
-    "buggy: time to first finding, median of 20 seeds (ms, incl. reference runs and shrinking)": median(firstMs).toFixed(0),
-    "buggy: runs to first finding, median (max)": `${median(firstRuns)} (${Math.max(...firstRuns)})`,
-    "buggy: seeds without a finding in 1000 runs": missed,
-    "fixed: runs/s (1 worker, 300 runs, every workload)": fixedRunsPerSec.toFixed(1),
-    "fixed: findings in those runs": fixed.findings.length,
+    "buggy: time to first finding, median of 20 seeds (ms, incl. reference runs and shrinking)": first.msMedian.toFixed(0),
+    "buggy: runs to first finding, median (max)": `${first.runsMedian} (${first.runsMax})`,
+    "buggy: seeds without a finding in 1000 runs": first.missed,
+    "fixed: runs/s (1 worker, 300 runs, every workload)": fixed.runsPerSec.toFixed(1),
+    "fixed: findings in those runs": fixed.findings,
   };
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) console.log(await bench());

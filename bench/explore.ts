@@ -2,20 +2,14 @@
 // of the level variant, and the naive alternative (one random schedule with one random kill, again and
 // again until it fails) measured against the explorer in the same run.
 import { fileURLToPath } from "node:url";
-import { explore } from "../src/explore/explore.ts";
 import { loadScenario } from "../src/explore/load.ts";
 import { runScenario } from "../src/explore/run.ts";
 import { Rng } from "../src/sim/rng.ts";
 import { randomStrategy } from "../src/sim/strategy.ts";
 import type { Scenario } from "../src/explore/scenario.ts";
+import { firstFinding, median, runsPerSecond } from "./lib.ts";
 
 const scenarioPath = fileURLToPath(new URL("../examples/ensemble/scenario.ts", import.meta.url));
-const nowMs = () => performance.now();
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
 
 /** Runs until the first finding; returns the runs it took. */
 async function naiveRunsToFailure(scenario: Scenario, seed: number, runsMax: number): Promise<number> {
@@ -38,26 +32,16 @@ async function naiveRunsToFailure(scenario: Scenario, seed: number, runsMax: num
 
 export async function benchExplore(): Promise<Record<string, string | number>> {
   const scenario = await loadScenario(scenarioPath);
-  const base = { scenarioPath, params: scenario.params, workers: 1, strategy: "mix" as const };
-  const firstMs: number[] = [];
-  const firstRuns: number[] = [];
-  for (let seed = 1; seed <= 20; seed++) {
-    const start = nowMs();
-    const result = await explore(scenario, { ...base, variant: "delta", runs: 1000, seed, first: true }, nowMs);
-    firstMs.push(nowMs() - start);
-    firstRuns.push(result.runs);
-  }
-  const levelStart = nowMs();
-  const level = await explore(scenario, { ...base, variant: "level", runs: 300, seed: 1, first: false }, nowMs);
-  const levelRunsPerSec = (level.runs * 1000) / (nowMs() - levelStart);
+  const first = await firstFinding(scenario, scenarioPath, "delta");
+  const level = await runsPerSecond(scenario, scenarioPath, "level", 300);
   const naive: number[] = [];
   for (let seed = 1; seed <= 20; seed++) naive.push(await naiveRunsToFailure(scenario, seed, 1000));
   return {
-    "delta: time to first finding, median of 20 seeds (ms, incl. shrinking)": median(firstMs).toFixed(0),
-    "delta: runs to first finding, median": median(firstRuns),
-    "level: runs/s (1 worker, 300 runs)": levelRunsPerSec.toFixed(0),
+    "delta: time to first finding, median of 20 seeds (ms, incl. shrinking)": first.msMedian.toFixed(0),
+    "delta: runs to first finding, median": first.runsMedian,
+    "level: runs/s (1 worker, 300 runs)": level.runsPerSec.toFixed(0),
     "naive (random schedule + one random kill): runs to first failure, median": median(naive),
-    "naive / settle runs-to-first-finding ratio": (median(naive) / median(firstRuns)).toFixed(1),
+    "naive / settle runs-to-first-finding ratio": (median(naive) / first.runsMedian).toFixed(1),
   };
 }
 

@@ -109,7 +109,10 @@ export function faultPointsOf(workload: string, trace: readonly TraceRecord[], c
       points.push(point(record.step, "delay-watch", watchId, `delay ${record.result} on ${watchId} by ${delayWatchMs} ms`, { delayMs: delayWatchMs }));
     }
   }
-  return points;
+  // Crashes first: a kill mid-work is what loses work, so those points are the likeliest to find something
+  // early; then stale reads, then late events. Within a kind, trace order.
+  const rank = (p: FaultPoint) => systematicKinds.indexOf(p.fault.kind as (typeof systematicKinds)[number]);
+  return points.map((p, i) => ({ p, i })).sort((a, b) => rank(a.p) - rank(b.p) || a.i - b.i).map(({ p }) => p);
 }
 
 /** The lag of a systematic stale read, and the delay of a systematic late watch event. */
