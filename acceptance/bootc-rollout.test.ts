@@ -3,11 +3,8 @@
 // actors, and one rollout of a 1,000-node pool.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import bootcScenario from "../examples/bootc-rollout/scenario.ts";
 import { staleStatusFault } from "../examples/bootc-rollout/faults.ts";
 import { faultPointsOf } from "../src/explore/plan.ts";
@@ -15,27 +12,14 @@ import { runScenario } from "../src/explore/run.ts";
 import type { Scenario } from "../src/explore/scenario.ts";
 import { fifoStrategy } from "../src/sim/strategy.ts";
 import type { PlannedFault } from "../src/sim/types.ts";
+import { repo, settleIn } from "./cli.ts";
 
-const repo = fileURLToPath(new URL("../", import.meta.url));
-const bin = join(repo, "bin", "settle.js");
 const dir = join(repo, "examples", "bootc-rollout");
-const root = mkdtempSync(join(tmpdir(), "settle-bootc-"));
-after(() => rmSync(root, { recursive: true, force: true }));
+const { root, settle } = settleIn("settle-bootc-");
 const bootc = bootcScenario as unknown as Scenario;
 const oneReboot = "one reboot per approval: reboots(node, image) <= 1";
 const budget = "disrupted nodes <= maxUnavailable";
 
-function settle(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 interface ExploreJson {
   runs: number;

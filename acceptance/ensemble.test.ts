@@ -1,31 +1,15 @@
 // Acceptance for issue 5, run by `npm run acceptance` (not by `npm test`): the full default sweeps of the
 // Ensemble drill through the real command line, as a user types them.
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { repo, settleIn } from "./cli.ts";
 
-const repo = fileURLToPath(new URL("../", import.meta.url));
-const bin = join(repo, "bin", "settle.js");
 const ensembleDir = join(repo, "examples", "ensemble");
 const canaryDir = join(repo, "test", "fixtures", "canary");
-const root = mkdtempSync(join(tmpdir(), "settle-acceptance-"));
-after(() => rmSync(root, { recursive: true, force: true }));
+const { root, settle } = settleIn("settle-acceptance-");
 
-function settle(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 interface ExploreJson {
   runs: number;
@@ -62,7 +46,7 @@ test("settle explore examples/ensemble --variant level --runs 2000 reports no fi
   assert.ok(report.stats.faultPointsCovered > 0);
   assert.equal(report.stats.faultPointsCovered, report.stats.faultPoints, "every systematic crash point of the reference runs");
 
-  const text = await settle(["explore", ensembleDir, "--variant", "level", "--runs", "200"]);
+  const text = await settle(["explore", ensembleDir, "--variant", "level", "--runs", "250"]);
   assert.equal(text.code, 0, text.stderr);
   const covered = /systematic fault points covered (\d+)\/(\d+)/.exec(text.stdout);
   assert.ok(covered, text.stdout);

@@ -3,32 +3,16 @@
 // 2,000 runs of every workload, the other writer included (where it must still time out).
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { repo, settleIn } from "./cli.ts";
 
-const repo = fileURLToPath(new URL("../", import.meta.url));
-const bin = join(repo, "bin", "settle.js");
 const exampleDir = join(repo, "examples", "flux-pause");
-const root = mkdtempSync(join(tmpdir(), "settle-flux-pause-"));
-after(() => rmSync(root, { recursive: true, force: true }));
+const { root, settle } = settleIn("settle-flux-pause-");
 
 const l1 = "L1: with no other writer the pause is OK within two polls after the restart and the last failed read";
 const workloads = ["plain", "frozen-condition-at-claim", "transient-reconcile", "other-writer", "flaky-reads"];
 
-function settle(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 interface ExploreJson {
   runs: number;

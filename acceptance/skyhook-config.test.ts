@@ -1,30 +1,14 @@
 // Acceptance for issue 7, run by `npm run acceptance` (not by `npm test`): the default sweeps of the Skyhook
 // ConfigMap gate through the real command line, as a user types them.
-import { after, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { repo, settleIn } from "./cli.ts";
 
-const repo = fileURLToPath(new URL("../", import.meta.url));
-const bin = join(repo, "bin", "settle.js");
 const exampleDir = join(repo, "examples", "skyhook-config");
-const root = mkdtempSync(join(tmpdir(), "settle-acceptance-skyhook-"));
-after(() => rmSync(root, { recursive: true, force: true }));
+const { root, settle } = settleIn("settle-acceptance-skyhook-");
 
-function settle(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: root, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 interface ExploreJson {
   runs: number;
