@@ -32,7 +32,9 @@ function seconds(ms: number): string {
 
 export function formatTimeline(trace: readonly TraceRecord[], linesMax = 80): string[] {
   const start = trace[0]?.timeMs ?? 0;
-  const rows = trace.filter(interesting);
+  let rows = trace.filter(interesting);
+  // Too long to read whole: writes, faults, starts and logs tell the story; watch deliveries go first.
+  if (rows.length > linesMax) rows = rows.filter((r) => r.kind !== "watch");
   const shown = rows.length > linesMax ? [...rows.slice(0, linesMax / 2), undefined, ...rows.slice(-linesMax / 2)] : rows;
   return shown.map((r) => {
     if (r === undefined) return `  ... ${rows.length - linesMax} more lines ...`;
