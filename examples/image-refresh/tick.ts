@@ -122,9 +122,31 @@ export async function runTick(p: ProgramContext, env: TickEnv): Promise<number> 
   if (state.restart) {
     const code = await restartBlock(p, env, state);
     if (code !== undefined) return code;
+    if (env.variant === "fixed") await keepOnlySettledRecords(p, state);
   }
   if (Object.keys(state.annotate).length > 0) await annotate(p.client, env, state.annotate);
   return 0;
+}
+
+/**
+ * "Settled" is not "settled on what this tick set": another writer (the hourly helm upgrade) may have rolled the
+ * same workloads back to `repo:tag` meanwhile, and rollout status reports that rollout done too. A digest is
+ * recorded only when every container of its image runs it now; otherwise the next tick sees the revert and
+ * re-pins.
+ */
+async function keepOnlySettledRecords(p: ProgramContext, state: TickState): Promise<void> {
+  for (const image of managedImages) {
+    const key = keys.record(image.name);
+    const recorded = state.annotate[key];
+    if (recorded === undefined || recorded === null) continue;
+    for (const slot of image.slots) {
+      const live = liveImage(await p.client.get(refOf(slot.workload)), slot.container);
+      if (digestPart(live) === recorded) continue;
+      await p.log(`  WARN: ${slot.workload}/${slot.container} settled on ${live ?? "nothing"}, not ${recorded} (another writer?); not recording it`);
+      delete state.annotate[key];
+      break;
+    }
+  }
 }
 
 /** The settled guard: a tick while jobs-manager is mid-rollout does nothing but count. */
