@@ -139,6 +139,9 @@ async function keepOnlySettledRecords(p: ProgramContext, state: TickState): Prom
     const key = keys.record(image.name);
     const recorded = state.annotate[key];
     if (recorded === undefined || recorded === null) continue;
+    // Only what this tick re-imaged: a first observation records what the registry says, not what runs.
+    const reimaged = image.slots.some((slot) => state.sets.some((set) => set.workload === slot.workload && set.container === slot.container));
+    if (!reimaged) continue;
     for (const slot of image.slots) {
       const live = liveImage(await p.client.get(refOf(slot.workload)), slot.container);
       if (digestPart(live) === recorded) continue;

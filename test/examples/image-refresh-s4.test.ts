@@ -9,11 +9,11 @@ import { readReplayFile, replayParams } from "../../src/explore/findings.ts";
 import { runScenario } from "../../src/explore/run.ts";
 import imageRefresh from "../../examples/image-refresh/scenario.ts";
 
-const fixture = fileURLToPath(new URL("../fixtures/image-refresh/s4-helm-revert-during-reimage.json", import.meta.url));
+const fixtureOf = (name: string) => fileURLToPath(new URL(`../fixtures/image-refresh/${name}.json`, import.meta.url));
 
-test("the fixed script does not record a digest when a helm revert lands during its own rollout", async () => {
+async function replayFixed(fixture: string) {
   const { file } = readReplayFile(fixture);
-  assert.equal(file.verdict, "safety-violation", "the fixture is the run that broke S4");
+  assert.equal(file.verdict, "safety-violation", "the fixture is a run that broke a safety property");
   const outcome = await runScenario(imageRefresh, {
     variant: "fixed",
     workload: file.workload,
@@ -22,5 +22,15 @@ test("the fixed script does not record a digest when a helm revert lands during 
     choices: file.choices,
     faults: file.faults,
   });
+  return outcome;
+}
+
+test("the fixed script does not record a digest when a helm revert lands during its own rollout", async () => {
+  const outcome = await replayFixed(fixtureOf("s4-helm-revert-during-reimage"));
+  assert.equal(outcome.verdict.kind, "ok", outcome.verdict.detail);
+});
+
+test("the guard leaves first-observation records alone: a tick that also re-images still writes them (S2)", async () => {
+  const outcome = await replayFixed(fixtureOf("s2-first-observation-with-reimage"));
   assert.equal(outcome.verdict.kind, "ok", outcome.verdict.detail);
 });
