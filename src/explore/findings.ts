@@ -9,6 +9,12 @@ import { toJsonl } from "../sim/trace.ts";
 import type { VerdictKind } from "../check/verdict.ts";
 import type { Params } from "./scenario.ts";
 
+/**
+ * The version of the replay format and of the semantics a replay depends on (scheduling, the trace's hashed
+ * fields, fault placement). A change to any of them bumps it, and the run of an older file keeps that older
+ * version's semantics, so a file a user committed as a regression test keeps reproducing. Version 1: requests
+ * take no virtual time; faults only where planned or drawn from the scenario's budget.
+ */
 export const replayFormatVersion = 1;
 
 export interface ReplayFile {

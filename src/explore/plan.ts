@@ -93,19 +93,23 @@ export function faultPointsOf(workload: string, trace: readonly TraceRecord[], c
     fault: { atStep, kind, target, ...params },
     label,
   });
-  for (let i = 0; i < trace.length; i++) {
-    const record = trace[i]!;
+  // Responses by the request they answer: the request's number pairs them (no label is parsed).
+  const responses = new Map<number, TraceRecord>();
+  for (const record of trace) {
+    if (record.kind === "response" && record.requestSeq !== undefined) responses.set(record.requestSeq, record);
+  }
+  for (const record of trace) {
     if (!crashable.has(record.actor)) continue;
-    if (kinds.has("crash") && record.kind === "request" && record.write === true) {
+    if (kinds.has("crash") && record.kind === "request" && record.access === "write") {
       points.push(point(record.step + 1, "crash", record.actor, `crash ${record.actor} after ${record.label} (applied, response pending)`));
-      const response = trace.slice(i + 1).find((r) => r.kind === "response" && r.actor === record.actor && r.label === record.label);
+      const response = record.requestSeq === undefined ? undefined : responses.get(record.requestSeq);
       if (response !== undefined) points.push(point(response.step + 1, "crash", record.actor, `crash ${record.actor} after ${record.label} (response received)`));
     }
-    if (kinds.has("stale-read") && record.kind === "request" && record.label.startsWith("list ") && record.label.endsWith(" rv=0")) {
+    if (kinds.has("stale-read") && record.kind === "request" && record.verb === "list" && record.cached === true) {
       points.push(point(record.step, "stale-read", record.actor, `stale ${record.label} (${staleLagRevisions} revisions behind)`, { lagRevisions: staleLagRevisions }));
     }
-    if (kinds.has("delay-watch") && record.kind === "watch" && record.label.startsWith("watch ")) {
-      const watchId = record.label.split(" ")[1]!;
+    if (kinds.has("delay-watch") && record.kind === "watch" && record.watchId !== undefined) {
+      const watchId = record.watchId;
       points.push(point(record.step, "delay-watch", watchId, `delay ${record.result} on ${watchId} by ${delayWatchMs} ms`, { delayMs: delayWatchMs }));
     }
   }

@@ -12,18 +12,18 @@ import type {
   Watch,
   WatchOptions,
 } from "../api/client.ts";
-import { ApiError, badRequest, conflict, internalError, timeout, tooManyRequests } from "../api/errors.ts";
+import { ApiError, badRequest, timeout } from "../api/errors.ts";
+import { injectedRequestError } from "../api/faults.ts";
 import { describeRef, type KubeObject, type ObjectList } from "../api/object.ts";
-import { cloneJson } from "./clone.ts";
+import { cloneJson } from "../api/json.ts";
+import { assert } from "../api/assert.ts";
 import type { ActorState, Kernel } from "./kernel.ts";
+import type { StepFacts, Verb } from "./trace.ts";
 import { SimWatch } from "./watch.ts";
 
-/** The error an injected request failure produces. */
+/** The error an injected request failure produces: the fault model's mapping, in the simulator's words. */
 export function injectedError(code: number, what: string): ApiError {
-  if (code === 409) return conflict("objects", what, "the object has been modified; please apply your changes to the latest version and try again");
-  if (code === 429) return tooManyRequests(`too many requests: ${what}`);
-  if (code === 504) return timeout(`the request timed out: ${what}`);
-  return internalError(`internal error: ${what}`);
+  return injectedRequestError(code, { wording: "simulator", resource: "objects", name: what });
 }
 
 function errorText(error: unknown): string {
@@ -38,6 +38,28 @@ function describeKind(options: { kind: string; namespace?: string | undefined })
   return options.namespace === undefined ? `${options.kind} *` : `${options.kind} ${options.namespace}`;
 }
 
+type Target = { kind: string; namespace?: string | undefined; name?: string | undefined };
+
+/** The typed `object` fact of a step: kind, and namespace and name where given. */
+function objectFact(target: Target): NonNullable<StepFacts["object"]> {
+  const fact: NonNullable<StepFacts["object"]> = { kind: target.kind };
+  if (target.namespace !== undefined) fact.namespace = target.namespace;
+  if (target.name !== undefined) fact.name = target.name;
+  return fact;
+}
+
+interface CallOptions {
+  verb: Verb;
+  target: Target;
+  /** For people: `ConfigMap ns/a`, `ConfigMap ns rv=0`. */
+  ref: string;
+  write: boolean;
+  /** A `resourceVersion: "0"` read, served from the watch cache. */
+  cached?: boolean;
+  /** Runs against the store in the request step; its value (or ApiError) is the response. */
+  apply: () => unknown;
+}
+
 export class SimClient implements Client {
   private readonly incarnation: number;
 
@@ -45,29 +67,34 @@ export class SimClient implements Client {
     private readonly kernel: Kernel,
     private readonly state: ActorState,
   ) {
-    this.incarnation = state.incarnation;
+    this.incarnation = state.life.incarnation;
   }
 
   /** One request: `apply` runs against the store in the request step; the outcome is delivered a step later. */
-  private call<T>(verb: string, ref: string, write: boolean, apply: () => unknown): Promise<T> {
+  private call<T>(call: CallOptions): Promise<T> {
     const { kernel, state } = this;
     if (!kernel.checkCaller(state, this.incarnation)) return never();
+    const { verb, ref, write } = call;
+    const label = `${verb} ${ref}`;
+    const facts: StepFacts = { verb, object: objectFact(call.target), access: write ? "write" : "read", requestSeq: kernel.nextRequestSeq() };
+    if (call.cached === true) facts.cached = true;
     return new Promise<T>((resolve, reject) => {
-      const label = `${verb} ${ref}`;
       kernel.enqueue({
         actor: state.name,
         kind: "request",
         label,
         ref,
         write,
+        facts,
         owner: state,
         run: () => {
-          const { ok, value, result } = this.apply(ref, apply);
+          const { ok, value, result } = this.apply(ref, call.apply);
           kernel.enqueue({
             actor: state.name,
             kind: "response",
             label,
             ref,
+            facts,
             owner: state,
             run: () => {
               if (ok) resolve(cloneJson(value) as T);
@@ -83,10 +110,8 @@ export class SimClient implements Client {
 
   /** Applies a request with the faults armed for this actor; a non-API error from the store is fatal. */
   private apply(ref: string, apply: () => unknown): { ok: boolean; value: unknown; result: string } {
-    const armed = this.state.armed;
-    if (armed.failCode !== undefined) {
-      const code = armed.failCode;
-      delete armed.failCode;
+    const code = this.kernel.takeFailCode(this.state);
+    if (code !== undefined) {
       const error = injectedError(code, ref);
       return { ok: false, value: error, result: `${errorText(error)} (injected)` };
     }
@@ -100,8 +125,7 @@ export class SimClient implements Client {
       }
       outcome = { ok: false, value: error, result: errorText(error) };
     }
-    if (armed.loseResponse === true) {
-      delete armed.loseResponse;
+    if (this.kernel.takeLoseResponse(this.state)) {
       return { ok: false, value: timeout(`the response was lost: ${ref}`), result: `${outcome.result} (response lost)` };
     }
     return outcome;
@@ -109,63 +133,72 @@ export class SimClient implements Client {
 
   /** The revision a `resourceVersion: "0"` read is served at: the latest, or older under a stale-read fault. */
   private cachedRevision(): number {
-    const { armed } = this.state;
     const store = this.kernel.store;
-    if (armed.staleLagRevisions === undefined) return store.revision;
-    const lag = armed.staleLagRevisions;
-    delete armed.staleLagRevisions;
+    const lag = this.kernel.takeStaleLag(this.state);
+    if (lag === undefined) return store.revision;
+    assert(lag >= 0, "a stale read lags by a non-negative number of revisions");
     return Math.max(store.compactedRevision, store.revision - lag, 0);
   }
 
   get<T extends KubeObject = KubeObject>(options: GetOptions): Promise<T> {
     const ref = { ...options };
-    return this.call("get", describeRef(ref), false, () => this.kernel.store.get(ref));
+    return this.call({ verb: "get", target: ref, ref: describeRef(ref), write: false, apply: () => this.kernel.store.get(ref) });
   }
 
   list<T extends KubeObject = KubeObject>(options: ListOptions): Promise<ObjectList<T>> {
     const { resourceVersion, ...rest } = options;
     const cached = resourceVersion === "0";
     const ref = describeKind(options) + (cached ? " rv=0" : "");
-    return this.call("list", ref, false, () => {
-      if (resourceVersion !== undefined && resourceVersion !== "" && !cached) {
-        throw badRequest(`list at resourceVersion ${resourceVersion} is not supported by the simulator`);
-      }
-      const revision = cached ? this.cachedRevision() : undefined;
-      return this.kernel.store.list(revision === undefined ? rest : { ...rest, revision });
+    return this.call({
+      verb: "list",
+      target: { kind: options.kind, namespace: options.namespace },
+      ref,
+      write: false,
+      cached,
+      apply: () => {
+        if (resourceVersion !== undefined && resourceVersion !== "" && !cached) {
+          throw badRequest(`list at resourceVersion ${resourceVersion} is not supported by the simulator`);
+        }
+        const revision = cached ? this.cachedRevision() : undefined;
+        return this.kernel.store.list(revision === undefined ? rest : { ...rest, revision });
+      },
     });
   }
 
   create<T extends KubeObject = KubeObject>(options: CreateOptions<T>): Promise<T> {
     const object = cloneJson(options.object);
     const { object: _, ...write } = options;
-    return this.call("create", describeRef(objectRef(object)), true, () => this.kernel.store.create(object, write));
+    const target = objectRef(object);
+    return this.call({ verb: "create", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.create(object, write) });
   }
 
   update<T extends KubeObject = KubeObject>(options: UpdateOptions<T>): Promise<T> {
     const object = cloneJson(options.object);
     const { object: _, ...write } = options;
-    return this.call("update", describeRef(objectRef(object)), true, () => this.kernel.store.update(object, write));
+    const target = objectRef(object);
+    return this.call({ verb: "update", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.update(object, write) });
   }
 
   updateStatus<T extends KubeObject = KubeObject>(options: UpdateOptions<T>): Promise<T> {
     const object = cloneJson(options.object);
     const { object: _, ...write } = options;
-    return this.call("updateStatus", describeRef(objectRef(object)), true, () => this.kernel.store.updateStatus(object, write));
+    const target = objectRef(object);
+    return this.call({ verb: "updateStatus", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.updateStatus(object, write) });
   }
 
   patch<T extends KubeObject = KubeObject>(options: PatchOptions): Promise<T> {
     const copy = cloneJson(options);
-    return this.call("patch", describeRef(copy), true, () => this.kernel.store.patch(copy));
+    return this.call({ verb: "patch", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.patch(copy) });
   }
 
   patchStatus<T extends KubeObject = KubeObject>(options: PatchOptions): Promise<T> {
     const copy = cloneJson(options);
-    return this.call("patchStatus", describeRef(copy), true, () => this.kernel.store.patchStatus(copy));
+    return this.call({ verb: "patchStatus", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.patchStatus(copy) });
   }
 
   delete<T extends KubeObject = KubeObject>(options: DeleteOptions): Promise<T> {
     const copy = cloneJson(options);
-    return this.call("delete", describeRef(copy), true, () => this.kernel.store.delete(copy));
+    return this.call({ verb: "delete", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.delete(copy) });
   }
 
   watch<T extends KubeObject = KubeObject>(options: WatchOptions): Watch<T> {
@@ -174,12 +207,15 @@ export class SimClient implements Client {
     const watch = new SimWatch<T>(kernel, state, what);
     if (!kernel.checkCaller(state, this.incarnation)) return watch;
     const copy = cloneJson(options);
+    const facts: StepFacts = { verb: "watch", object: objectFact({ kind: options.kind, namespace: options.namespace }), access: "read", watchId: watch.id, requestSeq: kernel.nextRequestSeq() };
+    if (options.resourceVersion === "0") facts.cached = true;
     kernel.enqueue({
       actor: state.name,
       kind: "request",
       label: `watch ${watch.id} ${what}`,
       ref: what,
       write: false,
+      facts,
       owner: state,
       run: () => this.openWatch(watch, copy),
     });
@@ -188,11 +224,8 @@ export class SimClient implements Client {
 
   /** The watch request step: registers with the store, or fails the watch (410, injected faults). */
   private openWatch(watch: SimWatch<KubeObject>, options: WatchOptions): string {
-    const { armed } = this.state;
-    const injected =
-      armed.failCode !== undefined ? injectedError(armed.failCode, watch.id) : armed.loseResponse ? timeout(`the response was lost: ${watch.id}`) : undefined;
-    delete armed.failCode;
-    delete armed.loseResponse;
+    const { failCode, loseResponse } = this.kernel.takeRequestFaults(this.state);
+    const injected = failCode !== undefined ? injectedError(failCode, watch.id) : loseResponse ? timeout(`the response was lost: ${watch.id}`) : undefined;
     if (injected !== undefined) {
       watch.error(injected);
       return `${errorText(injected)} (injected)`;
@@ -221,10 +254,11 @@ export class SimClient implements Client {
       if (!/^\d+$/.test(resourceVersion)) throw badRequest(`invalid resourceVersion "${resourceVersion}"`);
       fromRevision = Number(resourceVersion);
     }
+    assert(fromRevision <= store.revision, "a watch never starts after the store's revision");
     watch.attach(store.watch({ ...filter, fromRevision }, (event) => watch.push(event)));
   }
 }
 
-function objectRef(object: KubeObject): { kind: string; namespace?: string | undefined; name?: string | undefined } {
+function objectRef(object: KubeObject): Target {
   return { kind: object.kind, namespace: object.metadata?.namespace, name: object.metadata?.name ?? object.metadata?.generateName };
 }

@@ -2,79 +2,80 @@
 // A fault whose target no longer fits (an actor already down, a closed watch) is skipped, never an error:
 // shrinking removes faults and choices freely and every such plan must still be a valid run.
 import { assert } from "../api/assert.ts";
+import { builtinFaultKinds, faultDrawDefaults, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
 import type { Kernel, ActorState } from "./kernel.ts";
 import type { Rng } from "./rng.ts";
 import type { FaultBudget, FaultKind, FaultTarget, PlannedFault, WorldView } from "./types.ts";
 
-export const BUILTIN_FAULT_KINDS = [
-  "crash",
-  "pause",
-  "stale-read",
-  "delay-watch",
-  "close-watch",
-  "fail-request",
-  "lost-response",
-] as const;
-
-export interface FaultHooks {
-  crash(state: ActorState): string;
-}
+/** The fault model's kinds (`api/faults.ts`), under the name the simulator's public API has always used. */
+export const BUILTIN_FAULT_KINDS = builtinFaultKinds;
 
 interface Applied {
   actor: string;
   result: string;
 }
 
-/** Applies one fault; returns who it concerned and what came of it. */
-export function applyFault(kernel: Kernel, hooks: FaultHooks, custom: ReadonlyMap<string, FaultKind>, target: FaultTarget, fault: PlannedFault): Applied {
+export interface ApplyFaultOptions {
+  kernel: Kernel;
+  /** The scenario's own fault kinds, by name. */
+  custom: ReadonlyMap<string, FaultKind>;
+  /** What a scenario fault kind may touch. */
+  target: FaultTarget;
+  fault: PlannedFault;
+}
+
+/** Applies one fault through the kernel; returns who it concerned and what came of it. */
+export function applyFault({ kernel, custom, target, fault }: ApplyFaultOptions): Applied {
   const kind = custom.get(fault.kind);
   if (kind !== undefined) return { actor: "sim", result: kind.apply(target, fault) };
   if (fault.kind === "delay-watch" || fault.kind === "close-watch") return applyWatchFault(kernel, fault);
-  const state = kernel.actors.get(fault.target);
+  const state = kernel.actor(fault.target);
   if (state === undefined) return { actor: "sim", result: `skipped: no actor ${fault.target}` };
   const actor = state.name;
-  if (state.status !== "running") return { actor, result: `skipped: ${state.status}` };
+  const skipped = kernel.notFaultable(state);
+  if (skipped !== undefined) return { actor, result: skipped };
   switch (fault.kind) {
     case "crash":
-      return { actor, result: hooks.crash(state) };
-    case "pause": {
-      const ms = numberParam(fault, "durationMs", 1000);
-      state.pausedUntil = Math.max(state.pausedUntil, kernel.clock.now() + ms);
-      kernel.paused.add(state);
-      return { actor, result: `paused until +${ms}ms` };
-    }
+      return { actor, result: kernel.crash(state) };
+    case "pause":
+      return { actor, result: kernel.pause(state, numberParam(fault, "durationMs")) };
     case "stale-read":
-      state.armed.staleLagRevisions = numberParam(fault, "lagRevisions", 1);
-      return { actor, result: "armed" };
+      return { actor, result: kernel.arm(state, { staleLagRevisions: numberParam(fault, "lagRevisions") }) };
     case "fail-request":
-      state.armed.failCode = numberParam(fault, "code", 500);
-      return { actor, result: "armed" };
+      return { actor, result: kernel.arm(state, { failCode: numberParam(fault, "code") }) };
     case "lost-response":
-      state.armed.loseResponse = true;
-      return { actor, result: "armed" };
+      return { actor, result: kernel.arm(state, { loseResponse: true }) };
     default:
       return { actor, result: `skipped: unknown fault kind ${fault.kind}` };
   }
 }
 
 function applyWatchFault(kernel: Kernel, fault: PlannedFault): Applied {
-  const actor = fault.target.split("/")[0] ?? "sim";
-  const watch = kernel.watches.get(fault.target);
+  const watch = kernel.watch(fault.target);
+  // A watch id is `actor/incarnation/wN` (actor names have no slash): the actor even when the watch is gone.
+  const actor = watch?.owner.name ?? fault.target.split("/")[0] ?? "sim";
   if (watch === undefined || !watch.open) return { actor, result: "skipped: no open watch" };
   if (fault.kind === "close-watch") {
     watch.end();
     return { actor, result: "closed" };
   }
-  const ms = numberParam(fault, "delayMs", 1000);
+  const ms = numberParam(fault, "delayMs");
   watch.delay(ms);
   return { actor, result: `delayed +${ms}ms` };
 }
 
-function numberParam(fault: PlannedFault, name: string, fallback: number): number {
+/**
+ * A parameter of a built-in fault: its default from the fault model when the fault leaves it out. A value outside
+ * the model's bounds is a bug in the plan (drawn faults stay inside them), so it fails an assertion naming it.
+ */
+function numberParam(fault: PlannedFault, name: string): number {
+  assert(isBuiltinFaultKind(fault.kind), "a built-in fault's parameter belongs to a built-in kind");
+  const param = faultParam(fault.kind, name);
   const value = fault[name];
-  if (value === undefined) return fallback;
-  assert(typeof value === "number" && Number.isFinite(value) && value >= 0, `fault ${fault.kind} ${name} is a non-negative number`);
-  return value;
+  if (value === undefined) return param.default;
+  const error = faultParamError(param, value, name);
+  assert(error === undefined, `fault ${fault.kind} ${name} fits the fault model: ${error?.message ?? ""}`);
+  return value as number;
 }
 
 /** The valid targets of a kind now, sorted so that draws do not depend on insertion order. */
@@ -82,30 +83,38 @@ function targetsOf(kernel: Kernel, custom: ReadonlyMap<string, FaultKind>, view:
   const customKind = custom.get(kind);
   if (customKind !== undefined) return [...customKind.targets(view)];
   if (kind === "delay-watch" || kind === "close-watch") {
-    const faultable = (id: string) => kernel.actors.get(id.split("/")[0] ?? "")?.def.faultable !== false;
-    return [...kernel.watches.values()].filter((watch) => watch.open && faultable(watch.id)).map((watch) => watch.id).sort();
+    const targets: string[] = [];
+    for (const watch of kernel.watches()) if (watch.open && watch.owner.def.faultable !== false) targets.push(watch.id);
+    return targets.sort();
   }
   const targets: string[] = [];
-  for (const state of kernel.actors.values()) {
-    if (state.status !== "running" || !state.startPending) continue;
+  for (const state of kernel.actors()) {
+    // Drawn faults hit actors whose main code is still running: one that returned has nothing left to lose.
+    if (state.life.phase !== "running") continue;
     if (state.def.faultable === false) continue;
     if (kind === "crash" && state.def.crashable === false) continue;
-    if (kind === "pause" && kernel.paused.has(state)) continue;
+    if (kind === "pause" && kernel.isPaused(state)) continue;
     targets.push(state.name);
   }
   return targets.sort();
 }
 
-/** Draws at most one fault before `step`, spending `remaining` (per-kind counts, mutated). */
-export function drawFault(
-  kernel: Kernel,
-  custom: ReadonlyMap<string, FaultKind>,
-  view: WorldView,
-  rng: Rng,
-  budget: FaultBudget,
-  remaining: Map<string, number>,
-  step: number,
-): PlannedFault | undefined {
+export interface DrawFaultOptions {
+  kernel: Kernel;
+  custom: ReadonlyMap<string, FaultKind>;
+  view: WorldView;
+  /** The "faults" stream. */
+  rng: Rng;
+  budget: FaultBudget;
+  /** Per-kind counts left in the budget; the drawn kind's is decremented. */
+  remaining: Map<string, number>;
+  /** The step the fault is injected before. */
+  step: number;
+}
+
+/** Draws at most one fault before `step`, spending `remaining`. */
+export function drawFault({ kernel, custom, view, rng, budget, remaining, step }: DrawFaultOptions): PlannedFault | undefined {
+  assert(budget.chance[1] > 0, "a fault chance has a positive denominator");
   const [numerator, denominator] = budget.chance;
   if (!rng.chance(numerator, denominator)) return undefined;
   const kinds: Array<[string, string[]]> = [];
@@ -117,6 +126,7 @@ export function drawFault(
   if (kinds.length === 0) return undefined;
   const [kind, targets] = rng.pick(kinds);
   remaining.set(kind, (remaining.get(kind) ?? 0) - 1);
+  assert(remaining.get(kind)! >= 0, "a drawn fault stays within its kind's budget");
   const fault: PlannedFault = { atStep: step, kind, target: rng.pick(targets) };
   return Object.assign(fault, drawParams(budget, custom.get(kind), rng, kind));
 }
@@ -125,17 +135,17 @@ function drawParams(budget: FaultBudget, custom: FaultKind | undefined, rng: Rng
   if (custom !== undefined) return custom.params?.(rng) ?? {};
   switch (kind) {
     case "pause": {
-      const [min, max] = budget.pauseMs ?? [1000, 30_000];
+      const [min, max] = budget.pauseMs ?? faultDrawDefaults.pauseMs;
       return { durationMs: rng.between(min, max) };
     }
     case "delay-watch": {
-      const [min, max] = budget.delayWatchMs ?? [100, 5000];
+      const [min, max] = budget.delayWatchMs ?? faultDrawDefaults.delayWatchMs;
       return { delayMs: rng.between(min, max) };
     }
     case "stale-read":
-      return { lagRevisions: rng.between(1, budget.staleLagRevisionsMax ?? 5) };
+      return { lagRevisions: rng.between(1, budget.staleLagRevisionsMax ?? faultDrawDefaults.staleLagRevisionsMax) };
     case "fail-request":
-      return { code: rng.pick(budget.failCodes ?? [409, 429, 500, 504]) };
+      return { code: rng.pick(budget.failCodes ?? faultDrawDefaults.failCodes) };
     default:
       return {};
   }

@@ -1,12 +1,17 @@
-// The scheduler's core: the ready list, actor bookkeeping (what each actor is waiting for), the trace, and
-// the one place steps are executed. The client, faults and the run loop are built on it.
+// The scheduler's core and the one place steps are executed: the ready list, every actor's life (start,
+// pause, crash, exit, restart), what each actor waits for, watches, external state, garbage collection
+// steps and the trace. Nothing outside this file writes its state; the client, watches, faults and the run
+// loop call its methods.
 import { assert } from "../api/assert.ts";
+import { ProcessExit } from "../api/exit.ts";
+import { cloneJson, deepFreeze } from "../api/json.ts";
 import type { Store } from "../store/types.ts";
 import { VirtualClock, type TimerEntry } from "./clock.ts";
+import { initialLife, isAlive, stepLife, statusWord, type Life, type LifeInput } from "./lifecycle.ts";
 import type { Rng } from "./rng.ts";
 import type { ReadyStep, StepKind } from "./strategy.ts";
-import { TraceWriter, type TraceMode, type TraceRecord } from "./trace.ts";
-import type { ActorDefinition, RunStatus } from "./types.ts";
+import { TraceWriter, type StepFacts, type TraceMode, type TraceRecord } from "./trace.ts";
+import type { ActorContext, ActorDefinition, CrashContext, RunStatus } from "./types.ts";
 import type { SimWatch } from "./watch.ts";
 
 /** A ready step: what the strategy sees plus what runs. `run` returns the short result for the trace. */
@@ -17,6 +22,8 @@ export interface Step extends ReadyStep {
   label: string;
   ref?: string;
   write?: boolean;
+  /** Typed facts copied into the step's trace record (verb, object, request number, ...). */
+  facts?: StepFacts;
   /** The actor incarnation this step belongs to; crash removes it. Absent for sim, gc and restart steps. */
   owner?: ActorState;
   /** Set for a promoted timer. */
@@ -24,15 +31,17 @@ export interface Step extends ReadyStep {
   run(): string;
 }
 
-export interface ActorState {
+/** Faults armed for an actor's next request or next `resourceVersion: "0"` read. */
+export interface Armed {
+  failCode?: number;
+  loseResponse?: boolean;
+  staleLagRevisions?: number;
+}
+
+interface ActorRecord {
   readonly def: ActorDefinition;
   readonly name: string;
-  /** 0 for the first start; bumped by each restart. */
-  incarnation: number;
-  /** "waiting": not started yet (or restarting after a crash). */
-  status: "waiting" | "running" | "down";
-  /** The promise `start` returned has not settled (for the current incarnation). */
-  startPending: boolean;
+  life: Life;
   /** Ready steps owned by this incarnation (promoted timers excluded: they stay in `timers`). */
   readyCount: number;
   /** Timers of this incarnation not yet fired or cancelled. */
@@ -41,9 +50,17 @@ export interface ActorState {
   waiters: number;
   readonly watches: Set<SimWatch>;
   watchCounter: number;
-  pausedUntil: number;
-  /** Faults armed for the next request / "0" read of this actor. */
-  armed: { failCode?: number; loseResponse?: boolean; staleLagRevisions?: number };
+  armed: Armed;
+}
+
+/** An actor as the rest of the simulator sees it: read-only; the kernel's methods change it. */
+export interface ActorState {
+  readonly def: ActorDefinition;
+  readonly name: string;
+  readonly life: Life;
+  readonly readyCount: number;
+  readonly timers: ReadonlySet<TimerEntry>;
+  readonly waiters: number;
 }
 
 export interface Fatal {
@@ -52,52 +69,323 @@ export interface Fatal {
   actor?: string;
 }
 
+/** What the kernel needs from the simulation around it: the contexts it hands to actor code. */
+export interface KernelHooks {
+  context(state: ActorState): ActorContext;
+  crashContext(state: ActorState): CrashContext;
+}
+
+export interface KernelOptions {
+  clock: VirtualClock;
+  store: Store;
+  rng: Rng;
+  traceMode: TraceMode;
+  /** Events queued per watch before the server closes it. */
+  watchQueueMax: number;
+  /** Ready steps (all actors) beyond which the run fails. */
+  readyStepsMax: number;
+  hooks: KernelHooks;
+}
+
+/** Default delay before a crashed or exited actor starts again. */
+export const RESTART_DELAY_MS_DEFAULT = 1000;
+
+type StepRecord = Omit<TraceRecord, "step" | "timeMs">;
+
 export class Kernel {
   readonly clock: VirtualClock;
   readonly store: Store;
   readonly rng: Rng;
   readonly trace: TraceWriter;
-  readonly actors = new Map<string, ActorState>();
-  readonly externals = new Map<string, unknown>();
-  /** Open watches by id, for watch faults. */
-  readonly watches = new Map<string, SimWatch>();
-  readonly ready: Step[] = [];
-  readonly paused = new Set<ActorState>();
   readonly watchQueueMax: number;
-  readonly readyStepsMax: number;
-  /** The scheduled step being executed (or about to be). */
-  stepIndex = 0;
+  private readonly readyStepsMax: number;
+  private readonly hooks: KernelHooks;
+  private readonly actorsByName = new Map<string, ActorRecord>();
+  private readonly externals = new Map<string, unknown>();
+  /** Open watches by id, for watch faults. */
+  private readonly openWatches = new Map<string, SimWatch>();
+  private readonly readySteps: Step[] = [];
+  private readonly paused = new Set<ActorRecord>();
+  /** Typed facts of timers whose firing is more than a timer (a delayed watch delivery). */
+  private readonly timerFacts = new WeakMap<TimerEntry, StepFacts>();
+  private stepNumber = 0;
   /** The actor whose step is running, "sim"/"gc" for others, undefined between steps. */
-  current: string | undefined;
-  running = false;
-  fatal: Fatal | undefined;
-  gcQueued = false;
-  onRecord: ((record: TraceRecord) => void) | undefined;
+  private currentActor: string | undefined;
+  private inRun = false;
+  private fatalOutcome: Fatal | undefined;
+  private gcQueued = false;
+  private onRecord: ((record: TraceRecord) => void) | undefined;
   private sequence = 0;
-  private pendingLogs: Array<Omit<TraceRecord, "step" | "timeMs">> = [];
+  private requestCount = 0;
+  private pendingLogs: StepRecord[] = [];
 
-  constructor(options: {
-    clock: VirtualClock;
-    store: Store;
-    rng: Rng;
-    traceMode: TraceMode;
-    watchQueueMax: number;
-    readyStepsMax: number;
-  }) {
+  constructor(options: KernelOptions) {
+    assert(options.watchQueueMax > 0, "watchQueueMax is positive");
+    assert(options.readyStepsMax > 0, "readyStepsMax is positive");
     this.clock = options.clock;
     this.store = options.store;
     this.rng = options.rng;
     this.trace = new TraceWriter(options.traceMode);
     this.watchQueueMax = options.watchQueueMax;
     this.readyStepsMax = options.readyStepsMax;
+    this.hooks = options.hooks;
   }
+
+  // ---- Read-only views -------------------------------------------------------------------------------
+
+  /** The scheduled step being executed (or about to be). */
+  get stepIndex(): number {
+    return this.stepNumber;
+  }
+
+  get fatal(): Fatal | undefined {
+    return this.fatalOutcome;
+  }
+
+  get ready(): readonly Step[] {
+    return this.readySteps;
+  }
+
+  actor(name: string): ActorState | undefined {
+    return this.actorsByName.get(name);
+  }
+
+  actors(): IterableIterator<ActorState> {
+    return this.actorsByName.values();
+  }
+
+  isPaused(state: ActorState): boolean {
+    return this.paused.has(state as ActorRecord);
+  }
+
+  /** The open watch with this id, if any. */
+  watch(id: string): SimWatch | undefined {
+    return this.openWatches.get(id);
+  }
+
+  watches(): IterableIterator<SimWatch> {
+    return this.openWatches.values();
+  }
+
+  /** True while code of `incarnation` may still act: the actor is alive and has not been restarted since. */
+  isCurrent(state: ActorState, incarnation: number): boolean {
+    return state.life.incarnation === incarnation && isAlive(state.life);
+  }
+
+  /** True while an actor incarnation has something in the simulation that can resume it. */
+  busy(state: ActorState): boolean {
+    return state.readyCount > 0 || state.timers.size > 0 || state.waiters > 0;
+  }
+
+  // ---- Actors ----------------------------------------------------------------------------------------
+
+  addActor(def: ActorDefinition): void {
+    assert(!this.actorsByName.has(def.name), `actor "${def.name}" is added once`);
+    const state: ActorRecord = {
+      def,
+      name: def.name,
+      life: initialLife,
+      readyCount: 0,
+      timers: new Set(),
+      waiters: 0,
+      watches: new Set(),
+      watchCounter: 0,
+      armed: {},
+    };
+    this.actorsByName.set(state.name, state);
+    this.enqueue({ actor: state.name, kind: "start", label: `start ${state.name}`, run: () => this.start(state, { type: "start" }) });
+  }
+
+  private transition(state: ActorRecord, input: LifeInput): void {
+    state.life = stepLife(state.life, input);
+  }
+
+  /** The start step of an incarnation: runs `start(ctx)` and watches how its promise settles. */
+  private start(state: ActorRecord, input: LifeInput): string {
+    this.transition(state, input);
+    const incarnation = state.life.incarnation;
+    const settle = (error?: unknown) => {
+      if (!this.isCurrent(state, incarnation) || state.life.phase !== "running") return;
+      if (error instanceof ProcessExit) return this.exit(state, error);
+      this.transition(state, { type: "settled" });
+      if (error !== undefined) {
+        const message = error instanceof Error ? error.message : String(error);
+        this.fail({ status: "actor-error", actor: state.name, message: `actor ${state.name} failed: ${message}` });
+      }
+    };
+    try {
+      Promise.resolve(state.def.start(this.hooks.context(state))).then(
+        () => settle(),
+        (error) => settle(error ?? "rejected"),
+      );
+    } catch (error) {
+      settle(error ?? "threw");
+    }
+    return incarnation === 0 ? "started" : `restarted #${incarnation}`;
+  }
+
+  /** Why a fault cannot hit `state` now ("skipped: down"), or undefined when it can. */
+  notFaultable(state: ActorState): string | undefined {
+    return isAlive(state.life) ? undefined : `skipped: ${statusWord(state.life)}`;
+  }
+
+  /** SIGKILL: the incarnation's steps, timers and watches vanish; applied writes stay; a restart is scheduled. */
+  crash(state: ActorState): string {
+    const record = state as ActorRecord;
+    const skipped = this.notFaultable(record);
+    if (skipped !== undefined) return skipped;
+    this.endIncarnation(record);
+    record.def.onCrash?.(this.hooks.crashContext(record));
+    return `crashed, restart in ${this.scheduleRestart(record)}ms`;
+  }
+
+  /** The actor's code exited on purpose: everything of the incarnation vanishes as in a crash, then it restarts. */
+  private exit(state: ActorRecord, exit: ProcessExit): void {
+    this.endIncarnation(state);
+    const delayMs = this.scheduleRestart(state);
+    const revision = this.store.revision;
+    const label = `exit ${state.name}: ${exit.message}`;
+    this.log({ actor: state.name, kind: "log", label, revisionBefore: revision, revisionAfter: revision, result: `exit code ${exit.exitCode}, restart in ${delayMs}ms` });
+  }
+
+  private endIncarnation(state: ActorRecord): void {
+    for (const step of this.readySteps.filter((candidate) => candidate.owner === state)) this.remove(step);
+    for (const entry of [...state.timers]) this.cancelTimer(state, entry);
+    for (const watch of [...state.watches]) watch.kill();
+    state.watches.clear();
+    state.waiters = 0;
+    state.armed = {};
+    this.paused.delete(state);
+    this.transition(state, { type: "crash" });
+    assert(state.readyCount === 0, "a crashed actor has no ready steps");
+    assert(state.timers.size === 0, "a crashed actor has no timers");
+  }
+
+  private scheduleRestart(state: ActorRecord): number {
+    const delayMs = state.def.restartDelayMs ?? RESTART_DELAY_MS_DEFAULT;
+    this.clock.schedule(delayMs, () => void this.start(state, { type: "restart" }), state.name, `restart ${state.name}`, "start");
+    return delayMs;
+  }
+
+  /** A stall: the actor's steps are not eligible until `now + ms`. */
+  pause(state: ActorState, ms: number): string {
+    const record = state as ActorRecord;
+    const skipped = this.notFaultable(record);
+    if (skipped !== undefined) return skipped;
+    this.transition(record, { type: "pause", untilMs: this.clock.now() + ms });
+    this.paused.add(record);
+    return `paused until +${ms}ms`;
+  }
+
+  /** Arms faults for the actor's next request (or next cached read). */
+  arm(state: ActorState, armed: Armed): string {
+    const record = state as ActorRecord;
+    const skipped = this.notFaultable(record);
+    if (skipped !== undefined) return skipped;
+    Object.assign(record.armed, armed);
+    return "armed";
+  }
+
+  /** Takes (disarms) the request faults armed for `state`: a failure code and a lost response. */
+  takeRequestFaults(state: ActorState): { failCode?: number; loseResponse?: boolean } {
+    const armed = (state as ActorRecord).armed;
+    const taken: { failCode?: number; loseResponse?: boolean } = {};
+    if (armed.failCode !== undefined) taken.failCode = armed.failCode;
+    if (armed.loseResponse === true) taken.loseResponse = true;
+    delete armed.failCode;
+    delete armed.loseResponse;
+    return taken;
+  }
+
+  /** Takes the failure code armed for `state`, leaving a lost response armed. */
+  takeFailCode(state: ActorState): number | undefined {
+    const armed = (state as ActorRecord).armed;
+    const code = armed.failCode;
+    delete armed.failCode;
+    return code;
+  }
+
+  takeLoseResponse(state: ActorState): boolean {
+    const armed = (state as ActorRecord).armed;
+    const lose = armed.loseResponse === true;
+    delete armed.loseResponse;
+    return lose;
+  }
+
+  /** Takes the stale-read lag armed for `state`'s next cached read. */
+  takeStaleLag(state: ActorState): number | undefined {
+    const armed = (state as ActorRecord).armed;
+    const lag = armed.staleLagRevisions;
+    delete armed.staleLagRevisions;
+    return lag;
+  }
+
+  // ---- Watches ---------------------------------------------------------------------------------------
+
+  /** Registers a new watch of `owner`'s current incarnation; returns its id `actor/incarnation/wN`. */
+  registerWatch(owner: ActorState, watch: SimWatch): string {
+    const record = owner as ActorRecord;
+    const id = `${record.name}/${record.life.incarnation}/w${record.watchCounter++}`;
+    assert(!this.openWatches.has(id), "watch ids are unique");
+    record.watches.add(watch);
+    this.openWatches.set(id, watch);
+    return id;
+  }
+
+  /** The server ended the watch: faults can no longer target it. */
+  unregisterWatch(id: string): void {
+    this.openWatches.delete(id);
+  }
+
+  /** The actor has read the watch's end: it no longer belongs to the incarnation. */
+  releaseWatch(owner: ActorState, watch: SimWatch): void {
+    (owner as ActorRecord).watches.delete(watch);
+    this.openWatches.delete(watch.id);
+  }
+
+  /** One watch iteration of `owner` starts (+1) or stops (-1) waiting for an event. */
+  waiting(owner: ActorState, delta: 1 | -1): void {
+    const record = owner as ActorRecord;
+    record.waiters += delta;
+    assert(record.waiters >= 0, "an actor's watch waiters stay non-negative");
+  }
+
+  // ---- External state --------------------------------------------------------------------------------
+
+  defineExternal(name: string, initial: unknown): void {
+    assert(!this.externals.has(name), `external "${name}" is defined once`);
+    this.externals.set(name, deepFreeze(cloneJson(initial)));
+  }
+
+  hasExternal(name: string): boolean {
+    return this.externals.has(name);
+  }
+
+  getExternal(name: string): unknown {
+    const value = this.externals.get(name);
+    // On the hot path of every property check: build the message only when the assertion fails.
+    if (value === undefined) assert(this.externals.has(name), `external "${name}" is defined`);
+    return value;
+  }
+
+  setExternal(name: string, value: unknown): void {
+    assert(this.externals.has(name), `external "${name}" is defined`);
+    this.externals.set(name, deepFreeze(cloneJson(value)));
+  }
+
+  /** A fresh number for a request, carried by its request and response records to pair them. */
+  nextRequestSeq(): number {
+    return this.requestCount++;
+  }
+
+  // ---- Steps and timers ------------------------------------------------------------------------------
 
   enqueue(step: Omit<Step, "seq">): Step {
     const full = step as Step;
     full.seq = this.sequence++;
-    this.ready.push(full);
-    if (full.owner !== undefined && full.timer === undefined) full.owner.readyCount++;
-    if (this.ready.length > this.readyStepsMax) {
+    this.readySteps.push(full);
+    if (full.owner !== undefined && full.timer === undefined) (full.owner as ActorRecord).readyCount++;
+    if (this.readySteps.length > this.readyStepsMax) {
       this.fail({ status: "sim-error", message: `more than ${this.readyStepsMax} ready steps` });
     }
     return full;
@@ -105,41 +393,46 @@ export class Kernel {
 
   /** Takes a step out of the ready list (it ran, or it was withdrawn). */
   remove(step: Step, hint = -1): void {
-    const index = this.ready[hint] === step ? hint : this.ready.indexOf(step);
+    const ready = this.readySteps;
+    const index = ready[hint] === step ? hint : ready.indexOf(step);
     if (index < 0) return;
     // shift() lets V8 trim the array's front in place; splice(0, 1) would move every element.
-    if (index === 0) this.ready.shift();
-    else this.ready.splice(index, 1);
+    if (index === 0) ready.shift();
+    else ready.splice(index, 1);
     if (step.owner !== undefined && step.timer === undefined) {
-      step.owner.readyCount--;
-      assert(step.owner.readyCount >= 0, "actor ready count stays non-negative");
+      const owner = step.owner as ActorRecord;
+      owner.readyCount--;
+      assert(owner.readyCount >= 0, "actor ready count stays non-negative");
     }
   }
 
   /** Schedules a timer owned by an actor incarnation (cancelled by its crash). */
-  scheduleFor(owner: ActorState, ms: number, fn: () => void, label: string, kind: StepKind = "timer"): TimerEntry {
+  scheduleFor(owner: ActorState, ms: number, fn: () => void, label: string, kind: StepKind = "timer", facts?: StepFacts): TimerEntry {
+    const record = owner as ActorRecord;
+    assert(isAlive(record.life), "only a live actor schedules timers");
     const entry = this.clock.schedule(
       ms,
       () => {
-        owner.timers.delete(entry);
+        record.timers.delete(entry);
         fn();
       },
-      owner.name,
+      record.name,
       label,
       kind,
     );
-    owner.timers.add(entry);
+    record.timers.add(entry);
+    if (facts !== undefined) this.timerFacts.set(entry, facts);
     entry.onCancelPromoted = (cancelled) => this.withdrawTimer(cancelled);
     return entry;
   }
 
   cancelTimer(owner: ActorState | undefined, entry: TimerEntry): void {
-    owner?.timers.delete(entry);
+    (owner as ActorRecord | undefined)?.timers.delete(entry);
     this.clock.cancel(entry);
   }
 
   private withdrawTimer(entry: TimerEntry): void {
-    const step = this.ready.find((candidate) => candidate.timer === entry);
+    const step = this.readySteps.find((candidate) => candidate.timer === entry);
     if (step !== undefined) this.remove(step);
   }
 
@@ -147,12 +440,13 @@ export class Kernel {
   promoteDue(): void {
     for (let entry = this.clock.takeDue(); entry !== undefined; entry = this.clock.takeDue()) {
       const timer = entry;
-      const owner = this.actors.get(timer.owner);
+      const owner = this.actorsByName.get(timer.owner);
       this.enqueue({
         actor: timer.owner,
         kind: timer.kind as StepKind,
         label: timer.label,
         ...(owner !== undefined && owner.timers.has(timer) ? { owner } : {}),
+        ...(this.timerFacts.has(timer) ? { facts: this.timerFacts.get(timer)! } : {}),
         timer,
         run: () => {
           timer.state = "fired";
@@ -164,13 +458,17 @@ export class Kernel {
   }
 
   /** The ready steps a strategy may choose: all of them unless some actor is paused. */
-  eligible(): Step[] {
-    if (this.paused.size === 0) return this.ready;
+  eligible(): readonly Step[] {
+    if (this.paused.size === 0) return this.readySteps;
     const now = this.clock.now();
-    for (const state of this.paused) if (state.pausedUntil <= now) this.paused.delete(state);
-    if (this.paused.size === 0) return this.ready;
-    return this.ready.filter((step) => {
-      const state = this.actors.get(step.actor);
+    for (const state of this.paused) {
+      if (state.life.pausedUntil > now) continue;
+      this.paused.delete(state);
+      this.transition(state, { type: "resume" });
+    }
+    if (this.paused.size === 0) return this.readySteps;
+    return this.readySteps.filter((step) => {
+      const state = this.actorsByName.get(step.actor);
       return state === undefined || !this.paused.has(state);
     });
   }
@@ -179,60 +477,135 @@ export class Kernel {
   nextWakeAt(): number | undefined {
     let wake = this.clock.nextDueAt();
     for (const state of this.paused) {
-      if (wake === undefined || state.pausedUntil < wake) wake = state.pausedUntil;
+      if (wake === undefined || state.life.pausedUntil < wake) wake = state.life.pausedUntil;
     }
     return wake;
   }
 
-  /** True while an actor incarnation has something in the simulation that can resume it. */
-  busy(state: ActorState): boolean {
-    return state.readyCount > 0 || state.timers.size > 0 || state.waiters > 0;
-  }
+  // ---- Running ---------------------------------------------------------------------------------------
 
   /** Records the first fatal outcome; later ones are consequences and are dropped. */
   fail(fatal: Fatal): void {
-    this.fatal ??= fatal;
+    this.fatalOutcome ??= fatal;
   }
 
   /** Checks that code of `state`'s incarnation runs inside one of its own steps. */
   checkCaller(state: ActorState, incarnation: number): boolean {
-    if (state.incarnation !== incarnation || state.status !== "running") return false;
-    if (!this.running || this.current !== state.name) {
+    if (!this.isCurrent(state, incarnation)) return false;
+    if (!this.inRun || this.currentActor !== state.name) {
       this.fail({
         status: "outside-await",
         actor: state.name,
-        message: `actor ${state.name} awaited something outside the simulation at step ${this.stepIndex}`,
+        message: `actor ${state.name} awaited something outside the simulation at step ${this.stepNumber}`,
       });
       return false;
     }
     return true;
   }
 
-  record(record: Omit<TraceRecord, "step" | "timeMs">): TraceRecord {
-    const full = { step: this.stepIndex, timeMs: this.clock.now(), ...record } as TraceRecord;
+  /** Who an unhandled rejection belongs to: the actor whose step is running, else the simulator. */
+  blame(): string {
+    return this.currentActor ?? "sim";
+  }
+
+  beginRun(onRecord: (record: TraceRecord) => void): void {
+    assert(!this.inRun, "one run at a time");
+    assert(this.currentActor === undefined, "no step is running between runs");
+    this.inRun = true;
+    this.onRecord = onRecord;
+  }
+
+  endRun(): void {
+    this.inRun = false;
+    this.onRecord = undefined;
+    this.currentActor = undefined;
+  }
+
+  /** Runs one chosen step to completion: its code, every microtask it releases, its record and its logs. */
+  async execute(step: Step, hint: number): Promise<void> {
+    assert(this.inRun, "steps execute inside a run");
+    assert(this.currentActor === undefined, "one step executes at a time");
+    this.remove(step, hint);
+    const revisionBefore = this.store.revision;
+    this.currentActor = step.actor;
+    const result = step.run();
+    await drain();
+    const revisionAfter = this.store.revision;
+    this.checkActor(step);
+    if (revisionAfter !== revisionBefore || step.kind === "gc") this.queueGc();
+    const record: StepRecord = { actor: step.actor, kind: step.kind, label: step.label, revisionBefore, revisionAfter, result };
+    if (step.ref !== undefined) record.ref = step.ref;
+    if (step.write !== undefined) record.write = step.write;
+    if (step.facts !== undefined) Object.assign(record, step.facts);
+    this.record(record);
+    this.currentActor = undefined;
+    this.flushLogs();
+    this.stepNumber++;
+  }
+
+  /** Applies a fault before the current step, as its own record. `apply` returns who it concerned and what came of it. */
+  async executeFault(label: string, facts: StepFacts, apply: () => { actor: string; result: string }): Promise<void> {
+    assert(this.inRun, "faults are applied inside a run");
+    assert(this.currentActor === undefined, "a fault is applied between steps");
+    const revisionBefore = this.store.revision;
+    this.currentActor = "sim";
+    const { actor, result } = apply();
+    await drain();
+    this.record({ actor, kind: "fault", label, revisionBefore, revisionAfter: this.store.revision, result, ...facts });
+    this.currentActor = undefined;
+    this.flushLogs();
+  }
+
+  /** After the drain: an actor whose start is still pending but that waits on nothing of ours awaits the outside. */
+  private checkActor(step: Step): void {
+    const state = this.actorsByName.get(step.actor);
+    if (state === undefined || state.life.phase !== "running") return;
+    if (this.busy(state)) return;
+    this.fail({
+      status: "outside-await",
+      actor: state.name,
+      message: `actor ${state.name} awaited something outside the simulation at step ${this.stepNumber}`,
+    });
+  }
+
+  /** A garbage-collection step, once the store has garbage and none is queued. */
+  queueGc(): void {
+    if (this.gcQueued || !this.store.hasGarbage()) return;
+    this.gcQueued = true;
+    this.enqueue({
+      actor: "gc",
+      kind: "gc",
+      label: "collect garbage",
+      run: () => {
+        this.gcQueued = false;
+        return this.store.collectGarbage() ?? "nothing";
+      },
+    });
+  }
+
+  record(record: StepRecord): TraceRecord {
+    const full = { step: this.stepNumber, timeMs: this.clock.now(), ...record } as TraceRecord;
     this.trace.add(full);
     this.onRecord?.(full);
     return full;
   }
 
   /** A log line: written after the record of the step it happened in, so a step's effects read in order. */
-  log(record: Omit<TraceRecord, "step" | "timeMs">): void {
-    if (this.current === undefined) this.record(record);
+  log(record: StepRecord): void {
+    if (this.currentActor === undefined) this.record(record);
     else this.pendingLogs.push(record);
   }
 
   /** Writes the log lines of the step just recorded. */
-  flushLogs(): void {
+  private flushLogs(): void {
     if (this.pendingLogs.length === 0) return;
     const logs = this.pendingLogs;
     this.pendingLogs = [];
     for (const log of logs) this.record(log);
   }
+}
 
-  getExternal(name: string): unknown {
-    const value = this.externals.get(name);
-    // On the hot path of every property check: build the message only when the assertion fails.
-    if (value === undefined) assert(this.externals.has(name), `external "${name}" is defined`);
-    return value;
-  }
+/** One `setImmediate` round trip: every microtask the step released runs before the next step. */
+function drain(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

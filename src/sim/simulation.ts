@@ -5,15 +5,16 @@ import type { Clock } from "../api/clock.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Store, StoreOptions } from "../store/types.ts";
 import { createStore } from "../store/index.ts";
-import { sleepOn, VirtualClock, type TimerEntry } from "./clock.ts";
+import { VirtualClock, type TimerEntry } from "./clock.ts";
 import { SimClient } from "./client.ts";
-import { cloneJson, deepFreeze } from "./clone.ts";
+import { cloneJson } from "../api/json.ts";
 import { applyFault, drawFault } from "./faults.ts";
-import { installGuards } from "./guards.ts";
+import { simulationHost } from "./host.ts";
 import { Kernel, type ActorState, type Step } from "./kernel.ts";
 import { Rng } from "./rng.ts";
 import { randomStrategy, replayStrategy, type ReadyStep, type Strategy } from "./strategy.ts";
 import { recordKey, type TraceRecord } from "./trace.ts";
+import type { FaultBudget } from "./types.ts";
 import type {
   ActorContext,
   ActorDefinition,
@@ -67,11 +68,6 @@ export function defineFaultKind(kind: FaultKind): FaultKind {
   return kind;
 }
 
-const RESTART_DELAY_MS_DEFAULT = 1000;
-
-/** Runs patch process globals (Date, Math.random): two at once in one process would see each other's. */
-let anotherRunActive = false;
-
 export function createSimulation(options: SimulationOptions = {}): Simulation {
   return new SimulationImpl(options);
 }
@@ -110,6 +106,15 @@ class SimulationImpl implements Simulation {
       traceMode: options.traceMode ?? "full",
       watchQueueMax: options.watchQueueMax ?? 10_000,
       readyStepsMax: options.readyStepsMax ?? 1_000_000,
+      hooks: {
+        context: (state) => this.context(state),
+        crashContext: (state) => ({
+          actor: state.name,
+          incarnation: state.life.incarnation,
+          now: this.clock.now(),
+          external: (name) => this.external(name),
+        }),
+      },
     });
     this.worldView = makeView(this.store, this.clock, this.kernel);
     this.faultTarget = {
@@ -125,37 +130,19 @@ class SimulationImpl implements Simulation {
   }
 
   addActor(definition: ActorDefinition): void {
-    defineActor(definition);
-    assert(!this.kernel.actors.has(definition.name), `actor "${definition.name}" is added once`);
-    const state: ActorState = {
-      def: definition,
-      name: definition.name,
-      incarnation: 0,
-      status: "waiting",
-      startPending: false,
-      readyCount: 0,
-      timers: new Set(),
-      waiters: 0,
-      watches: new Set(),
-      watchCounter: 0,
-      pausedUntil: 0,
-      armed: {},
-    };
-    this.kernel.actors.set(state.name, state);
-    this.kernel.enqueue({ actor: state.name, kind: "start", label: `start ${state.name}`, run: () => this.start(state) });
+    this.kernel.addActor(defineActor(definition));
   }
 
   defineExternal<T>(name: string, initial: T): void {
-    assert(!this.kernel.externals.has(name), `external "${name}" is defined once`);
-    this.kernel.externals.set(name, deepFreeze(cloneJson(initial)));
+    this.kernel.defineExternal(name, initial);
   }
 
   external<T = unknown>(name: string): ExternalCell<T> {
     const kernel = this.kernel;
-    assert(kernel.externals.has(name), `external "${name}" is defined`);
+    assert(kernel.hasExternal(name), `external "${name}" is defined`);
     return {
-      get: () => kernel.externals.get(name) as T,
-      set: (value: T) => void kernel.externals.set(name, deepFreeze(cloneJson(value))),
+      get: () => kernel.getExternal(name) as T,
+      set: (value: T) => kernel.setExternal(name, value),
     };
   }
 
@@ -191,31 +178,9 @@ class SimulationImpl implements Simulation {
     return this.kernel.trace.traceHash();
   }
 
-  /** The start step of an incarnation: runs `start(ctx)` and watches how its promise settles. */
-  private start(state: ActorState): string {
-    const kernel = this.kernel;
-    state.status = "running";
-    state.startPending = true;
-    const incarnation = state.incarnation;
-    const settle = (error?: unknown) => {
-      if (state.incarnation !== incarnation || state.status !== "running") return;
-      state.startPending = false;
-      if (error !== undefined) {
-        const message = error instanceof Error ? error.message : String(error);
-        kernel.fail({ status: "actor-error", actor: state.name, message: `actor ${state.name} failed: ${message}` });
-      }
-    };
-    try {
-      Promise.resolve(state.def.start(this.context(state))).then(() => settle(), (error) => settle(error ?? "rejected"));
-    } catch (error) {
-      settle(error ?? "threw");
-    }
-    return incarnation === 0 ? "started" : `restarted #${incarnation}`;
-  }
-
   private context(state: ActorState): ActorContext {
     const kernel = this.kernel;
-    const incarnation = state.incarnation;
+    const incarnation = state.life.incarnation;
     const clock: Clock = {
       now: () => this.clock.now(),
       sleep: (ms, options) => {
@@ -248,7 +213,7 @@ class SimulationImpl implements Simulation {
       clock,
       rng: this.rng.fork(`actor/${state.name}/${incarnation}`),
       log: (msg, fields) => {
-        if (state.incarnation !== incarnation || state.status !== "running") return;
+        if (!kernel.isCurrent(state, incarnation)) return;
         const revision = this.store.revision;
         const base = { actor: state.name, kind: "log" as const, label: msg, revisionBefore: revision, revisionAfter: revision, result: "log" };
         kernel.log(fields === undefined ? base : { ...base, fields: cloneJson(fields) });
@@ -259,14 +224,15 @@ class SimulationImpl implements Simulation {
 
   private externalHandle<T>(state: ActorState, incarnation: number, name: string): ExternalHandle<T> {
     const kernel = this.kernel;
-    assert(kernel.externals.has(name), `external "${name}" is defined`);
-    const op = <R>(verb: string, body: () => R): Promise<R> => {
+    assert(kernel.hasExternal(name), `external "${name}" is defined`);
+    const op = <R>(verb: "read" | "write", body: () => R): Promise<R> => {
       if (!kernel.checkCaller(state, incarnation)) return new Promise<R>(() => {});
       return new Promise<R>((resolve, reject) => {
         kernel.enqueue({
           actor: state.name,
           kind: "external",
           label: `${verb} ${name}`,
+          facts: { verb, access: verb, external: name },
           owner: state,
           run: () => {
             try {
@@ -281,83 +247,51 @@ class SimulationImpl implements Simulation {
       });
     };
     return {
-      read: () => op("read", () => cloneJson(kernel.externals.get(name)) as T),
+      read: () => op("read", () => cloneJson(kernel.getExternal(name)) as T),
       write: (value) =>
         op("write", () => {
-          const current = kernel.externals.get(name) as T;
+          const current = kernel.getExternal(name) as T;
           const next = typeof value === "function" ? (value as (current: T) => T)(cloneJson(current)) : value;
-          kernel.externals.set(name, deepFreeze(cloneJson(next)));
+          kernel.setExternal(name, next);
         }),
     };
   }
 
-  /** SIGKILL: the incarnation's steps, timers and watches vanish; applied writes stay; a restart is scheduled. */
-  private crash(state: ActorState): string {
-    const kernel = this.kernel;
-    for (const step of kernel.ready.filter((candidate) => candidate.owner === state)) kernel.remove(step);
-    for (const entry of [...state.timers]) kernel.cancelTimer(state, entry);
-    for (const watch of [...state.watches]) watch.kill();
-    state.watches.clear();
-    state.waiters = 0;
-    state.status = "down";
-    state.startPending = false;
-    state.armed = {};
-    kernel.paused.delete(state);
-    state.pausedUntil = 0;
-    assert(state.readyCount === 0, "a crashed actor has no ready steps");
-    assert(state.timers.size === 0, "a crashed actor has no timers");
-    state.def.onCrash?.({
-      actor: state.name,
-      incarnation: state.incarnation,
-      now: this.clock.now(),
-      external: (name) => this.external(name),
-    });
-    const delayMs = state.def.restartDelayMs ?? RESTART_DELAY_MS_DEFAULT;
-    this.clock.schedule(
-      delayMs,
-      () => {
-        state.incarnation++;
-        this.start(state);
-      },
-      state.name,
-      `restart ${state.name}`,
-      "start",
-    );
-    return `crashed, restart in ${delayMs}ms`;
-  }
-
   async run(options: RunOptions = {}): Promise<RunResult> {
     const kernel = this.kernel;
-    assert(!kernel.running, "one run at a time");
     assert(options.expectTrace === undefined || kernel.trace.mode === "full", "expectTrace needs traceMode full");
-    const loop = new RunLoop(this, kernel, options);
-    assert(!anotherRunActive, "one simulation runs at a time per process (use worker threads for parallel runs)");
-    anotherRunActive = true;
-    kernel.running = true;
-    const guards = installGuards({ now: () => this.clock.now(), random: () => this.mathRng.float() });
-    // While a run is in progress, unhandled rejections are the simulation's: they are an actor's bug.
-    const previous = process.listeners("unhandledRejection");
-    process.removeAllListeners("unhandledRejection");
-    process.on("unhandledRejection", (reason: unknown) => {
-      const message = reason instanceof Error ? reason.message : String(reason);
-      const actor = kernel.current ?? "sim";
-      kernel.fail({ status: "actor-error", actor, message: `actor ${actor} left a rejection unhandled: ${message}` });
+    const loop = new RunLoop({
+      kernel,
+      view: this.worldView,
+      options,
+      choices: this.choices,
+      faultsReached: this.faultsReached,
+      strategyRng: this.strategyRng,
+      faultRng: this.faultRng,
+      faultKinds: this.faultKinds,
+      faultTarget: this.faultTarget,
+      faultsStopped: () => this.faultsStopped,
     });
-    try {
-      const status = await loop.run();
-      return this.result(status);
-    } finally {
-      process.removeAllListeners("unhandledRejection");
-      for (const listener of previous) process.on("unhandledRejection", listener);
-      guards.restore();
-      kernel.running = false;
-      kernel.onRecord = undefined;
-      kernel.current = undefined;
-      anotherRunActive = false;
-    }
+    const lease = {
+      now: () => this.clock.now(),
+      random: () => this.mathRng.float(),
+      onRejection: (reason: unknown) => {
+        const message = reason instanceof Error ? reason.message : String(reason);
+        const actor = kernel.blame();
+        kernel.fail({ status: "actor-error", actor, message: `actor ${actor} left a rejection unhandled: ${message}` });
+      },
+    };
+    return simulationHost.exclusive(lease, async () => {
+      kernel.beginRun((record) => loop.onRecord(record));
+      try {
+        return this.result(await loop.run());
+      } finally {
+        kernel.endRun();
+      }
+    });
   }
 
-  private result(ended: { status: RunResult["status"]; message?: string; actor?: string }): RunResult {
+  private result(ended: Ended): RunResult {
     const kernel = this.kernel;
     const result: RunResult = {
       status: ended.status,
@@ -371,20 +305,6 @@ class SimulationImpl implements Simulation {
     if (ended.message !== undefined) result.message = ended.message;
     if (ended.actor !== undefined) result.actor = ended.actor;
     return result;
-  }
-
-  /** Internals the run loop needs. */
-  internals() {
-    return {
-      choices: this.choices,
-      faultsReached: this.faultsReached,
-      strategyRng: this.strategyRng,
-      faultRng: this.faultRng,
-      faultKinds: this.faultKinds,
-      faultTarget: this.faultTarget,
-      faultsStopped: () => this.faultsStopped,
-      crash: (state: ActorState) => this.crash(state),
-    };
   }
 }
 
@@ -413,10 +333,27 @@ function makeView(store: Store, clock: VirtualClock, kernel: Kernel): WorldView 
 
 type Ended = { status: RunResult["status"]; message?: string; actor?: string };
 
+/** What one call of `run` works with: the kernel, the simulation's records of choices and faults, its streams. */
+interface RunLoopOptions {
+  kernel: Kernel;
+  view: WorldView;
+  options: RunOptions;
+  /** Every non-zero choice so far (appended to). */
+  choices: Array<[number, number]>;
+  /** Every fault reached so far (appended to). */
+  faultsReached: PlannedFault[];
+  strategyRng: Rng;
+  faultRng: Rng;
+  faultKinds: ReadonlyMap<string, FaultKind>;
+  faultTarget: FaultTarget;
+  faultsStopped(): boolean;
+}
+
 /** One call of `run`: the step loop with its strategy, fault plan and stop conditions. */
 class RunLoop {
+  private readonly kernel: Kernel;
+  private readonly options: RunOptions;
   private readonly strategy: Strategy;
-  private readonly internals: ReturnType<SimulationImpl["internals"]>;
   private readonly maxSteps: number;
   private readonly untilMs: number;
   private readonly planned: PlannedFault[];
@@ -426,12 +363,10 @@ class RunLoop {
   private faultsDoneFor = -1;
   private stopRequested = false;
 
-  constructor(
-    private readonly sim: SimulationImpl,
-    private readonly kernel: Kernel,
-    private readonly options: RunOptions,
-  ) {
-    this.internals = sim.internals();
+  constructor(private readonly ctx: RunLoopOptions) {
+    const { kernel, options } = ctx;
+    this.kernel = kernel;
+    this.options = options;
     this.strategy = options.choices !== undefined ? replayStrategy(options.choices) : (options.strategy ?? randomStrategy());
     this.maxSteps = options.maxSteps ?? 100_000;
     this.untilMs = options.untilMs ?? Number.POSITIVE_INFINITY;
@@ -444,8 +379,7 @@ class RunLoop {
 
   async run(): Promise<Ended> {
     const kernel = this.kernel;
-    kernel.onRecord = (record) => this.onRecord(record);
-    this.queueGc();
+    kernel.queueGc();
     for (;;) {
       if (kernel.fatal !== undefined) return kernel.fatal;
       if (this.stopRequested) return { status: "stopped" };
@@ -471,88 +405,38 @@ class RunLoop {
     }
   }
 
-  private async step(eligible: Step[]): Promise<void> {
+  private async step(eligible: readonly Step[]): Promise<void> {
     const kernel = this.kernel;
     const stepIndex = kernel.stepIndex;
-    let index = this.strategy.next(eligible, this.internals.strategyRng, stepIndex);
+    let index = this.strategy.next(eligible, this.ctx.strategyRng, stepIndex);
     assert(Number.isInteger(index) && index >= 0, "strategy returns a non-negative integer");
     if (index >= eligible.length) index = eligible.length - 1;
-    if (index !== 0) this.internals.choices.push([stepIndex, index]);
-    const step = eligible[index]!;
-    kernel.remove(step, eligible === kernel.ready ? index : -1);
-    const revisionBefore = kernel.store.revision;
-    kernel.current = step.actor;
-    const result = step.run();
-    await drain();
-    const revisionAfter = kernel.store.revision;
-    this.checkActor(step);
-    if (revisionAfter !== revisionBefore || step.kind === "gc") this.queueGc();
-    const record: Omit<TraceRecord, "step" | "timeMs"> = { actor: step.actor, kind: step.kind, label: step.label, revisionBefore, revisionAfter, result };
-    if (step.ref !== undefined) record.ref = step.ref;
-    if (step.write !== undefined) record.write = step.write;
-    kernel.record(record);
-    kernel.current = undefined;
-    kernel.flushLogs();
-    kernel.stepIndex++;
-  }
-
-  /** After the drain: an actor whose start is still pending but that waits on nothing of ours awaits the outside. */
-  private checkActor(step: Step): void {
-    const state = this.kernel.actors.get(step.actor);
-    if (state === undefined || state.status !== "running" || !state.startPending) return;
-    if (this.kernel.busy(state)) return;
-    this.kernel.fail({
-      status: "outside-await",
-      actor: state.name,
-      message: `actor ${state.name} awaited something outside the simulation at step ${this.kernel.stepIndex}`,
-    });
-  }
-
-  private queueGc(): void {
-    const kernel = this.kernel;
-    if (kernel.gcQueued || !kernel.store.hasGarbage()) return;
-    kernel.gcQueued = true;
-    kernel.enqueue({
-      actor: "gc",
-      kind: "gc",
-      label: "collect garbage",
-      run: () => {
-        kernel.gcQueued = false;
-        return kernel.store.collectGarbage() ?? "nothing";
-      },
-    });
+    if (index !== 0) this.ctx.choices.push([stepIndex, index]);
+    await kernel.execute(eligible[index]!, eligible === kernel.ready ? index : -1);
   }
 
   /** Planned faults for this step (in order), then at most one drawn from the budget. */
   private async injectFaults(): Promise<void> {
-    const internals = this.internals;
-    if (internals.faultsStopped()) return;
+    const ctx = this.ctx;
+    if (ctx.faultsStopped()) return;
     const step = this.kernel.stepIndex;
     while (this.plannedNext < this.planned.length && this.planned[this.plannedNext]!.atStep === step) {
       await this.inject({ ...this.planned[this.plannedNext++]! });
     }
-    const budget = this.options.faultBudget;
+    const budget: FaultBudget | undefined = this.options.faultBudget;
     if (budget === undefined || this.remaining.size === 0) return;
-    const view = this.sim.view();
-    const drawn = drawFault(this.kernel, internals.faultKinds, view, internals.faultRng, budget, this.remaining, step);
+    const drawn = drawFault({ kernel: this.kernel, custom: ctx.faultKinds, view: ctx.view, rng: ctx.faultRng, budget, remaining: this.remaining, step });
     if (drawn !== undefined) await this.inject(drawn);
   }
 
   private async inject(fault: PlannedFault): Promise<void> {
-    const kernel = this.kernel;
-    const internals = this.internals;
-    internals.faultsReached.push(fault);
-    const revisionBefore = kernel.store.revision;
-    kernel.current = "sim";
-    const { actor, result } = applyFault(kernel, { crash: internals.crash }, internals.faultKinds, internals.faultTarget, fault);
-    await drain();
+    const ctx = this.ctx;
+    ctx.faultsReached.push(fault);
     const label = `${fault.kind} ${fault.target}${describeParams(fault)}`;
-    kernel.record({ actor, kind: "fault", label, revisionBefore, revisionAfter: kernel.store.revision, result });
-    kernel.current = undefined;
-    kernel.flushLogs();
+    await this.kernel.executeFault(label, { fault: { kind: fault.kind, target: fault.target } }, () => applyFault({ kernel: this.kernel, custom: ctx.faultKinds, target: ctx.faultTarget, fault }));
   }
 
-  private onRecord(record: TraceRecord): void {
+  onRecord(record: TraceRecord): void {
     const expected = this.options.expectTrace;
     // The index in the whole trace: a run may continue an earlier one (fault phase, then healing phase).
     const index = this.kernel.trace.length - 1;
@@ -564,16 +448,11 @@ class RunLoop {
       }
     }
     if (record.kind === "log") return;
-    if (this.options.onStep?.(record, this.sim.view()) === "stop") this.stopRequested = true;
+    if (this.options.onStep?.(record, this.ctx.view) === "stop") this.stopRequested = true;
   }
 }
 
 function describeParams(fault: PlannedFault): string {
   const keys = Object.keys(fault).filter((key) => key !== "atStep" && key !== "kind" && key !== "target").sort();
   return keys.map((key) => ` ${key}=${String(fault[key])}`).join("");
-}
-
-/** One `setImmediate` round trip: every microtask the step released runs before the next step. */
-function drain(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -3,7 +3,32 @@
 import { createHash, type Hash } from "node:crypto";
 import type { StepKind } from "./strategy.ts";
 
-export interface TraceRecord {
+/** What a request, response or external step does. */
+export type Verb = "get" | "list" | "watch" | "create" | "update" | "updateStatus" | "patch" | "patchStatus" | "delete" | "read" | "write";
+
+/**
+ * Typed facts of a step, for tools (the planner, reports, reduction): nothing parses a label. They are not part
+ * of the canonical line, so they add nothing to the trace hash: the hash covers who did what and what came of it.
+ */
+export interface StepFacts {
+  verb?: Verb;
+  /** The API object (or, for lists and watches, the collection) concerned. */
+  object?: { kind: string; namespace?: string; name?: string };
+  /** A read served from the watch cache (`resourceVersion: "0"` list or watch): what a stale-read fault lags. */
+  cached?: boolean;
+  /** The watch a watch request opens or an event delivery belongs to (`actor/incarnation/wN`). */
+  watchId?: string;
+  /** The same number on a request and its response: pairs them. */
+  requestSeq?: number;
+  /** Whether the step reads or writes the store or an external cell (applied or not). */
+  access?: "read" | "write";
+  /** The external cell an external step reads or writes. */
+  external?: string;
+  /** The fault a fault record applied. */
+  fault?: { kind: string; target: string };
+}
+
+export interface TraceRecord extends StepFacts {
   /** The index of the scheduled step; fault and log records carry the index of the step they precede or occur in. */
   step: number;
   /** Virtual ms since the Unix epoch. */
@@ -26,7 +51,8 @@ export interface TraceRecord {
 
 /**
  * The canonical one-line JSON of a record: fixed key order, absent fields omitted. Built by hand (it is on
- * every step's path); the output equals `JSON.stringify` of the record with its keys in this order.
+ * every step's path); the output equals `JSON.stringify` of the record with its keys in this order. The typed
+ * facts (`StepFacts`) are left out: the line, and so the hash, is the same as before they existed.
  */
 export function canonicalLine(record: TraceRecord): string {
   let line = `{"step":${record.step},"timeMs":${record.timeMs},"actor":${JSON.stringify(record.actor)},"kind":"${record.kind}","label":${JSON.stringify(record.label)}`;

@@ -6,7 +6,8 @@ import type { ApiError } from "../api/errors.ts";
 import { describeRef } from "../api/object.ts";
 import type { StoreEvent, StoreWatcher } from "../store/types.ts";
 import type { TimerEntry } from "./clock.ts";
-import { cloneJson } from "./clone.ts";
+import { cloneJson } from "../api/json.ts";
+import { assert } from "../api/assert.ts";
 import type { ActorState, Kernel, Step } from "./kernel.ts";
 
 type Item = { type: "event"; event: StoreEvent } | { type: "end" } | { type: "error"; error: ApiError };
@@ -34,12 +35,11 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
 
   constructor(
     private readonly kernel: Kernel,
-    private readonly owner: ActorState,
+    /** The actor incarnation that opened it. */
+    readonly owner: ActorState,
     private readonly what: string,
   ) {
-    this.id = `${owner.name}/${owner.incarnation}/w${owner.watchCounter++}`;
-    owner.watches.add(this);
-    kernel.watches.set(this.id, this);
+    this.id = kernel.registerWatch(owner, this);
   }
 
   /** Server side: the store accepted the watch. */
@@ -56,6 +56,8 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
       this.end();
       return;
     }
+    const last = this.queue[this.queue.length - 1];
+    assert(last === undefined || last.type !== "event" || last.event.revision <= event.revision, "a watch queues events in revision order");
     this.queue.push({ type: "event", event });
     this.scheduleDelivery();
   }
@@ -92,8 +94,9 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
   }
 
   private stopServer(): void {
+    assert(this.state === "open", "only an open watch is stopped by the server");
     this.state = "ended";
-    this.kernel.watches.delete(this.id);
+    this.kernel.unregisterWatch(this.id);
     this.storeWatcher?.close();
     this.storeWatcher = undefined;
   }
@@ -104,10 +107,11 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     if (this.delayNextMs > 0) {
       const ms = this.delayNextMs;
       this.delayNextMs = 0;
-      this.deliveryTimer = this.kernel.scheduleFor(this.owner, ms, () => this.deliverOne(), label, "watch");
+      this.deliveryTimer = this.kernel.scheduleFor(this.owner, ms, () => this.deliverOne(), label, "watch", { watchId: this.id });
       return;
     }
-    this.delivery = this.kernel.enqueue({ actor: this.owner.name, kind: "watch", label, owner: this.owner, run: () => this.deliverOne() });
+    const facts = { watchId: this.id };
+    this.delivery = this.kernel.enqueue({ actor: this.owner.name, kind: "watch", label, facts, owner: this.owner, run: () => this.deliverOne() });
   }
 
   /** One step: the oldest queued item reaches the client. Returns the trace result. */
@@ -116,11 +120,12 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     this.deliveryTimer = undefined;
     const item = this.queue.shift();
     if (item === undefined) return "nothing";
+    assert(this.state !== "closed", "a closed watch delivers nothing");
     this.buffer.push(item);
     if (this.waiter !== undefined) {
       const waiter = this.waiter;
       this.waiter = undefined;
-      this.owner.waiters--;
+      this.kernel.waiting(this.owner, -1);
       this.consume(waiter);
     }
     this.scheduleDelivery();
@@ -136,8 +141,7 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
       return;
     }
     this.finished = true;
-    this.kernel.watches.delete(this.id);
-    this.owner.watches.delete(this);
+    this.kernel.releaseWatch(this.owner, this);
     if (item.type === "end") waiter.resolve({ value: undefined, done: true });
     else waiter.reject(item.error);
   }
@@ -151,11 +155,11 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     if (this.deliveryTimer !== undefined) this.kernel.cancelTimer(this.owner, this.deliveryTimer);
     this.delivery = undefined;
     this.deliveryTimer = undefined;
-    this.owner.watches.delete(this);
+    this.kernel.releaseWatch(this.owner, this);
     if (this.waiter !== undefined) {
       const waiter = this.waiter;
       this.waiter = undefined;
-      this.owner.waiters--;
+      this.kernel.waiting(this.owner, -1);
       waiter.resolve({ value: undefined, done: true });
     }
   }
@@ -166,7 +170,7 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     this.state = "closed";
     this.queue = [];
     this.waiter = undefined;
-    this.kernel.watches.delete(this.id);
+    this.kernel.unregisterWatch(this.id);
   }
 
   private next(): Promise<IteratorResult<WatchEvent<T>>> {
@@ -178,7 +182,7 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
       if (this.buffer.length > 0) return this.consume(waiter);
       if (this.waiter !== undefined) return reject(new Error(`watch ${this.id}: next() called while another is pending`));
       this.waiter = waiter;
-      this.owner.waiters++;
+      this.kernel.waiting(this.owner, 1);
     });
   }
 

@@ -1,0 +1,85 @@
+// The one set of helpers for JSON data (plain objects, arrays, strings, finite numbers, booleans, null) that every
+// layer shares: a type guard, a fast copy, deep freezing and structural equality.
+//
+// The rule for `undefined`, everywhere in this module, is JSON's: an object key whose value is `undefined` is the
+// same as an absent key, because `JSON.stringify` drops it and the wire never carries it. Inside an array
+// `undefined` has no such twin (`JSON.stringify` writes it as `null`), and no Kubernetes object holds one there,
+// so it equals only `undefined`.
+//
+// Two specializations with their own reasons live next to their callers and build on this module: the store's copy
+// that also counts bytes for its object size limit (`store/util.ts`), and the patch code's copy that rejects
+// values JSON cannot carry with a message naming the input (`api/patch.ts`).
+
+/** A JSON object, or any non-null, non-array object: the test every "is this a map?" check means. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A record whose prototype is `Object.prototype` or `null`: what a JSON parser makes, unlike class instances. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (!isRecord(value)) return false;
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * A deep copy of JSON data: own enumerable keys of objects, array elements, primitives as they are. A key whose
+ * value is `undefined` is copied as such (which, by this module's rule, changes nothing). Hand-written loops,
+ * several times faster than `structuredClone` for the small objects controllers read and write; this copy is on
+ * the simulator's hot path (every request and response of every actor).
+ */
+export function cloneJson<T>(value: T): T {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    const out = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = cloneJson(value[i]);
+    return out as T;
+  }
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    if (Object.prototype.hasOwnProperty.call(value, key)) out[key] = cloneJson((value as Record<string, unknown>)[key]);
+  }
+  return out as T;
+}
+
+/**
+ * Freezes JSON data and everything in it, in place, and returns it. A subtree that is already frozen is skipped
+ * whole: the store's versions share their unchanged subtrees, which an earlier version froze.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (const item of value) deepFreeze(item);
+  } else {
+    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/**
+ * Structural equality of JSON data. Key order does not matter (it does not on the wire), and a key whose value is
+ * `undefined` equals an absent key (see the module comment). An array never equals an object.
+ */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  // Counts the defined keys of `left` (each must equal its twin in `right`) against the defined keys of `right`:
+  // equal counts then mean `right` has no defined key that `left` lacks.
+  let definedKeys = 0;
+  for (const key in left) {
+    if (left[key] === undefined) continue;
+    definedKeys++;
+    if (!jsonEqual(left[key], right[key])) return false;
+  }
+  for (const key in right) if (right[key] !== undefined) definedKeys--;
+  return definedKeys === 0;
+}
