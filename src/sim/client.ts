@@ -74,7 +74,7 @@ export class SimClient implements Client {
   private call<T>(call: CallOptions): Promise<T> {
     const { kernel, state } = this;
     if (!kernel.checkCaller(state, this.incarnation)) return never();
-    const { verb, ref, write } = call;
+    const { verb, ref, write, apply } = call;
     const label = `${verb} ${ref}`;
     const facts: StepFacts = { verb, object: objectFact(call.target), access: write ? "write" : "read", requestSeq: kernel.nextRequestSeq() };
     if (call.cached === true) facts.cached = true;
@@ -88,7 +88,7 @@ export class SimClient implements Client {
         facts,
         owner: state,
         run: () => {
-          const { ok, value, result } = this.apply(ref, call.apply);
+          const { ok, value, result } = this.apply(ref, apply);
           kernel.enqueue({
             actor: state.name,
             kind: "response",

@@ -1,0 +1,195 @@
+// The fault model the simulator and the server share: the built-in fault kinds, each kind's parameters (type,
+// default, bounds), the check of one fault's parameters, the ranges a fault budget draws from, and the Status
+// error an injected request failure produces. The simulator places faults by step and actor (`sim/faults.ts`);
+// the server matches them to requests (`server/faults.ts`); both take every name, default and bound from here.
+import { assert } from "./assert.ts";
+import { ApiError } from "./errors.ts";
+import type { FieldError, StatusDetails, StatusReason } from "./errors.ts";
+
+export const builtinFaultKinds = ["crash", "pause", "stale-read", "delay-watch", "close-watch", "fail-request", "lost-response"] as const;
+export type BuiltinFaultKind = (typeof builtinFaultKinds)[number];
+
+/**
+ * The kinds a running server applies. `crash` and `pause` act on an actor's process, and the server hosts no
+ * actors: its clients are processes of their own, which a drill crashes or stops by itself.
+ */
+export const serverFaultKinds = ["stale-read", "delay-watch", "close-watch", "fail-request", "lost-response"] as const satisfies readonly BuiltinFaultKind[];
+export type ServerFaultKind = (typeof serverFaultKinds)[number];
+
+/** The codes a `fail-request` fault may carry: the failures a client of a real API server meets and must retry. */
+export const failCodes = [409, 429, 500, 504] as const;
+export type FailCode = (typeof failCodes)[number];
+
+/** One parameter of a fault kind. Every parameter is an integer; `oneOf`, when given, narrows it to a list. */
+export interface FaultParam {
+  /** The field that carries it, in a planned fault and in a server fault spec. */
+  readonly name: string;
+  readonly doc: string;
+  readonly type: "integer";
+  /** The value a fault that leaves the field out gets. */
+  readonly default: number;
+  readonly min: number;
+  readonly max: number;
+  readonly oneOf?: readonly number[];
+}
+
+/** How many matching requests a server fault hits before it is spent (a simulator fault is armed for one request). */
+export const faultCountParam: FaultParam = {
+  name: "count",
+  doc: "requests a server fault hits before it is spent; close-watch and delay-watch, which act at once, hit every matching open watch when it is left out",
+  type: "integer",
+  default: 1,
+  min: 1,
+  max: 1_000_000,
+};
+
+/** Each built-in kind's parameters. */
+export const faultParams: { readonly [K in BuiltinFaultKind]: readonly FaultParam[] } = {
+  crash: [],
+  pause: [{ name: "durationMs", doc: "how long the actor takes no step", type: "integer", default: 1000, min: 0, max: 86_400_000 }],
+  "stale-read": [
+    { name: "lagRevisions", doc: "how many revisions behind the next watch-cache read is served", type: "integer", default: 1, min: 1, max: 1_000_000 },
+  ],
+  "delay-watch": [{ name: "delayMs", doc: "how long events on the watch are held", type: "integer", default: 1000, min: 0, max: 600_000 }],
+  "close-watch": [],
+  "fail-request": [{ name: "code", doc: "the HTTP status of the failure", type: "integer", default: 500, min: 409, max: 504, oneOf: failCodes }],
+  "lost-response": [],
+};
+
+/**
+ * The ranges a fault budget draws parameters from where it sets none (see `FaultBudget` in `sim/types.ts`):
+ * pauses of 1 to 30 s, watch delays of 0.1 to 5 s, stale reads up to 5 revisions behind, and every fail code.
+ */
+export const faultDrawDefaults = {
+  pauseMs: [1000, 30_000],
+  delayWatchMs: [100, 5000],
+  staleLagRevisionsMax: 5,
+  failCodes,
+} as const satisfies {
+  pauseMs: readonly [number, number];
+  delayWatchMs: readonly [number, number];
+  staleLagRevisionsMax: number;
+  failCodes: readonly number[];
+};
+
+export function isBuiltinFaultKind(kind: unknown): kind is BuiltinFaultKind {
+  return builtinFaultKinds.includes(kind as BuiltinFaultKind);
+}
+
+export function isServerFaultKind(kind: unknown): kind is ServerFaultKind {
+  return serverFaultKinds.includes(kind as ServerFaultKind);
+}
+
+/** The parameter `name` of `kind`; asking for one the kind does not have is a programmer error. */
+export function faultParam(kind: BuiltinFaultKind, name: string): FaultParam {
+  const param = faultParams[kind].find((p) => p.name === name);
+  assert(param !== undefined, `fault kind ${kind} has a parameter ${name}`);
+  return param;
+}
+
+/** The field error for `value` as the parameter `param` at `field`, or undefined when the value fits. */
+export function faultParamError(param: FaultParam, value: unknown, field: string): FieldError | undefined {
+  if (param.oneOf !== undefined) {
+    if (param.oneOf.includes(value as number)) return undefined;
+    return { field, type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${param.oneOf.join(", ")}` };
+  }
+  if (typeof value === "number" && Number.isSafeInteger(value) && value >= param.min && value <= param.max) return undefined;
+  return { field, type: "FieldValueInvalid", message: `Invalid value: must be an integer from ${param.min} to ${param.max}` };
+}
+
+/**
+ * The field errors of one fault's parameters: each parameter of its kind that is present and does not fit,
+ * named `<path>.<parameter>` (or just the parameter when `path` is empty). Absent parameters take their
+ * defaults and are no error; fields that are not parameters of the kind are the caller's to judge (the server
+ * refuses them, a planned fault of the simulator also carries `atStep` and `target`).
+ */
+export function faultParamErrors(kind: BuiltinFaultKind, fault: Readonly<Record<string, unknown>>, path = ""): FieldError[] {
+  const errors: FieldError[] = [];
+  for (const param of faultParams[kind]) {
+    const value = fault[param.name];
+    if (value === undefined) continue;
+    const error = faultParamError(param, value, path === "" ? param.name : `${path}.${param.name}`);
+    if (error !== undefined) errors.push(error);
+  }
+  return errors;
+}
+
+/** Whose words an injected failure's message is in. */
+export type FailureWording = "simulator" | "server";
+
+/** What an injected request failure concerns. */
+export interface InjectedFailure {
+  /**
+   * The simulator keeps its own short messages, which name the request: actors may log them, and the examples
+   * pin the hashes of their traces. The server says what kube-apiserver says, marked as injected.
+   */
+  wording: FailureWording;
+  /** The resource as the API server words it (`configmaps`); the simulator says `objects`. */
+  resource: string;
+  /** The object the request named (the simulator: the request's description); absent for a collection. */
+  name?: string | undefined;
+}
+
+interface FailCodeMeaning {
+  reason: StatusReason;
+  /** Sent as `details.retryAfterSeconds`, as kube-apiserver does for throttling and timeouts. */
+  retryAfterSeconds?: number;
+  message: Readonly<Record<FailureWording, (failure: InjectedFailure, subject: string) => string>>;
+}
+
+const modified = "the object has been modified; please apply your changes to the latest version and try again";
+const injectedMark = "(injected fault)";
+
+/** The one mapping from a fail code to its Status. */
+const failCodeMeanings: Readonly<Record<FailCode, FailCodeMeaning>> = {
+  409: {
+    reason: "Conflict",
+    message: {
+      simulator: (_, subject) => `Operation cannot be fulfilled on ${subject}: ${modified}`,
+      server: (_, subject) => `Operation cannot be fulfilled on ${subject}: ${modified} ${injectedMark}`,
+    },
+  },
+  429: {
+    reason: "TooManyRequests",
+    retryAfterSeconds: 1,
+    message: {
+      simulator: (f) => `too many requests: ${f.name ?? f.resource}`,
+      server: () => `the server has received too many requests and has asked us to try again later ${injectedMark}`,
+    },
+  },
+  500: {
+    reason: "InternalError",
+    message: {
+      simulator: (f) => `internal error: ${f.name ?? f.resource}`,
+      server: () => `an error on the server has prevented the request from succeeding ${injectedMark}`,
+    },
+  },
+  504: {
+    reason: "Timeout",
+    retryAfterSeconds: 1,
+    message: {
+      simulator: (f) => `the request timed out: ${f.name ?? f.resource}`,
+      server: () => `the server was unable to return a response in the time allotted, but may still be processing the request ${injectedMark}`,
+    },
+  },
+};
+
+export function isFailCode(code: unknown): code is FailCode {
+  return failCodes.includes(code as FailCode);
+}
+
+/**
+ * The error a `fail-request` fault answers a request with. A Conflict names the object in its details (kind is the
+ * resource, as kube-apiserver's `NewConflict` fills it); TooManyRequests and Timeout ask the client to retry after
+ * a second. The code must be one of `failCodes`: both callers check parameters before a fault is armed.
+ */
+export function injectedRequestError(code: number, failure: InjectedFailure): ApiError {
+  assert(isFailCode(code), "an injected failure's code is one of failCodes");
+  const meaning = failCodeMeanings[code];
+  const subject = failure.name === undefined ? failure.resource : `${failure.resource} "${failure.name}"`;
+  const message = meaning.message[failure.wording](failure, subject);
+  let details: StatusDetails | undefined;
+  if (code === 409) details = { kind: failure.resource, ...(failure.name === undefined ? {} : { name: failure.name }) };
+  else if (meaning.retryAfterSeconds !== undefined) details = { retryAfterSeconds: meaning.retryAfterSeconds };
+  return new ApiError(meaning.reason, code, message, details);
+}
