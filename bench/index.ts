@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 type Bench = () => Promise<Record<string, string | number>>;
 
 const sections: Array<{ name: string; file: string; exportName: string }> = [
+  { name: "startup", file: "./startup.ts", exportName: "benchStartup" },
   { name: "store", file: "./store.ts", exportName: "benchStore" },
   { name: "simulator", file: "./sim.ts", exportName: "benchSim" },
   { name: "runtime", file: "./runtime.ts", exportName: "benchRuntime" },

@@ -1,7 +1,12 @@
 #!/usr/bin/env node
-// settle's command line. Scenarios are TypeScript, so the CLI runs its own sources through tsx.
-import { register } from "tsx/esm/api";
-
-register();
-const { main } = await import("../src/cli/main.ts");
+// settle's command line: the compiled package in dist/ (built by `npm run build`, which `prepare` runs after
+// `npm ci`). Only a user's scenario files go through a TypeScript loader, registered when one is loaded.
+let main;
+try {
+  ({ main } = await import("../dist/cli/main.js"));
+} catch (error) {
+  if (error?.code !== "ERR_MODULE_NOT_FOUND" || !String(error.message).includes("dist")) throw error;
+  console.error("settle: dist/ is missing; build it with `npm run build` (npm ci runs it in a clone)");
+  process.exit(2);
+}
 process.exitCode = await main(process.argv.slice(2));

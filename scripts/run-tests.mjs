@@ -19,5 +19,9 @@ if (files.length === 0) {
   console.error(`run-tests: no *.test.ts files under ${dir}`);
   process.exit(2);
 }
-const result = spawnSync(process.execPath, ["--import", "tsx", "--test", ...flags, ...files], { stdio: "inherit" });
+// `--conditions=settle-source` makes the package's self-reference (`settle`, `settle/sim`, as the examples
+// import it) resolve to the same TypeScript sources the tests import, so a process holds one copy of each
+// module. Tests that spawn the CLI run the compiled dist/, which `npm test` builds first.
+const args = ["--conditions=settle-source", "--import", "tsx", "--test", ...flags, ...files];
+const result = spawnSync(process.execPath, args, { stdio: "inherit" });
 process.exit(result.status ?? 1);

@@ -64,9 +64,12 @@ class HostExecutor {
     return "staged";
   }
 
-  /** `systemctl reboot`: asking twice from the same boot is one reboot. */
+  /**
+   * `systemctl reboot`: asking twice from the same boot is one reboot, and a request made while the host is
+   * already going down (a power cycle) lapses with the boot it was made in.
+   */
   async reboot(bootId: string): Promise<void> {
-    await requestReboot(this.ctx.client, this.options.node, `${daemonRebootPrefix}${bootId}`);
+    await requestReboot(this.ctx.client, this.options.node, `${daemonRebootPrefix}${bootId}`, { bootId });
   }
 }
 

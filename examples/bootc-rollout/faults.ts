@@ -3,7 +3,7 @@
 // one or nothing); its watcher caches that read until the first fsnotify or poll refresh. The explorer
 // draws it like any built-in fault, shrinks it, and writes it to replay files.
 import { defineFaultKind, rebootFaultKind, type FaultKind } from "settle/sim";
-import { bootcNodeKind, hostCellOf, nodeKind, slotLabel, type BootcHost } from "./model.ts";
+import { hostCellOf, nodeKind, type BootcHost } from "./model.ts";
 
 export const staleStatusFault = "stale-host-status";
 
@@ -46,18 +46,11 @@ export function staleStatusFaultKind(): FaultKind {
 }
 
 /**
- * Power cycles (the cluster library's `reboot` fault), for nodes outside a reboot slot. Declared by the
- * scenario but not in its budget: the simulated kubelet keeps a reboot request on the Node until it has
- * acted on it, so a request the daemon makes while the host is going down is carried into the next boot and
- * reboots the node once more, which a real `systemctl reboot` does not. Leaving slotted nodes out is not
- * enough (a paused kubelet starts the power cycle late, after the node got its slot), so until the kubelet
- * scopes reboot requests to a boot, power cycles are only planned by hand.
+ * Power cycles: the cluster library's `reboot` fault, on any node, slotted or not, at any time. The kubelet
+ * ties every reboot request to the boot it was made in, so a `systemctl reboot` the daemon issues while a power
+ * cycle is already taking the host down lapses with that boot instead of rebooting the next one, as on a real
+ * host. A power cycle boots whatever is staged, like any reboot, and does not count as the daemon's reboot.
  */
 export function powerCycleFaultKind(): FaultKind {
-  const base = rebootFaultKind();
-  return defineFaultKind({
-    ...base,
-    targets: (view) =>
-      base.targets(view).filter((node) => view.get({ ...bootcNodeKind, name: node })?.metadata.labels?.[slotLabel] !== "true"),
-  });
+  return rebootFaultKind();
 }

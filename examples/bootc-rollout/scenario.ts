@@ -255,14 +255,15 @@ export default scenario<BootcParams>({
     },
   },
   faultKinds: [staleStatusFaultKind(), powerCycleFaultKind()],
-  // Left out, with reasons: injected 409s (on a delete with a uid precondition the kubelet rightly reads 409
-  // as "already gone"; a pod would stay terminating forever, which a real server never does); power cycles
-  // (declared above for replays and tests, never drawn: the simulated kubelet keeps a reboot request on the
-  // Node until it has acted on it, so a request the daemon makes while the host is going down, or while a
-  // failed status write hides that it is, reboots the node once more in the next boot, which a real
-  // `systemctl reboot` does not); crash points (hundreds of systematic kills would come before the first
-  // random run; the tests kill the operator and the daemons at their writes separately).
-  faults: { chance: [1, 40], counts: { [staleStatusFault]: 2, pause: 2, "lost-response": 1, "fail-request": 1 }, failCodes: [429, 500, 504] },
+  // One power cycle of any node (`reboot`). Left out, with reasons: injected 409s (on a delete with a uid
+  // precondition the kubelet rightly reads 409 as "already gone"; a pod would stay terminating forever, which a
+  // real server never does); crash points (hundreds of systematic kills would come before the first random
+  // run; the tests kill the operator and the daemons at their writes separately).
+  faults: {
+    chance: [1, 40],
+    counts: { [staleStatusFault]: 2, pause: 2, "lost-response": 1, "fail-request": 1, reboot: 1 },
+    failCodes: [429, 500, 504],
+  },
   timing: { faultPhaseMs: 480_000, horizonMs: 2_400_000, settleWindowMs: 360_000, stepsMax: 1_500_000 },
   properties({ params: p }) {
     const nodes = nodeNames(p.nodes);

@@ -136,9 +136,54 @@ export function isApiError(e: unknown): e is ApiError {
   return e instanceof ApiError;
 }
 
-export const isNotFound = (e: unknown): boolean => isApiError(e) && e.reason === "NotFound";
-export const isAlreadyExists = (e: unknown): boolean => isApiError(e) && e.reason === "AlreadyExists";
-export const isConflict = (e: unknown): boolean => isApiError(e) && e.reason === "Conflict";
-export const isInvalid = (e: unknown): boolean => isApiError(e) && e.reason === "Invalid";
-/** 410: a watch or read from a compacted revision; the client must relist. */
+// One predicate per Status reason, as apimachinery's `errors.IsXxx` helpers: each matches on the reason. A
+// response without a Status body or reason (a proxy's bare 429 or 504) becomes an `InternalError` carrying the
+// HTTP code (settle/kube's client, `ApiError.fromStatus`), so, as apimachinery does for an unknown reason,
+// 429 and 504 are also told by that code.
+const hasReason = (e: unknown, reason: StatusReason): boolean => isApiError(e) && e.reason === reason;
+const bareCode = (e: unknown, code: number): boolean => hasReason(e, "InternalError") && (e as ApiError).code === code;
+
+/** 404: the object (or the resource type) does not exist. */
+export const isNotFound = (e: unknown): boolean => hasReason(e, "NotFound");
+/** 409: a create found an object of that name. */
+export const isAlreadyExists = (e: unknown): boolean => hasReason(e, "AlreadyExists");
+/** 409: the object changed since it was read (stale resourceVersion, or a field manager conflict on apply). */
+export const isConflict = (e: unknown): boolean => hasReason(e, "Conflict");
+/** 422: the object failed validation; `status.details.causes` names the fields. */
+export const isInvalid = (e: unknown): boolean => hasReason(e, "Invalid");
+/** 410 (reason `Gone` or `Expired`): a watch or read from a compacted revision; the client must relist. */
 export const isGone = (e: unknown): boolean => isApiError(e) && e.code === 410;
+/** 410 with reason `Expired`: the revision or continue token asked for has been compacted away. */
+export const isExpired = (e: unknown): boolean => hasReason(e, "Expired");
+/** 400: the request was malformed (a bad selector, patch or body). */
+export const isBadRequest = (e: unknown): boolean => hasReason(e, "BadRequest");
+/** 413: the object or request is larger than the server accepts. */
+export const isRequestEntityTooLarge = (e: unknown): boolean => hasReason(e, "RequestEntityTooLarge");
+/** 429: the server is overloaded; retry after `retryAfterSeconds(e)`. */
+export const isTooManyRequests = (e: unknown): boolean => hasReason(e, "TooManyRequests") || bareCode(e, 429);
+/** 500 (or another 5xx without a Status): the server failed; the request may or may not have been applied. */
+export const isInternalError = (e: unknown): boolean => hasReason(e, "InternalError") && !bareCode(e, 429) && !bareCode(e, 504);
+/**
+ * 504 with reason `Timeout`: the request timed out, and a write may still have been applied (a lost
+ * response), so retry by reading again. Also a read at a resourceVersion the server has not reached yet.
+ */
+export const isTimeout = (e: unknown): boolean => hasReason(e, "Timeout") || bareCode(e, 504);
+/** 500 with reason `ServerTimeout`: the server could not finish in time; retry. */
+export const isServerTimeout = (e: unknown): boolean => hasReason(e, "ServerTimeout");
+/** 405: the verb is not allowed on this resource (or a terminating CRD refuses creates). */
+export const isMethodNotAllowed = (e: unknown): boolean => hasReason(e, "MethodNotAllowed");
+/** 415: the body's media type is not accepted (e.g. protobuf for a kind the server cannot decode). */
+export const isUnsupportedMediaType = (e: unknown): boolean => hasReason(e, "UnsupportedMediaType");
+/** 406: the server cannot answer in any media type the request accepts. */
+export const isNotAcceptable = (e: unknown): boolean => hasReason(e, "NotAcceptable");
+/** 403: the caller may not do this (or the object may not be deleted, like a system namespace). */
+export const isForbidden = (e: unknown): boolean => hasReason(e, "Forbidden");
+/** 401: the request carried no valid credentials. */
+export const isUnauthorized = (e: unknown): boolean => hasReason(e, "Unauthorized");
+
+/** The server's `retryAfterSeconds` suggestion (429, 504), or undefined. */
+export function retryAfterSeconds(e: unknown): number | undefined {
+  if (!isApiError(e)) return undefined;
+  const seconds = (e.status.details as StatusDetails | undefined)?.retryAfterSeconds;
+  return typeof seconds === "number" && seconds > 0 ? seconds : undefined;
+}

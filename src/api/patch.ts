@@ -12,6 +12,7 @@
 import fastJsonPatch from "fast-json-patch";
 import type { Operation } from "fast-json-patch";
 import { ApiError, badRequest, tooLarge } from "./errors.ts";
+import { isPlainObject, isRecord, jsonEqual } from "./json.ts";
 
 /** The API server rejects JSON patches with more operations than this (413). */
 export const jsonPatchOperationsMax = 10_000;
@@ -25,16 +26,6 @@ export const jsonDepthMax = 1_000;
 export const jsonPatchRejectedMessage = "the server rejected our request due to an error in our request";
 
 type JsonObject = { [key: string]: unknown };
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function isPlainObject(value: unknown): value is JsonObject {
-  if (!isObject(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
-}
 
 /** Sets a key without ever invoking the `__proto__` setter: a JSON key named `__proto__` is just data. */
 function setKey(object: JsonObject, key: string, value: unknown): void {
@@ -54,10 +45,11 @@ interface CloneOptions {
 
 /**
  * Deep-copies JSON data, rejecting anything JSON cannot carry (undefined, functions, NaN, class instances,
- * cycles, nesting deeper than `jsonDepthMax`): such values never arrive over the wire, and accepting them here
- * would let the simulator store objects a real server could not.
+ * cycles, nesting deeper than `jsonDepthMax`) with a BadRequest that names the input (`what`): such values never
+ * arrive over the wire, and accepting them here would let the simulator store objects a real server could not.
+ * The checking specialization of `api/json.ts`'s `cloneJson`, for patch documents.
  */
-export function cloneJson(value: unknown, what = "value"): unknown {
+export function cloneJsonChecked(value: unknown, what = "value"): unknown {
   return cloneValue(value, { nullPrototype: false, what }, 0);
 }
 
@@ -97,7 +89,7 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
     throw badRequest(`invalid merge patch: the patch must be a JSON object, got ${patch === null ? "null" : describe(patch)}`);
   }
   const patchCopy = cloneValue(patch, { nullPrototype: false, what: "merge patch" }, 0) as JsonObject;
-  const base = isPlainObject(target) ? (cloneJson(target, "patch target") as JsonObject) : {};
+  const base = isPlainObject(target) ? (cloneJsonChecked(target, "patch target") as JsonObject) : {};
   return mergeInto(base, patchCopy);
 }
 
@@ -107,9 +99,9 @@ function mergeInto(target: JsonObject, patch: JsonObject): JsonObject {
     const value = patch[key];
     if (value === null) {
       delete target[key];
-    } else if (isObject(value)) {
+    } else if (isRecord(value)) {
       const current = Object.hasOwn(target, key) ? target[key] : undefined;
-      setKey(target, key, mergeInto(isObject(current) ? current : {}, value));
+      setKey(target, key, mergeInto(isRecord(current) ? current : {}, value));
     } else {
       setKey(target, key, value);
     }
@@ -135,30 +127,14 @@ function diffObjects(from: JsonObject, to: JsonObject): JsonObject {
   for (const key of Object.keys(to)) {
     const before = Object.hasOwn(from, key) ? from[key] : undefined;
     const after = to[key];
-    if (isObject(before) && isObject(after)) {
+    if (isRecord(before) && isRecord(after)) {
       const inner = diffObjects(before, after);
       if (Object.keys(inner).length > 0) setKey(patch, key, inner);
     } else if (before === undefined || !jsonEqual(before, after)) {
-      setKey(patch, key, cloneJson(after, "merge patch"));
+      setKey(patch, key, cloneJsonChecked(after, "merge patch"));
     }
   }
   return patch;
-}
-
-/** Deep equality of JSON data (key order does not matter). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const other = b as unknown[];
-    return a.length === other.length && a.every((item, i) => jsonEqual(item, other[i]));
-  }
-  const left = a as JsonObject;
-  const right = b as JsonObject;
-  const keys = Object.keys(left);
-  if (keys.length !== Object.keys(right).length) return false;
-  return keys.every((key) => Object.hasOwn(right, key) && jsonEqual(left[key], right[key]));
 }
 
 const rfc6902Operations = new Set(["add", "remove", "replace", "move", "copy", "test"]);
@@ -195,7 +171,7 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
   }
   const ops = cloneValue(operations, { nullPrototype: false, what: "JSON patch" }, 0) as unknown[];
   ops.forEach((operation, index) => {
-    if (!isObject(operation)) throw badRequest(`invalid JSON patch: operation ${index} is not a JSON object`);
+    if (!isRecord(operation)) throw badRequest(`invalid JSON patch: operation ${index} is not a JSON object`);
     checkOperation(operation, index);
   });
   const document = cloneValue(target, { nullPrototype: true, what: "patch target" }, 0);
@@ -210,5 +186,5 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
     if (error instanceof TypeError) throw rejected(error.message);
     throw error;
   }
-  return cloneJson(patched, "patched document");
+  return cloneJsonChecked(patched, "patched document");
 }

@@ -16,6 +16,12 @@ export interface ResourceType {
   fieldLabels: string[];
   /** Returns the values of every supported field label for one object. */
   fieldsOf?: (object: import("./object.ts").KubeObject) => Record<string, string>;
+  /** Discovery categories (`all` makes `kubectl get all` include the kind); none when absent. */
+  categories?: string[];
+  /** Discovery verbs when not the full set (ComponentStatus: get, list; Namespace: no deletecollection). */
+  verbs?: string[];
+  /** Served `/scale` subresource (Deployment, ReplicaSet, StatefulSet, ReplicationController). */
+  scaleSubresource?: boolean;
   /** Name rule: most kinds use DNS-1123 subdomains; a few (Namespace) use DNS-1123 labels. */
   nameRule: "dns1123-subdomain" | "dns1123-label" | "path-segment";
 }

@@ -10,6 +10,7 @@ import type { FieldError } from "./errors.ts";
 import { assert } from "./assert.ts";
 import { badRequest, invalid } from "./errors.ts";
 import { isQualifiedName, isValidLabelValue } from "./validation.ts";
+import { isRecord } from "./json.ts";
 
 export type LabelOperator = "Equals" | "NotEquals" | "In" | "NotIn" | "Exists" | "DoesNotExist";
 
@@ -250,10 +251,6 @@ export function validateLabelSelectorSpec(selector: LabelSelector, field = "spec
     });
   }
   return errors;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function typeError(field: string, why: string): FieldError {

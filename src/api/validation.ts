@@ -4,6 +4,7 @@
 // shape (the label selector parser reports 400s, object validation reports 422 field errors) can share them.
 // Field error messages follow the shape of the API server's causes: `Invalid value: "Foo": <why>`.
 import type { FieldError } from "./errors.ts";
+import { isRecord } from "./json.ts";
 
 export const dns1123LabelLengthMax = 63;
 export const dns1123SubdomainLengthMax = 253;
@@ -134,10 +135,6 @@ export function validateGenerateName(
   }
   const masked = prefix.endsWith("-") ? `${prefix.slice(0, -1)}a` : prefix;
   return nameRules[rule](masked).map((why) => invalidValue(field, prefix, why));
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function notAMap(field: string): FieldError {

@@ -2,11 +2,10 @@ import { availableParallelism } from "node:os";
 import { relative } from "node:path";
 import { realClock } from "../api/clock.ts";
 import { explore, type ExploreResult } from "../explore/explore.ts";
-import { writeReplayFile } from "../explore/findings.ts";
+import { summarizeVariant } from "../explore/summary.ts";
 import { findExampleDirs, hasScenario, loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { strategyNames, type StrategyName } from "../explore/plan.ts";
 import { resolveParams } from "../explore/scenario.ts";
-import { formatFinding } from "../report/text.ts";
 import { emitGithubAnnotations, type JunitCase } from "../report/junit.ts";
 import { writeHtmlForReplayFile, writeJunitFile } from "../report/outputs.ts";
 import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.ts";
@@ -134,74 +133,15 @@ function paramsOrUsage(scenario: Parameters<typeof resolveParams>[0], overrides:
 }
 
 function report(name: string, scenarioPath: string, variant: string, params: Record<string, unknown>, result: ExploreResult, json: boolean) {
-  const cwd = process.cwd();
-  const findings = result.findings.map((f) => {
-    const outcome = f.minimal.outcome;
-    const replay = writeReplayFile(
-      cwd,
-      {
-        version: 1,
-        scenario: relative(cwd, scenarioPath),
-        variant,
-        workload: f.run.workload,
-        params: params as Record<string, string | number | boolean>,
-        seed: f.run.seed,
-        choices: f.minimal.choices,
-        faults: f.minimal.faults,
-        verdict: outcome.verdict.kind,
-        property: outcome.verdict.property ?? null,
-        traceHash: outcome.traceHash,
-        steps: outcome.steps,
-        run: f.run.index,
-      },
-      outcome.trace,
-    );
-    if (!json) {
-      process.stdout.write(
-        formatFinding({
-          scenario: name,
-          variant,
-          workload: f.run.workload,
-          verdict: outcome.verdict,
-          counters: outcome.counters,
-          trace: outcome.trace,
-          faults: f.minimal.faults.length,
-          choices: f.minimal.choices.length,
-          occurrences: f.occurrences,
-          replayPath: replay,
-        }) + "\n",
-      );
-    }
-    return {
-      verdict: outcome.verdict.kind,
-      property: outcome.verdict.property ?? null,
-      seed: f.run.seed,
-      workload: f.run.workload,
-      replay,
-      steps: outcome.steps,
-      faults: f.minimal.faults.length,
-      choices: f.minimal.choices.length,
-      run: f.run.index,
-      occurrences: f.occurrences,
-    };
-  });
-  const runsPerSec = result.wallMs > 0 ? Math.round((result.runs * 1000) / result.wallMs) : result.runs;
-  const covered = `${result.pointsCovered}/${result.points.length}`;
+  const { summary, reports, line } = summarizeVariant({ name, scenarioPath, variant, params, result, cwd: process.cwd() });
   if (!json) {
-    const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
-    process.stdout.write(`${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s\n`);
+    for (const text of reports) process.stdout.write(`${text}\n`);
+    process.stdout.write(`${line}\n`);
     for (const c of result.counters) {
       process.stdout.write(`  ${c.kind.padEnd(10)} ${c.name}: failed ${c.failures} of ${c.evaluations} checks${c.everHeld ? "" : " (never held)"}\n`);
     }
   }
-  return {
-    scenario: name,
-    variant,
-    runs: result.runs,
-    findings,
-    stats: { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length },
-    properties: result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld })),
-  };
+  return summary;
 }
 
 function progressReporter(label: string): { update(p: { done: number; total: number; findings: number }): void; done(r: ExploreResult): void } {

@@ -2,15 +2,6 @@
 // 3 a replay that diverged (nondeterminism).
 import { readFileSync } from "node:fs";
 import { UsageError } from "./args.ts";
-import { exploreCommand, exploreUsage } from "./explore.ts";
-import { replayCommand, replayUsage } from "./replay.ts";
-import { mergeCommand, mergeUsage } from "./merge.ts";
-import { listExamplesCommand, listExamplesUsage } from "./list-examples.ts";
-import { serveCommand, serveUsage } from "./serve.ts";
-import { reportCommand, reportUsage } from "./report.ts";
-import { drillCommand, drillUsage } from "./drill.ts";
-import { ScenarioError } from "../explore/run.ts";
-import { ReplayFileError } from "../explore/findings.ts";
 
 const usage = `settle — find, reproduce and explain controllers that go quiet while the world is wrong
 
@@ -38,15 +29,23 @@ interface Command {
   run(argv: string[]): Promise<number>;
 }
 
-const commands: Record<string, Command> = {
-  explore: { usage: exploreUsage, run: exploreCommand },
-  replay: { usage: replayUsage, run: replayCommand },
-  merge: { usage: mergeUsage, run: mergeCommand },
-  "list-examples": { usage: listExamplesUsage, run: listExamplesCommand },
-  serve: { usage: serveUsage, run: serveCommand },
-  report: { usage: reportUsage, run: reportCommand },
-  drill: { usage: drillUsage, run: drillCommand },
+// Each command's module is imported only when that command runs, so a start pays only for what it uses
+// (`settle --version` loads no simulator, and only `drill` loads @kubernetes/client-node).
+const commands: Record<string, () => Promise<Command>> = {
+  explore: async () => import("./explore.ts").then((m) => ({ usage: m.exploreUsage, run: m.exploreCommand })),
+  replay: async () => import("./replay.ts").then((m) => ({ usage: m.replayUsage, run: m.replayCommand })),
+  merge: async () => import("./merge.ts").then((m) => ({ usage: m.mergeUsage, run: m.mergeCommand })),
+  "list-examples": async () => import("./list-examples.ts").then((m) => ({ usage: m.listExamplesUsage, run: m.listExamplesCommand })),
+  serve: async () => import("./serve.ts").then((m) => ({ usage: m.serveUsage, run: m.serveCommand })),
+  report: async () => import("./report.ts").then((m) => ({ usage: m.reportUsage, run: m.reportCommand })),
+  drill: async () => import("./drill.ts").then((m) => ({ usage: m.drillUsage, run: m.drillCommand })),
 };
+
+/** The error, when it is an input error a command reports with exit code 2 (its module is loaded by then). */
+async function inputError(error: unknown): Promise<Error | undefined> {
+  const [{ ScenarioError }, { ReplayFileError }] = await Promise.all([import("../explore/run.ts"), import("../explore/findings.ts")]);
+  return error instanceof ScenarioError || error instanceof ReplayFileError ? error : undefined;
+}
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -65,18 +64,19 @@ export async function main(argv: string[]): Promise<number> {
   }
   if (name === "help") {
     const topic = rest[0] === undefined ? undefined : commands[rest[0]];
-    process.stdout.write(topic?.usage ?? usage);
+    process.stdout.write(topic === undefined ? usage : (await topic()).usage);
     return 0;
   }
   if (name === "-V" || name === "--version" || name === "version") {
     process.stdout.write(`${version()}\n`);
     return 0;
   }
-  const command = commands[name];
-  if (command === undefined) {
+  const load = commands[name];
+  if (load === undefined) {
     process.stderr.write(`settle: unknown command "${name}"\nRun "settle --help" for the list of commands.\n`);
     return 2;
   }
+  const command = await load();
   const ownArgs = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
   if (ownArgs.includes("-h") || ownArgs.includes("--help")) {
     process.stdout.write(command.usage);
@@ -89,8 +89,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`settle ${name}: ${error.message}\nRun "settle ${name} --help" for usage.\n`);
       return 2;
     }
-    if (error instanceof ScenarioError || error instanceof ReplayFileError) {
-      process.stderr.write(`settle ${name}: ${error.message}\n`);
+    const input = await inputError(error);
+    if (input !== undefined) {
+      process.stderr.write(`settle ${name}: ${input.message}\n`);
       return 2;
     }
     throw error;

@@ -41,6 +41,8 @@ export const annotations = {
   exitCode: "sim.settle.dev/exit-code",
   /** On a Node: a new value asks the node's kubelet to reboot the host. */
   reboot: "sim.settle.dev/reboot",
+  /** On a Node, beside `reboot`: the boot id the request was made in; the request lapses when that boot ends. */
+  rebootBootId: "sim.settle.dev/reboot-boot-id",
 } as const;
 
 export function isTerminating(object: KubeObject): boolean {

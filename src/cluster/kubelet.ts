@@ -105,9 +105,16 @@ export function kubelet(options: KubeletOptions): ActorDefinition {
   });
 }
 
-/** Asks the node's kubelet to reboot the host (what `systemctl reboot` on the node is to the cluster). */
-export async function requestReboot(client: ActorContext["client"], node: string, token: string): Promise<void> {
-  await client.patch({ ...nodeKind, name: node, patchType: "merge", patch: { metadata: { annotations: { [annotations.reboot]: token } } } });
+/**
+ * Asks the node's kubelet to reboot the host (what `systemctl reboot` on the node is to the cluster). The
+ * request belongs to one boot, as a real `systemctl reboot` does: `bootId` is the boot it is made in (a daemon on
+ * the node knows it); without it, the boot the Node reports now (one more read). A request whose boot has
+ * ended before the kubelet acted on it, such as one made while the host was already going down, lapses.
+ */
+export async function requestReboot(client: ActorContext["client"], node: string, token: string, options: { bootId?: string } = {}): Promise<void> {
+  const bootId = options.bootId ?? ((await client.get({ ...nodeKind, name: node })) as Node).status?.nodeInfo?.bootID ?? "";
+  const patch = { metadata: { annotations: { [annotations.reboot]: token, [annotations.rebootBootId]: bootId } } };
+  await client.patch({ ...nodeKind, name: node, patchType: "merge", patch });
 }
 
 /** The log lines of a Job's pods, oldest pod first (for properties). */
@@ -216,7 +223,10 @@ class Kubelet {
         const token = node.metadata.annotations?.[annotations.reboot];
         if (token !== undefined && !this.rebooting) {
           const host = await this.ctx.external<HostState>(hostCell(this.node)).read();
-          if (host.lastRebootToken !== token) {
+          // A request tied to a boot that has ended lapsed with it (a request without a boot id is from code
+          // that predates tying: it is carried out once, whenever it is seen).
+          const madeIn = node.metadata.annotations?.[annotations.rebootBootId];
+          if (host.lastRebootToken !== token && (madeIn === undefined || madeIn === host.bootId)) {
             await this.reboot(token);
             return Action.awaitChange();
           }

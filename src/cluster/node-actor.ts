@@ -1,15 +1,16 @@
 // A scenario actor that lives on a node (a node daemon): it stops when its node goes down for a reboot and
 // starts afresh, with empty memory, once the node is back with a new boot id, as a systemd unit would.
-import { assert } from "../api/assert.ts";
+import { AssertionError, assert } from "../api/assert.ts";
 import type { Client, Watch } from "../api/client.ts";
 import type { Clock } from "../api/clock.ts";
 import type { KubeObject, WatchEvent } from "../api/object.ts";
-import type { ActorContext, ActorDefinition, ExternalHandle, FaultKind } from "../sim/types.ts";
+import type { ActorContext, ActorDefinition, ExternalHandle, FaultKind, FaultTarget } from "../sim/types.ts";
 import { defineActor, defineFaultKind } from "../sim/simulation.ts";
 import { isApiError } from "../api/errors.ts";
 import { Informer } from "../runtime/informer.ts";
 import { annotations, nodeKind } from "./common.ts";
 import type { Node } from "./common.ts";
+import { hostCell, type HostState } from "./kubelet.ts";
 
 export interface NodeActorOptions {
   node: string;
@@ -106,7 +107,9 @@ export function nodeActor(options: NodeActorOptions): ActorDefinition {
 
 /**
  * A scenario fault kind "reboot": asks a node's kubelet to reboot its host (through the Node's reboot
- * annotation), so the explorer can draw and shrink reboots like any other fault.
+ * annotation), so the explorer can draw and shrink reboots like any other fault. The request is tied to the
+ * host's current boot, as a power button pressed now: drawn while the host is already going down, it lapses
+ * with that boot instead of rebooting the next one.
  */
 export function rebootFaultKind(options: { nodes?: readonly string[] } = {}): FaultKind {
   return defineFaultKind({
@@ -114,8 +117,10 @@ export function rebootFaultKind(options: { nodes?: readonly string[] } = {}): Fa
     targets: (view) => (options.nodes ?? view.list(nodeKind).map((node) => node.metadata.name ?? "")).slice().sort(),
     apply(sim, fault) {
       const token = `fault-${sim.now()}`;
+      const bootId = hostBootId(sim, fault.target);
+      const tie = bootId === undefined ? {} : { [annotations.rebootBootId]: bootId };
       try {
-        sim.store.patch({ ...nodeKind, name: fault.target, patchType: "merge", patch: { metadata: { annotations: { [annotations.reboot]: token } } } });
+        sim.store.patch({ ...nodeKind, name: fault.target, patchType: "merge", patch: { metadata: { annotations: { [annotations.reboot]: token, ...tie } } } });
       } catch (error) {
         if (isApiError(error)) return `skipped: ${error.reason}`;
         throw error;
@@ -123,4 +128,14 @@ export function rebootFaultKind(options: { nodes?: readonly string[] } = {}): Fa
       return `reboot requested (${token})`;
     },
   });
+}
+
+/** The host's current boot id, or undefined in a world without the kubelet's host cells. */
+function hostBootId(sim: FaultTarget, node: string): string | undefined {
+  try {
+    return sim.external<HostState>(hostCell(node)).get().bootId;
+  } catch (error) {
+    if (error instanceof AssertionError) throw error;
+    return undefined;
+  }
 }

@@ -5,7 +5,7 @@ import { fifoStrategy } from "../sim/strategy.ts";
 import { findingKey, isFinding, type Verdict } from "../check/verdict.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import type { PlannedFault } from "../sim/types.ts";
-import { crashableActors, faultPointsOf, planRun, plannedRunCount, type FaultPoint, type PlanContext, type StrategyName } from "./plan.ts";
+import { crashableActors, faultPointsOf, planRun, plannedRunCount, type FaultPoint, type PlanContext, type PlannedRun, type StrategyName } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import type { Params, Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
@@ -123,12 +123,13 @@ function sumCounters(summaries: readonly RunSummary[]): PropertyCounter[] {
   return [...byName.values()];
 }
 
-function summarize(index: number, strategy: string, point: number | undefined, workload: string, seed: number, outcome: RunOutcome): RunSummary {
+/** A run's summary: what was planned for run `index` and what came of it. */
+function summarize(index: number, planned: PlannedRun, outcome: RunOutcome): RunSummary {
   const summary: RunSummary = {
     index,
-    strategy,
-    workload,
-    seed,
+    strategy: planned.strategy,
+    workload: planned.spec.workload,
+    seed: planned.spec.seed,
     verdict: outcome.verdict,
     steps: outcome.steps,
     choices: outcome.choices,
@@ -136,7 +137,7 @@ function summarize(index: number, strategy: string, point: number | undefined, w
     traceHash: outcome.traceHash,
     counters: outcome.counters,
   };
-  if (point !== undefined) summary.point = point;
+  if (planned.point !== undefined) summary.point = planned.point;
   return summary;
 }
 
@@ -150,7 +151,7 @@ export async function runIndexes(
   for (const index of indexes) {
     const planned = planRun(ctx, index);
     const outcome = await runScenario(ctx.scenario, planned.spec);
-    const summary = summarize(index, planned.strategy, planned.point, planned.spec.workload, planned.spec.seed, outcome);
+    const summary = summarize(index, planned, outcome);
     onRun(summary);
     if (first && isFinding(outcome.verdict)) return;
   }
@@ -167,6 +168,15 @@ async function runHere(scenario: Scenario, ctx: PlanContext, options: ExploreOpt
   return summaries;
 }
 
+/**
+ * The script a worker thread starts. Compiled, it is `worker.js` beside this file: plain JavaScript that
+ * loads the scenario through the same scoped loader as the CLI. From the sources (the repository's tests),
+ * it is `worker-entry.mjs`, which registers tsx for the worker before it imports `worker.ts`.
+ */
+function workerEntry(): URL {
+  return import.meta.url.endsWith(".ts") ? new URL("./worker-entry.mjs", import.meta.url) : new URL("./worker.js", import.meta.url);
+}
+
 async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], indexes: number[]): Promise<RunSummary[]> {
   const count = Math.min(options.workers, indexes.length);
   const summaries: RunSummary[] = [];
@@ -174,8 +184,7 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
   const workers: Worker[] = [];
   const jobs = Array.from({ length: count }, (_, w) => {
     const mine = indexes.filter((_, i) => i % count === w);
-    // The worker is TypeScript, and so is the scenario it loads: the entry registers tsx first.
-    const worker = new Worker(new URL("./worker-entry.mjs", import.meta.url), {
+    const worker = new Worker(workerEntry(), {
       workerData: {
         scenarioPath: options.scenarioPath,
         variant: options.variant,

@@ -1,8 +1,9 @@
-// Finding and loading scenario files. Scenario files are TypeScript; the CLI runs under tsx, and so do
-// its worker threads.
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+// Finding and loading scenario files. settle itself runs as compiled JavaScript from dist/; only a user's
+// scenario file (and what it imports) goes through a TypeScript loader, tsx, registered for that file alone.
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { createRequire, register } from "node:module";
 import { isScenario, type Scenario } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
 
@@ -37,15 +38,132 @@ export function findExampleDirs(dir: string): string[] {
     .filter((sub) => statSync(sub).isDirectory() && scenarioFiles.some((f) => existsSync(join(sub, f))));
 }
 
+/**
+ * True when this module runs from the TypeScript sources (the repository's own tests and benchmarks, under
+ * `node --import tsx --conditions=settle-source`), false when it runs from the compiled `dist/`.
+ */
+export const runningFromSource = import.meta.url.endsWith(".ts");
+
+/**
+ * The user-file loader: tsx registered under a namespace of its own, so only what a scenario file imports
+ * goes through it and settle's compiled modules never do. tsx marks every module loaded in its namespace
+ * with a `?tsx-namespace=` query, and a module URL with a query is a second copy of that module: a
+ * scenario's `import "settle/sim"` would get classes and the one-run guard apart from the ones the CLI runs.
+ * The hook below removes the query from URLs inside settle's own `dist/`, so the scenario shares the
+ * modules already loaded. Made once per thread, on first use, so `settle --version` never loads tsx.
+ */
+let userLoader: Promise<{ import(specifier: string, parentURL: string): Promise<unknown> }> | undefined;
+
+const dedupeHook = `
+let roots = [];
+export function initialize(data) { roots = data.roots; }
+export async function resolve(specifier, context, nextResolve) {
+  const result = await nextResolve(specifier, context);
+  const url = new URL(result.url);
+  if (!url.searchParams.has("tsx-namespace") || !roots.some((root) => result.url.startsWith(root))) return result;
+  url.searchParams.delete("tsx-namespace");
+  return { ...result, url: url.href };
+}`;
+
+function makeUserLoader(): Promise<{ import(specifier: string, parentURL: string): Promise<unknown> }> {
+  userLoader ??= (async () => {
+    const tsx = await import("tsx/esm/api");
+    const loader = tsx.register({ namespace: "settle-user-files" });
+    // Registered after tsx, so this hook runs first and sees tsx's resolved URL on its way out.
+    const distRoot = new URL("../", import.meta.url).href;
+    register(`data:text/javascript,${encodeURIComponent(dedupeHook)}`, { data: { roots: [distRoot] } });
+    return loader;
+  })();
+  return userLoader;
+}
+
+/**
+ * True when node treats the file as CommonJS: `.cts`/`.cjs`, or `.ts`/`.js` in a package whose nearest
+ * package.json does not say `"type": "module"` (what `npm init -y` writes).
+ */
+function isCommonJs(path: string): boolean {
+  if (/\.[cC][tj]s$/.test(path)) return true;
+  if (/\.[mM][tj]s$/.test(path)) return false;
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest)) return (JSON.parse(readFileSync(manifest, "utf8")) as { type?: unknown }).type !== "module";
+    if (dirname(dir) === dir) return true;
+  }
+}
+
+let userRequire: Promise<{ require(id: string, parentURL: string): unknown }> | undefined;
+
+/**
+ * A CommonJS scenario file is loaded with tsx's scoped `require`, so the files it requires are compiled too
+ * (an ES-module import of a CommonJS file would hand its `require` calls to node's plain loader). Its
+ * `require("settle/sim")` loads settle's compiled ES modules through node's require(esm), which shares the
+ * instances already loaded.
+ */
+async function requireUserFile(path: string): Promise<Record<string, unknown>> {
+  userRequire ??= import("tsx/cjs/api").then((tsx) => {
+    const scoped = tsx.register({ namespace: "settle-user-files-cjs" });
+    keepSettleNative(new URL("../", import.meta.url).pathname);
+    return scoped;
+  });
+  const exported = (await userRequire).require(path, import.meta.url);
+  // As node's ES-module import of a CommonJS file does: `module.exports` is the default export.
+  return typeof exported === "object" && exported !== null ? { ...(exported as Record<string, unknown>), default: exported } : { default: exported };
+}
+
+/**
+ * tsx's scoped `require` resolves every file it reaches to `<file>?namespace=...` and compiles it to CommonJS,
+ * settle's own ES modules included: a second copy of them. This wraps node's CommonJS resolver (which tsx has
+ * just replaced) so that a file inside settle's `dist/` resolves to its plain path, which node then loads
+ * with require(esm): the instance the CLI already runs.
+ */
+function keepSettleNative(distDir: string): void {
+  const cjs = createRequire(import.meta.url)("node:module") as { _resolveFilename: (...args: unknown[]) => unknown };
+  const resolveWithTsx = cjs._resolveFilename;
+  cjs._resolveFilename = function (this: unknown, ...args: unknown[]): unknown {
+    const resolved = resolveWithTsx.apply(this, args);
+    if (typeof resolved !== "string" || !resolved.startsWith(distDir)) return resolved;
+    const query = resolved.indexOf("?");
+    return query === -1 ? resolved : resolved.slice(0, query);
+  };
+}
+
+/** Imports a user's scenario file, TypeScript or JavaScript, ES module or CommonJS. */
+async function importUserFile(path: string): Promise<unknown> {
+  const url = pathToFileURL(path).href;
+  // From source, this process already runs under tsx, and a second loader would copy settle's modules.
+  if (runningFromSource) return import(url);
+  if (isCommonJs(path)) return requireUserFile(path);
+  const loader = await makeUserLoader();
+  return loader.import(url, import.meta.url);
+}
+
+/** What a module's default export looks like, for an error message. */
+function describeExport(module: Record<string, unknown>): string {
+  const names = Object.keys(module).filter((name) => name !== "default" && name !== "module.exports");
+  const found = names.length === 0 ? "no named exports" : `exports ${names.slice(0, 8).join(", ")}${names.length > 8 ? ", ..." : ""}`;
+  const value = module.default;
+  if (value === undefined) return `there is no default export (${found})`;
+  const kind = value === null ? "null" : Array.isArray(value) ? "an array" : typeof value === "object" ? "an object that scenario() did not make" : `a ${typeof value}`;
+  return `the default export is ${kind} (${found})`;
+}
+
+/**
+ * Loads a scenario file. It must default-export what `scenario({ ... })` returns; a CommonJS file may also
+ * assign it to `module.exports` or `exports.default`.
+ */
 export async function loadScenario(path: string): Promise<Scenario> {
-  let module: { default?: unknown };
+  let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    module = (await importUserFile(path)) as Record<string, unknown>;
   } catch (error) {
     throw new ScenarioError(`${path}: could not load: ${error instanceof Error ? error.message : String(error)}`);
   }
-  if (!isScenario(module.default)) {
-    throw new ScenarioError(`${path}: the default export is not a scenario (export default scenario({ ... }) from "settle/sim")`);
-  }
-  return module.default;
+  // A CommonJS module imported from ESM has its `module.exports` as the default; TypeScript's CommonJS output
+  // puts `export default` on `exports.default`.
+  const candidates = [module.default, (module.default as { default?: unknown } | undefined)?.default];
+  const found = candidates.find((candidate) => isScenario(candidate));
+  if (found !== undefined) return found as Scenario;
+  throw new ScenarioError(
+    `${path}: expected a scenario file that default-exports scenario({ ... }) from "settle/sim" (export default scenario({ name, setup, actors, workloads, properties, ... })), but ${describeExport(module)}`,
+  );
 }

@@ -5,11 +5,11 @@ import { createSimulation, defineActor, type Simulation } from "../sim/simulatio
 import type { TraceMode, TraceRecord } from "../sim/trace.ts";
 import type { PlannedFault, RunResult, WorldView } from "../sim/types.ts";
 import { createStore } from "../store/index.ts";
-import { PropertyMonitor, type EventuallyProperty, type PropertyCounter } from "../check/properties.ts";
+import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadline, type PropertyCounter } from "../check/properties.ts";
 import type { Verdict } from "../check/verdict.ts";
 import { describeRef, type KubeObject } from "../api/object.ts";
 import { isApiError } from "../api/errors.ts";
-import type { Params, Scenario, ScenarioContext, SetupWorld } from "./scenario.ts";
+import { workloadContext, type Params, type Scenario, type ScenarioContext, type SetupWorld } from "./scenario.ts";
 
 /** The name of the actor that runs the workload. */
 export const WORKLOAD_ACTOR = "user";
@@ -82,13 +82,13 @@ export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<Ru
       crashable: false,
       faultable: false,
       start: async (actx) => {
-        await workloadFn(actx, ctx);
+        await workloadFn(workloadContext(actx, scenario.timing, epochMs, (name, atMs) => monitor.mark(name, atMs)), ctx);
         progress.workloadDone = true;
       },
     }),
   );
   const monitor = new PropertyMonitor(scenario.properties(ctx));
-  const outcome = await runPhases(scenario, spec, sim, monitor, progress, epochMs);
+  const outcome = await runPhases({ scenario, spec, sim, monitor, progress, epochMs });
   return { ...outcome, counters: monitor.snapshot() };
 }
 
@@ -113,26 +113,38 @@ function buildWorld(scenario: Scenario, ctx: ScenarioContext, sim: Simulation): 
 function changesState(record: TraceRecord): boolean {
   if (record.revisionAfter !== record.revisionBefore) return true;
   if (record.kind === "fault") return true;
-  return record.kind === "external" && record.label.startsWith("write ");
+  return record.kind === "external" && record.access === "write";
 }
 
 type Outcome = Omit<RunOutcome, "counters">;
 
-async function runPhases(
-  scenario: Scenario,
-  spec: RunSpec,
-  sim: Simulation,
-  monitor: PropertyMonitor,
-  progress: Progress,
-  epochMs: number,
-): Promise<Outcome> {
+interface PhasesOptions {
+  scenario: Scenario;
+  spec: RunSpec;
+  /** Built, with the world and actors in place. */
+  sim: Simulation;
+  monitor: PropertyMonitor;
+  /** Updated as the run goes. */
+  progress: Progress;
+  /** Virtual time at the start of the run. */
+  epochMs: number;
+}
+
+async function runPhases({ scenario, spec, sim, monitor, progress, epochMs }: PhasesOptions): Promise<Outcome> {
   const { faultPhaseMs, horizonMs, settleWindowMs, stepsMax } = scenario.timing;
   const elapsed = () => sim.clock.now() - epochMs;
   const settledNow = (): boolean => progress.workloadDone && sim.clock.now() - progress.lastChangeMs >= settleWindowMs;
   let healing = false;
   const onStep = (record: TraceRecord, view: WorldView): "stop" | void => {
+    const last = lastStepOf(sim.store, record);
+    // A deadline counted from a mark that this step went past is judged on the world before the step.
+    const late = monitor.checkMarkedDeadlines(view, record.timeMs, last);
+    if (late !== undefined) {
+      progress.verdict = markedDeadlineVerdict(sim, late, epochMs, progress.workloadDone && late.atMs - progress.lastChangeMs >= settleWindowMs);
+      return "stop";
+    }
     if (changesState(record)) progress.lastChangeMs = record.timeMs;
-    const violated = monitor.checkSafety(view);
+    const violated = monitor.checkSafety(view, last);
     if (violated !== undefined) {
       progress.verdict = verdict("safety-violation", sim, elapsed(), `${violated.name} became false`, violated.name);
       return "stop";
@@ -159,7 +171,7 @@ async function runPhases(
   healing = true;
   const healStartMs = sim.clock.now();
   const deadlines = monitor.properties
-    .filter((p): p is EventuallyProperty & { withinMs: number } => p.kind === "eventually" && p.withinMs !== undefined)
+    .filter((p): p is EventuallyProperty & { withinMs: number } => p.kind === "eventually" && p.withinMs !== undefined && p.from === undefined)
     .map((p) => ({ property: p, atMs: healStartMs + p.withinMs }))
     .filter((d) => d.atMs < epochMs + horizonMs)
     .sort((a, b) => a.atMs - b.atMs || a.property.name.localeCompare(b.property.name));
@@ -171,6 +183,8 @@ async function runPhases(
     }
     // Idle at the deadline: settled, or nothing left to run before the horizon (a timer due later is work to do).
     const idle = settledNow() || sim.idle(epochMs + horizonMs - sim.clock.now());
+    const lateMark = monitor.closeMarkedDeadlines(sim.view(), deadline.atMs);
+    if (lateMark !== undefined) return finish(result, markedDeadlineVerdict(sim, lateMark, epochMs, idle));
     const missed = monitor.checkLiveness(sim.view(), (p) => p === deadline.property);
     if (missed !== undefined) {
       const state = idle ? "the world was idle (lost work)" : "the world was still busy";
@@ -184,6 +198,8 @@ async function runPhases(
     if (stopped !== undefined) return finish(result, stopped);
   }
   const settled = settledNow() || (progress.workloadDone && sim.idle()) || (result.status === "idle" && !progress.workloadDone);
+  const lateMark = monitor.closeMarkedDeadlines(sim.view(), epochMs + horizonMs);
+  if (lateMark !== undefined) return finish(result, markedDeadlineVerdict(sim, lateMark, epochMs, settled));
   if (!settled) {
     return finish(result, verdict("no-convergence", sim, elapsed(), `the world was still changing at the ${horizonMs} ms horizon`));
   }
@@ -193,6 +209,14 @@ async function runPhases(
     return finish(result, verdict("silent-divergence", sim, elapsed(), detail, failed.name));
   }
   return finish(result, verdict("ok", sim, elapsed(), "every property held and the world settled"));
+}
+
+/** The verdict of a deadline counted from a workload's mark; `idle` tells lost work from a slow world. */
+function markedDeadlineVerdict(sim: Simulation, missed: MissedDeadline, epochMs: number, idle: boolean): Verdict {
+  const { name, withinMs, from } = missed.property;
+  const state = idle ? "the world was idle (lost work)" : "the world was still busy";
+  const detail = `${name} was false ${withinMs} ms after the mark "${from}"; ${state}`;
+  return { ...verdict("deadline-missed", sim, missed.atMs - epochMs, detail, name), idleAtDeadline: idle };
 }
 
 /** Turns a run status that ends the run early into a verdict; undefined when the run may go on. */

@@ -27,11 +27,25 @@ export interface VariantInfo {
   expect: "finding" | "ok";
 }
 
+/** The actor context of a workload, with the run's timing and marks for deadlines. */
+export interface WorkloadContext extends ActorContext {
+  /** The scenario's timing (defaults filled in): when faults stop, the horizon, the settle window. */
+  readonly timing: Timing;
+  /** Virtual time (ms since the epoch) at which the run started: `clock.now() - startMs` is the time into it. */
+  readonly startMs: number;
+  /**
+   * Marks this moment as `name`, so that `eventually(p, pred, { withinMs, from: name })` must hold within
+   * `withinMs` of it ("the child exists within 5 minutes of the label"). Each name is marked once; marking it
+   * again fails the workload. The mark appears in the trace as a log line.
+   */
+  mark(name: string): void;
+}
+
 /** A workload is the code of a user or outside system, run as an actor that is never crashed. */
 // Declared as a method so a scenario typed with its own params is still a `Scenario` (method parameters are
 // checked bivariantly).
 export type Workload<P extends Params = Params> = {
-  run(ctx: ActorContext, scenario: ScenarioContext<P>): Promise<void>;
+  run(ctx: WorkloadContext, scenario: ScenarioContext<P>): Promise<void>;
 }["run"];
 
 export interface Timing {
@@ -76,6 +90,21 @@ export interface Scenario<P extends Params = Params> extends ScenarioDefinition<
   readonly params: P;
   /** Marks a validated scenario. */
   readonly settleScenario: 1;
+}
+
+/** Builds a workload's context over its actor context; `mark` records the moment (the run's monitor keeps it). */
+export function workloadContext(actor: ActorContext, timing: Timing, startMs: number, mark: (name: string, atMs: number) => void): WorkloadContext {
+  return {
+    ...actor,
+    timing,
+    startMs,
+    mark(name: string) {
+      const atMs = actor.clock.now();
+      mark(name, atMs);
+      // For people reading the trace; nothing parses it.
+      actor.log(`mark ${name}`, { elapsedMs: atMs - startMs });
+    },
+  };
 }
 
 export const defaultTiming: Timing = {

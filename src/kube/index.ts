@@ -1,3 +1,3 @@
 // `settle/kube`: run settle controllers against a real API server.
 export { createKubeClient, loadKubeConfig, type KubeClientOptions } from "./client.ts";
-export { runControllerProcess, jsonLog, type KubeRunOptions } from "./run.ts";
+export { runControllerProcess, jsonLog, type KubeRunOptions, type KubeRunOptionsWith } from "./run.ts";

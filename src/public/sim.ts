@@ -2,8 +2,18 @@
 export * from "../sim/index.ts";
 export { createStore } from "../store/index.ts";
 export type { Store, StoreOptions, Admission, AdmissionRequest, StoreEvent } from "../store/types.ts";
-export { always, eventually, PropertyMonitor, type Property, type Predicate, type PropertyCounter } from "../check/properties.ts";
+export {
+  always,
+  eventually,
+  PropertyMonitor,
+  type Property,
+  type Predicate,
+  type PropertyCounter,
+  type LastStep,
+  type StepWrite,
+  type MissedDeadline,
+} from "../check/properties.ts";
 export type { Verdict, VerdictKind } from "../check/verdict.ts";
-export { scenario, type Scenario, type ScenarioDefinition, type ScenarioContext, type SetupWorld, type Workload, type Params, type VariantInfo, type Timing } from "../explore/scenario.ts";
+export { scenario, type Scenario, type ScenarioDefinition, type ScenarioContext, type SetupWorld, type Workload, type WorkloadContext, type Params, type VariantInfo, type Timing } from "../explore/scenario.ts";
 export { runScenario, type RunSpec, type RunOutcome } from "../explore/run.ts";
 export * from "../cluster/index.ts";

@@ -4,6 +4,7 @@
 // a cached object in place fails loudly (ESM code runs in strict mode) instead of corrupting the cache.
 // Clone (`structuredClone`) before changing anything. Only the informer writes, through `CacheWriter`.
 import { assert } from "../api/assert.ts";
+import { deepFreeze } from "../api/json.ts";
 import { keyOf } from "../api/object.ts";
 import type { KubeObject } from "../api/object.ts";
 import { matchesLabels, parseLabelSelector } from "../api/selectors.ts";
@@ -59,14 +60,6 @@ export interface CacheWriter<T extends KubeObject = KubeObject> extends Lister<T
 export interface CacheOptions {
   /** Extra index functions by name, added to `builtinIndexers`. */
   indexers?: Readonly<Record<string, IndexFunc>>;
-}
-
-/** Freezes an object and everything it holds, in place. */
-export function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const child of Object.values(value as object)) deepFreeze(child);
-  return value;
 }
 
 export function objectKey(object: KubeObject): string {

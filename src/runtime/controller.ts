@@ -7,6 +7,7 @@
 import { AssertionError, assert } from "../api/assert.ts";
 import type { Client } from "../api/client.ts";
 import type { Clock } from "../api/clock.ts";
+import { ProcessExit } from "../api/exit.ts";
 import { controllerOf, keyOf, parseApiVersion } from "../api/object.ts";
 import type { KindRef, KubeObject } from "../api/object.ts";
 import type { IndexFunc, Lister } from "./cache.ts";
@@ -63,29 +64,46 @@ export interface PrimaryRef {
 }
 
 export interface WatchSource<W extends KubeObject = KubeObject> extends Source {
-  /** Which primary objects this object concerns. */
-  map(object: W): readonly PrimaryRef[];
+  /**
+   * Which primary objects this object concerns. `ctx` reads the controller's caches, so a ConfigMap can be
+   * mapped to the Widgets that reference it through an index of the Widget cache (controller-runtime's map
+   * functions get a client for the same reason). It runs on every event: read caches, never the API.
+   */
+  map(object: W, ctx: MapContext): readonly PrimaryRef[];
 }
 
-export interface ReconcileContext {
+/** What a `watches` mapping may read: the caches of the kinds the controller declared, nothing that waits. */
+export interface MapContext {
   readonly controllerName: string;
+  readonly log: Log;
+  /** The cache of a kind this controller declared (`for`, `owns` or `watches`); throws naming any other kind. */
+  lister<L extends KubeObject = KubeObject>(kind: KindRef): Lister<L>;
+}
+
+export interface ReconcileContext<X = undefined> extends MapContext {
   readonly client: Client;
   readonly clock: Clock;
-  readonly log: Log;
-  /** The cache of a kind this controller watches (`for`, `owns` or `watches`); objects are deep-frozen. */
-  lister<L extends KubeObject = KubeObject>(kind: KindRef): Lister<L>;
   readonly events: EventRecorder;
+  /**
+   * What `RunOptions.context` was given: the handles of systems outside Kubernetes this controller talks to
+   * (a registry client, a host agent; in the simulator, external-state handles). `undefined` when none.
+   */
+  readonly context: X;
 }
 
-export interface ControllerSpec<T extends KubeObject = KubeObject> {
+/**
+ * A controller over primary kind `T`. `X` is the type of `RunOptions.context`, the handles of outside systems its
+ * reconciler uses (`ctx.context`); `undefined` for a controller that talks only to the API server.
+ */
+export interface ControllerSpec<T extends KubeObject = KubeObject, X = undefined> {
   name: string;
   for: Source;
   owns?: readonly Source[];
   watches?: readonly WatchSource[];
   /** Gets the primary object as cached (deep-frozen); returns what to do next. */
-  reconcile(object: T, ctx: ReconcileContext): Promise<Action> | Action;
+  reconcile(object: T, ctx: ReconcileContext<X>): Promise<Action> | Action;
   /** Decides what a thrown error leads to; `undefined` means the default: retry through the rate limiter. */
-  errorPolicy?(error: unknown, object: T, ctx: ReconcileContext): Action | undefined;
+  errorPolicy?(error: unknown, object: T, ctx: ReconcileContext<X>): Action | undefined;
   /** Workers reconciling different keys at once. Default 1. */
   maxConcurrentReconciles?: number;
   /** Every object is reconciled again this often. Default 10 hours (controller-runtime's SyncPeriod); 0 = never. */
@@ -95,14 +113,15 @@ export interface ControllerSpec<T extends KubeObject = KubeObject> {
 }
 
 /** A validated, defaulted controller description. */
-export interface Controller<T extends KubeObject = KubeObject> extends Readonly<Required<Omit<ControllerSpec<T>, "errorPolicy">>> {
-  readonly errorPolicy: ControllerSpec<T>["errorPolicy"];
+export interface Controller<T extends KubeObject = KubeObject, X = undefined>
+  extends Readonly<Required<Omit<ControllerSpec<T, X>, "errorPolicy">>> {
+  readonly errorPolicy: ControllerSpec<T, X>["errorPolicy"];
 }
 
 /** Workers a controller may run at once. */
 export const maxConcurrentReconcilesMax = 1024;
 
-export function defineController<T extends KubeObject = KubeObject>(spec: ControllerSpec<T>): Controller<T> {
+export function defineController<T extends KubeObject = KubeObject, X = undefined>(spec: ControllerSpec<T, X>): Controller<T, X> {
   assert(spec.name.length > 0, "controller-named");
   assert(spec.for.kind.length > 0, "controller-for-kind-named");
   const maxConcurrentReconciles = spec.maxConcurrentReconciles ?? 1;
@@ -123,20 +142,35 @@ export function defineController<T extends KubeObject = KubeObject>(spec: Contro
   });
 }
 
-export interface RunOptions {
+export interface RunOptionsBase {
   client: Client;
   clock: Clock;
   log?: Log;
-  /** When given, workers run only while this candidate holds the Lease; losing it stops the controller. */
+  /**
+   * When given, workers run only while this candidate holds the Lease. Losing it ends the run as a real
+   * controller process ends: `done` rejects with a `ProcessExit` (exit code 1), so the process (or the
+   * simulator's actor) exits and is restarted, and the new incarnation campaigns again with empty caches.
+   */
   leaderElection?: LeaderElectionConfig;
 }
 
-export type StopReason = "stopped" | "leadership-lost";
+/**
+ * How to run a controller. `context` (required when the controller's `X` does not admit `undefined`) is handed
+ * to every reconcile as `ctx.context`: on a real cluster the clients of outside systems, in the simulator the
+ * actor's external-state handles, so one reconciler runs in both.
+ */
+export type RunOptions<X = undefined> = RunOptionsBase & (undefined extends X ? { context?: X } : { context: X });
+
+/** Why `done` resolved: only a `stop()` ends a run normally (a lost lease rejects with a `ProcessExit`). */
+export type StopReason = "stopped";
 
 export interface ControllerHandle {
   /** Stops informers and workers (in-flight reconciles finish). Idempotent. */
   stop(): void;
-  /** Resolves when everything has stopped; rejects when the controller crashed on a programmer error. */
+  /**
+   * Resolves when `stop()` has stopped everything. Rejects with a `ProcessExit` when the controller lost its
+   * leader-election lease (the process must exit and be restarted), or with the error of a programmer error.
+   */
   readonly done: Promise<StopReason>;
   /** Resolves once every informer has listed (or when stopped first). */
   waitForSync(): Promise<void>;
@@ -154,42 +188,50 @@ function sourceId(source: Source): string {
   return JSON.stringify([apiVersion, kind, namespace ?? null, labelSelector ?? null, fieldSelector ?? null]);
 }
 
-export function runController<T extends KubeObject>(controller: Controller<T>, options: RunOptions): ControllerHandle {
-  return new ControllerRun(controller, options).handle();
+export function runController<T extends KubeObject, X = undefined>(controller: Controller<T, X>, options: RunOptions<X>): ControllerHandle {
+  return new ControllerRun<T, X>(controller, options).handle();
 }
 
-class ControllerRun<T extends KubeObject> {
+class ControllerRun<T extends KubeObject, X> {
   private readonly log: Log;
   private readonly queue: WorkQueue<string>;
   private readonly informers = new Map<string, Informer>();
   private readonly primary: Informer<T>;
-  private readonly ctx: ReconcileContext;
+  private readonly ctx: ReconcileContext<X>;
+  private readonly mapContext: MapContext;
   private readonly elector: LeaderElector | undefined;
   private stopped = false;
-  private reason: StopReason = "stopped";
+  private leaseLost = false;
   private fatal: { error: unknown } | undefined;
   private reconciles = 0;
   private readonly done: Promise<StopReason>;
 
   constructor(
-    private readonly controller: Controller<T>,
-    private readonly options: RunOptions,
+    private readonly controller: Controller<T, X>,
+    private readonly options: RunOptions<X>,
   ) {
     this.log = options.log ?? silentLog;
     const rateLimiter = exponentialRateLimiter<string>(controller.rateLimiter);
     this.queue = new WorkQueue<string>({ clock: options.clock, rateLimiter });
     this.primary = this.informerFor(controller.for, controller.resyncMs) as Informer<T>;
+    // Every informer exists before any handler is added: a mapping may read any declared cache from its first event.
+    for (const source of controller.owns) this.informerFor(source, 0);
+    for (const source of controller.watches) this.informerFor(source, 0);
+    this.mapContext = Object.freeze({
+      controllerName: controller.name,
+      log: this.log,
+      lister: <L extends KubeObject>(kind: KindRef) => this.listerFor<L>(kind),
+    });
     this.primary.addHandler(this.primaryHandler());
     for (const source of controller.owns) this.informerFor(source, 0).addHandler(this.ownedHandler());
     for (const source of controller.watches) this.informerFor(source, 0).addHandler(this.mappedHandler(source));
     const events = createEventRecorder({ client: options.client, clock: options.clock, component: controller.name, log: this.log });
     this.ctx = Object.freeze({
-      controllerName: controller.name,
+      ...this.mapContext,
       client: options.client,
       clock: options.clock,
-      log: this.log,
       events,
-      lister: <L extends KubeObject>(kind: KindRef) => this.listerFor<L>(kind),
+      context: options.context as X,
     });
     this.elector =
       options.leaderElection === undefined
@@ -229,11 +271,19 @@ class ControllerRun<T extends KubeObject> {
     return informer;
   }
 
+  /** The first cache of `kind` in declaration order (`for`, then `owns`, then `watches`). */
   private listerFor<L extends KubeObject>(kind: KindRef): Lister<L> {
     for (const informer of this.informers.values()) {
       if (sameKind(informer.kind, kind)) return informer.lister as unknown as Lister<L>;
     }
-    assert(false, "controller-lister-only-for-watched-kinds");
+    // Asking for an undeclared kind is a mistake in the controller, not an operating error: it must not be
+    // retried through the rate limiter, so it is an AssertionError, worded for the author.
+    const declared = [...this.informers.values()].map((i) => `${i.kind.apiVersion}/${i.kind.kind}`);
+    const error = new AssertionError("controller-lister-only-for-declared-kinds");
+    error.message =
+      `controller ${this.controller.name}: no cache of ${kind.apiVersion}/${kind.kind}; lister() serves only ` +
+      `the kinds declared in for, owns or watches (${[...new Set(declared)].join(", ")})`;
+    throw error;
   }
 
   private primaryHandler(): EventHandler<T> {
@@ -265,7 +315,7 @@ class ControllerRun<T extends KubeObject> {
 
   private mappedHandler(source: WatchSource): EventHandler {
     const enqueue = (object: KubeObject) => {
-      for (const ref of source.map(object)) this.queue.add(keyOf(ref));
+      for (const ref of source.map(object, this.mapContext)) this.queue.add(keyOf(ref));
     };
     return { add: enqueue, update: (old, object) => (enqueue(old), enqueue(object)), delete: enqueue };
   }
@@ -288,7 +338,11 @@ class ControllerRun<T extends KubeObject> {
     const leadership = this.lead();
     await Promise.all([...informerRuns, leadership]);
     if (this.fatal !== undefined) throw this.fatal.error;
-    return this.reason;
+    if (this.leaseLost) {
+      const lease = this.options.leaderElection?.lease;
+      throw new ProcessExit(`controller ${this.controller.name}: lost the leader-election lease ${lease?.namespace}/${lease?.name}`);
+    }
+    return "stopped";
   }
 
   /** Runs workers (after acquiring the lease, when elected) until stopped or the lease is lost. */
@@ -307,7 +361,8 @@ class ControllerRun<T extends KubeObject> {
   private async holdLease(elector: LeaderElector): Promise<void> {
     const result = await elector.hold();
     if (result === "lost") {
-      this.reason = "leadership-lost";
+      // Workers stop taking keys at once; a reconcile in flight finishes, as in a process that is about to exit.
+      this.leaseLost = true;
       this.stop();
       return;
     }

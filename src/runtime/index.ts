@@ -6,17 +6,21 @@ export type {
   ControllerSpec,
   ControllerHandle,
   ReconcileContext,
+  MapContext,
   RunOptions,
+  RunOptionsBase,
   Source,
   WatchSource,
   PrimaryRef,
   StopReason,
 } from "./controller.ts";
+export { ProcessExit } from "../api/exit.ts";
 export { Informer } from "./informer.ts";
 export type { EventHandler, InformerOptions, InformerSelector } from "./informer.ts";
 export { step as informerStep, backoffDefaults } from "./informer-state.ts";
 export type { InformerState, InformerInput, InformerEffect, InformerPhase, BackoffOptions } from "./informer-state.ts";
-export { Cache, builtinIndexers, indexNames, deepFreeze, objectKey } from "./cache.ts";
+export { Cache, builtinIndexers, indexNames, objectKey } from "./cache.ts";
+export { deepFreeze } from "../api/json.ts";
 export type { Lister, IndexFunc, ListFilter } from "./cache.ts";
 export { WorkQueue, exponentialRateLimiter, rateLimiterDefaults } from "./workqueue.ts";
 export type { RateLimiter, WorkQueueOptions, ExponentialRateLimiterOptions } from "./workqueue.ts";
@@ -61,5 +65,18 @@ export {
   isConflict,
   isInvalid,
   isGone,
+  isExpired,
+  isBadRequest,
+  isRequestEntityTooLarge,
+  isTooManyRequests,
+  isInternalError,
+  isTimeout,
+  isServerTimeout,
+  isMethodNotAllowed,
+  isUnsupportedMediaType,
+  isNotAcceptable,
+  isForbidden,
+  isUnauthorized,
+  retryAfterSeconds,
 } from "../api/errors.ts";
 export type { StatusReason } from "../api/errors.ts";

@@ -12,7 +12,8 @@ import { ApiError, badRequest, invalid, isApiError } from "../api/errors.ts";
 import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
-import { describePath, fieldsOf, isMap, isWithin, jsonEqual, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
+import { isRecord, jsonEqual } from "../api/json.ts";
+import { describePath, fieldsOf, isWithin, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { schemaOf } from "./schema.ts";
 import type { SchemaNode } from "./schema.ts";
@@ -218,7 +219,7 @@ export function checkApplyRequest(fieldManager: string | null, force: boolean, d
   if (fieldManager.length > managerLengthMax) {
     throw invalid("PatchOptions", "", [{ field: "fieldManager", type: "FieldValueTooLong", message: `Too long: may not be longer than ${managerLengthMax}` }], "meta.k8s.io");
   }
-  if (!isMap(decoded)) throw badRequest("the applied configuration must be an object");
+  if (!isRecord(decoded)) throw badRequest("the applied configuration must be an object");
   if (typeof decoded.apiVersion !== "string" || decoded.apiVersion === "") throw badRequest("invalid object type: apiVersion must be set in an applied configuration");
   if (typeof decoded.kind !== "string" || decoded.kind === "") throw badRequest("invalid object type: kind must be set in an applied configuration");
   void force;

@@ -88,9 +88,12 @@ export function apiResourceList(store: Store, group: string, version: string): R
   if (resources.length === 0) throw pathNotFound();
   const list: Record<string, unknown>[] = [];
   for (const r of resources) {
-    const entry: Record<string, unknown> = { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: itemVerbs };
+    const entry: Record<string, unknown> = { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: r.verbs ?? itemVerbs };
     if (r.shortNames.length > 0) entry.shortNames = r.shortNames;
+    if (r.categories !== undefined && r.categories.length > 0) entry.categories = r.categories;
     list.push(entry);
+    // The scale subresource is an autoscaling/v1 Scale whatever the group of its parent.
+    if (r.scaleSubresource === true) list.push({ name: `${r.plural}/scale`, singularName: "", namespaced: r.namespaced, group: "autoscaling", version: "v1", kind: "Scale", verbs: statusVerbs });
     if (r.statusSubresource) list.push({ name: `${r.plural}/status`, singularName: "", namespaced: r.namespaced, kind: r.kind, verbs: statusVerbs });
   }
   return { kind: "APIResourceList", apiVersion: "v1", groupVersion: formatApiVersion({ group, version }), resources: list };

@@ -2,14 +2,18 @@
 // `close-watch`, `fail-request`, `lost-response`. They are armed from a `--faults` file or through the authenticated
 // control endpoint `/settle/faults`, and each hits the requests it matches (verb, resource, namespace, name),
 // `count` times, in arrival order: no randomness, so a drill that arms the same faults sees the same behaviour.
-import { ApiError, badRequest, internalError, invalid, tooManyRequests } from "../api/errors.ts";
-import type { FieldError } from "../api/errors.ts";
+import { badRequest, invalid, tooManyRequests } from "../api/errors.ts";
+import type { ApiError, FieldError } from "../api/errors.ts";
+import { faultCountParam, faultParam, faultParamError, faultParamErrors, faultParams, injectedRequestError, isServerFaultKind, serverFaultKinds } from "../api/faults.ts";
+import type { FailCode, ServerFaultKind } from "../api/faults.ts";
+import { isRecord } from "../api/json.ts";
 
-export const serverFaultKinds = ["stale-read", "delay-watch", "close-watch", "fail-request", "lost-response"] as const;
-export type ServerFaultKind = (typeof serverFaultKinds)[number];
+export { serverFaultKinds };
+export type { ServerFaultKind };
 export const faultVerbs = ["get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"] as const;
 export type FaultVerb = (typeof faultVerbs)[number];
 
+/** A request fault: one of the shared model's kinds (`api/faults.ts`), its parameters, and which requests it hits. */
 export interface FaultSpec {
   kind: ServerFaultKind;
   /** Only requests with this verb. Default: any (stale-read: list and watch; lost-response: any but watch). */
@@ -18,14 +22,14 @@ export interface FaultSpec {
   resource?: string;
   namespace?: string;
   name?: string;
-  /** How many matching requests it hits before it is spent. Default 1. */
+  /** How many matching requests it hits before it is spent. Default 1 (see `faultCountParam`). */
   count?: number;
   /** stale-read: how many revisions the lagging cache is behind. Default 1. */
   lagRevisions?: number;
   /** delay-watch: how long events on the matching open watches are held. Default 1000. */
   delayMs?: number;
   /** fail-request: 409, 429, 500 or 504. Default 500. */
-  code?: number;
+  code?: FailCode;
 }
 
 export interface ArmedFault extends FaultSpec {
@@ -35,14 +39,11 @@ export interface ArmedFault extends FaultSpec {
 }
 
 export const faultsArmedMax = 1000;
-const countMax = 1_000_000;
-const delayMsMax = 600_000;
-const lagRevisionsMax = 1_000_000;
-const failCodes = [409, 429, 500, 504];
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** The fields that say which requests a fault hits; the rest of a spec is its kind and parameters. */
+const matchFields = ["verb", "resource", "namespace", "name"] as const;
+/** Every field a spec may carry. A parameter of another server kind is accepted and ignored, as it always was. */
+const specFields = new Set<string>(["kind", ...matchFields, faultCountParam.name, ...serverFaultKinds.flatMap((kind) => faultParams[kind].map((p) => p.name))]);
+const matchValueLengthMax = 253;
 
 /** Checks and normalizes fault specs from a file or a request body: a list, one spec, or `{faults: [...]}`. */
 export function parseFaultSpecs(value: unknown): FaultSpec[] {
@@ -50,28 +51,33 @@ export function parseFaultSpecs(value: unknown): FaultSpec[] {
   const errors: FieldError[] = [];
   const specs: FaultSpec[] = [];
   list.forEach((item, i) => {
-    const at = (field: string) => `faults[${i}].${field}`;
     if (!isRecord(item)) return void errors.push({ field: `faults[${i}]`, type: "FieldValueInvalid", message: "Invalid value: a fault must be an object" });
-    const known = new Set(["kind", "verb", "resource", "namespace", "name", "count", "lagRevisions", "delayMs", "code"]);
-    for (const key of Object.keys(item)) if (!known.has(key)) errors.push({ field: at(key), type: "FieldValueNotSupported", message: "Unsupported field" });
-    if (!serverFaultKinds.includes(item.kind as ServerFaultKind)) errors.push({ field: at("kind"), type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(item.kind)}: supported values: ${serverFaultKinds.join(", ")}` });
-    if (item.verb !== undefined && !faultVerbs.includes(item.verb as FaultVerb)) errors.push({ field: at("verb"), type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(item.verb)}` });
-    for (const field of ["resource", "namespace", "name"]) {
-      if (item[field] !== undefined && (typeof item[field] !== "string" || (item[field] as string).length > 253)) errors.push({ field: at(field), type: "FieldValueInvalid", message: "Invalid value: must be a string of at most 253 characters" });
-    }
-    const int = (field: string, min: number, max: number) => {
-      const v = item[field];
-      if (v !== undefined && !(typeof v === "number" && Number.isSafeInteger(v) && v >= min && v <= max)) errors.push({ field: at(field), type: "FieldValueInvalid", message: `Invalid value: must be an integer from ${min} to ${max}` });
-    };
-    int("count", 1, countMax);
-    int("lagRevisions", 1, lagRevisionsMax);
-    int("delayMs", 0, delayMsMax);
-    if (item.code !== undefined && !failCodes.includes(item.code as number)) errors.push({ field: at("code"), type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(item.code)}: supported values: ${failCodes.join(", ")}` });
+    errors.push(...specErrors(item, `faults[${i}]`));
     specs.push(item as unknown as FaultSpec);
   });
   if (errors.length > 0) throw invalid("Faults", "", errors, "settle.dev");
   if (specs.length > faultsArmedMax) throw badRequest(`at most ${faultsArmedMax} faults may be armed at once`);
   return specs;
+}
+
+/** The field errors of one spec: unknown fields, then its kind, matchers, count and parameters. */
+function specErrors(item: Record<string, unknown>, path: string): FieldError[] {
+  const at = (field: string) => `${path}.${field}`;
+  const errors: FieldError[] = [];
+  for (const key of Object.keys(item)) if (!specFields.has(key)) errors.push({ field: at(key), type: "FieldValueNotSupported", message: "Unsupported field" });
+  if (!isServerFaultKind(item.kind)) errors.push({ field: at("kind"), type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(item.kind)}: supported values: ${serverFaultKinds.join(", ")}` });
+  if (item.verb !== undefined && !faultVerbs.includes(item.verb as FaultVerb)) errors.push({ field: at("verb"), type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(item.verb)}` });
+  for (const field of matchFields.slice(1)) {
+    const v = item[field];
+    if (v !== undefined && (typeof v !== "string" || v.length > matchValueLengthMax)) errors.push({ field: at(field), type: "FieldValueInvalid", message: `Invalid value: must be a string of at most ${matchValueLengthMax} characters` });
+  }
+  const count = item[faultCountParam.name];
+  const countError = count === undefined ? undefined : faultParamError(faultCountParam, count, at(faultCountParam.name));
+  if (countError !== undefined) errors.push(countError);
+  // Every parameter is checked against its own kind's definition, whatever the spec's kind: a bad value is an
+  // error even where it would be ignored, so that a typo in a kind never hides a typo in a value.
+  for (const kind of serverFaultKinds) errors.push(...faultParamErrors(kind, item, path));
+  return errors;
 }
 
 export interface RequestTarget {
@@ -130,7 +136,7 @@ export class FaultTable {
     const fault = this.#armed.find((f) => f.kind === kind && matches(f, t) && applies(f));
     if (fault === undefined) return undefined;
     fault.hits++;
-    if (fault.hits >= (fault.count ?? 1)) this.#armed = this.#armed.filter((f) => f !== fault);
+    if (fault.hits >= (fault.count ?? faultCountParam.default)) this.#armed = this.#armed.filter((f) => f !== fault);
     return fault;
   }
 
@@ -142,11 +148,11 @@ export class FaultTable {
   onRequest(t: RequestTarget, cachedRead: boolean): RequestFaults {
     if (this.#armed.length === 0) return {};
     const fail = this.#take("fail-request", t, () => true);
-    if (fail !== undefined) throw failure(fail.code ?? 500, t);
+    if (fail !== undefined) throw failure(fail.code ?? faultParam("fail-request", "code").default, t);
     const out: RequestFaults = {};
     if (cachedRead) {
       const stale = this.#take("stale-read", t, (f) => f.verb !== undefined || t.verb === "list" || t.verb === "watch");
-      if (stale !== undefined) out.lagRevisions = stale.lagRevisions ?? 1;
+      if (stale !== undefined) out.lagRevisions = stale.lagRevisions ?? faultParam("stale-read", "lagRevisions").default;
     }
     if (t.verb !== "watch" && this.#take("lost-response", t, () => true) !== undefined) out.loseResponse = true;
     return out;
@@ -158,16 +164,7 @@ export class FaultTable {
   }
 }
 
+/** The error of a `fail-request` fault, in the server's words (kube-apiserver's, marked as injected). */
 function failure(code: number, t: RequestTarget): ApiError {
-  const what = `${t.resource}${t.name === undefined ? "" : ` "${t.name}"`}`;
-  switch (code) {
-    case 409:
-      return new ApiError("Conflict", 409, `Operation cannot be fulfilled on ${what}: the object has been modified; please apply your changes to the latest version and try again (injected fault)`, { kind: t.resource, ...(t.name === undefined ? {} : { name: t.name }) });
-    case 429:
-      return new ApiError("TooManyRequests", 429, "the server has received too many requests and has asked us to try again later (injected fault)", { retryAfterSeconds: 1 });
-    case 504:
-      return new ApiError("Timeout", 504, "the server was unable to return a response in the time allotted, but may still be processing the request (injected fault)", { retryAfterSeconds: 1 });
-    default:
-      return internalError("an error on the server has prevented the request from succeeding (injected fault)");
-  }
+  return injectedRequestError(code, { wording: "server", resource: t.resource, name: t.name });
 }

@@ -2,16 +2,13 @@
 // as paths of elements in `fieldsV1` notation: `f:<field>`, `k:<json of the key fields>` (an element of an
 // associative list), `v:<json value>` (an element of a set). A path is stored as the JSON text of its element list.
 // Leaves are scalars, atomic lists and structs, and empty maps; an associative-list element is a member itself too.
+import { isRecord, jsonEqual } from "../api/json.ts";
 import { childOf } from "./schema.ts";
 import type { ListNode, SchemaNode } from "./schema.ts";
 import { setKey } from "./strategic.ts";
 
 type Json = Record<string, unknown>;
 export type FieldSet = Set<string>;
-
-export function isMap(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Fields no manager owns: identity and server-set metadata. */
 const unownedTop = new Set(["apiVersion", "kind"]);
@@ -31,7 +28,7 @@ export function fieldsOf(object: Json, schema: SchemaNode, include: (field: stri
   const out: FieldSet = new Set();
   for (const [key, value] of Object.entries(object)) {
     if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
-    if (key === "metadata" && isMap(value)) {
+    if (key === "metadata" && isRecord(value)) {
       for (const [mk, mv] of Object.entries(value)) {
         if (!unownedMeta.has(mk) && mv !== null && mv !== undefined) walk(mv, childOf(childOf(schema, key), mk), ["f:metadata", `f:${mk}`], out);
       }
@@ -49,14 +46,14 @@ function walk(value: unknown, schema: SchemaNode, path: string[], out: FieldSet)
       return;
     }
     for (const item of value) {
-      if (!isMap(item)) continue;
+      if (!isRecord(item)) continue;
       const element = [...path, elementKey(item, schema)];
       out.add(JSON.stringify(element));
       walkMap(item, schema.item, element, out);
     }
     return;
   }
-  if (!isMap(value) || Object.keys(value).length === 0 || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) {
+  if (!isRecord(value) || Object.keys(value).length === 0 || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) {
     return void out.add(JSON.stringify(path));
   }
   walkMap(value, schema, path, out);
@@ -75,14 +72,14 @@ export function valueAt(object: unknown, path: readonly string[], schema: Schema
   let s = schema;
   for (const element of path) {
     if (element.startsWith("f:")) {
-      if (!isMap(node)) return undefined;
+      if (!isRecord(node)) return undefined;
       const field = element.slice(2);
       node = Object.hasOwn(node, field) ? node[field] : undefined;
       s = childOf(s, field);
     } else if (element.startsWith("k:")) {
       if (!Array.isArray(node) || s.t !== "list") return undefined;
       const list = s;
-      node = node.find((item) => isMap(item) && elementKey(item, list) === element);
+      node = node.find((item) => isRecord(item) && elementKey(item, list) === element);
       s = list.item;
     } else {
       if (!Array.isArray(node)) return undefined;
@@ -99,23 +96,14 @@ export function removeAt(object: Json, path: readonly string[], schema: SchemaNo
   const parentPath = path.slice(0, -1);
   const last = path[path.length - 1]!;
   const parent = parentPath.length === 0 ? object : valueAt(object, parentPath, schema);
-  if (last.startsWith("f:") && isMap(parent)) delete parent[last.slice(2)];
+  if (last.startsWith("f:") && isRecord(parent)) delete parent[last.slice(2)];
   else if (Array.isArray(parent)) {
     const listSchema = parentPath.reduce<SchemaNode>((s, e) => (e.startsWith("f:") ? childOf(s, e.slice(2)) : s.t === "list" ? s.item : s), schema);
     const index = parent.findIndex((item) =>
-      last.startsWith("k:") ? isMap(item) && listSchema.t === "list" && elementKey(item, listSchema) === last : JSON.stringify(item) === last.slice(2),
+      last.startsWith("k:") ? isRecord(item) && listSchema.t === "list" && elementKey(item, listSchema) === last : JSON.stringify(item) === last.slice(2),
     );
     if (index >= 0) parent.splice(index, 1);
   }
-}
-
-/** Equality of JSON values, ignoring the order of object keys. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((item, i) => jsonEqual(item, b[i]));
-  if (!isMap(a) || !isMap(b)) return false;
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
 }
 
 /**
@@ -129,17 +117,17 @@ export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode
     if (schema.listType === "set") return [...live, ...applied.filter((item) => !live.some((l) => jsonEqual(l, item)))];
     const out = [...live];
     for (const item of applied) {
-      if (!isMap(item)) continue;
+      if (!isRecord(item)) continue;
       const key = elementKey(item, schema);
-      const index = out.findIndex((l) => isMap(l) && elementKey(l, schema) === key);
+      const index = out.findIndex((l) => isRecord(l) && elementKey(l, schema) === key);
       if (index < 0) out.push(mergeApplied(undefined, item, schema.item));
       else out[index] = mergeApplied(out[index], item, schema.item);
     }
     return out;
   }
-  if (!isMap(applied)) return applied;
+  if (!isRecord(applied)) return applied;
   if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return applied;
-  const out: Json = isMap(live) ? { ...live } : {};
+  const out: Json = isRecord(live) ? { ...live } : {};
   for (const [key, value] of Object.entries(applied)) {
     if (value === null || value === undefined) continue;
     setKey(out, key, mergeApplied(out[key], value, childOf(schema, key)));
@@ -168,7 +156,7 @@ export function toFieldsV1(fields: FieldSet): Json {
     const path = JSON.parse(text) as string[];
     let node = root;
     for (const element of path) {
-      if (!isMap(node[element])) setKey(node, element, {});
+      if (!isRecord(node[element])) setKey(node, element, {});
       node = node[element] as Json;
     }
     if (Object.keys(node).length > 0 || path[path.length - 1]!.startsWith("k:")) setKey(node, ".", {});

@@ -134,6 +134,22 @@ export function acceptsJson(accept: string | undefined): boolean {
   });
 }
 
+/**
+ * True when the client's first choice is protobuf (`application/vnd.kubernetes.protobuf`, as client-go typed clients
+ * ask): kube-apiserver answers in the first media type of the Accept list it can serve.
+ */
+export function prefersProtobuf(accept: string | undefined): boolean {
+  if (accept === undefined) return false;
+  const first = accept.split(",")[0]!.split(";");
+  return first[0]!.trim().toLowerCase() === protobufContentType && !first.slice(1).some((p) => p.trim().toLowerCase().startsWith("as="));
+}
+
+/** Writes a protobuf body (already enveloped). */
+export function sendProtobuf(res: ServerResponse, code: number, body: Uint8Array): void {
+  res.writeHead(code, { "Content-Type": protobufContentType, "Content-Length": body.length, "Cache-Control": "no-cache, private" });
+  res.end(body);
+}
+
 export function notAcceptable(): ApiError {
   return new ApiError("NotAcceptable", 406, `only the following media types are accepted: ${jsonContentType}`);
 }

@@ -1,18 +1,26 @@
-// A small decoder for the protobuf request bodies recent clients send for built-in types (client-go >= 1.32
-// typed clients: kubectl create configmap/secret/namespace, helm's release Secrets, DeleteOptions). Responses
-// stay JSON. Only the messages below are understood; anything else is a 415 so the client can retry as JSON.
+// Protobuf bodies of every built-in kind, decoded and encoded through the generated wire table
+// (src/api/generated/k8s-api.ts): client-go >= 1.32 typed clients send them (kubectl create deployment, job,
+// configmap...; helm's release Secrets) and ask for them back.
 //
-// Wire facts: the body is the 4-byte magic `k8s\0` followed by a `runtime.Unknown` message
-// (1: typeMeta {1: apiVersion, 2: kind}, 2: raw bytes, 3: contentEncoding, 4: contentType); `raw` holds the
-// typed message. Field numbers below are those of the Kubernetes `generated.proto` files.
+// Wire facts: a body is the 4-byte magic `k8s\0` followed by a `runtime.Unknown` message (typeMeta {apiVersion,
+// kind}, raw, contentEncoding, contentType) whose `raw` holds the typed message. Field numbers and types come from
+// the Kubernetes `generated.proto` files. A few message types have a JSON form of their own: `Time` and `MicroTime`
+// (RFC 3339 strings), `Duration` (Go's duration text), `Quantity` (its string), `IntOrString` (a number or a
+// string), `RawExtension` and `FieldsV1` (embedded JSON).
 import { formatTimestamp } from "../api/clock.ts";
 import { ApiError, badRequest } from "../api/errors.ts";
+import { cloneJsonChecked } from "../api/patch.ts";
+import { wireKinds } from "../api/generated/k8s-api.ts";
+import type { WireField } from "../api/wire-types.ts";
+import { isScalar, wireFields } from "./wire.ts";
+import { goDuration, parseGoDuration } from "./duration.ts";
 
 export const protobufContentType = "application/vnd.kubernetes.protobuf";
-const magic = [0x6b, 0x38, 0x73, 0x00];
-/** Nesting bound: no message we decode is deeper than 4 levels; hostile input stops here. */
-const depthMax = 8;
+const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
+/** Nesting bound of decoded messages: a CronJob's pod template is about 15 deep; hostile input stops here. */
+const depthMax = 64;
 
+type Json = Record<string, unknown>;
 type Field = { number: number; wire: number; int?: bigint; bytes?: Uint8Array };
 
 function malformed(why: string): ApiError {
@@ -58,7 +66,7 @@ class Reader {
   }
 }
 
-function fields(buf: Uint8Array, depth: number): Field[] {
+function fieldsIn(buf: Uint8Array, depth: number): Field[] {
   if (depth > depthMax) throw malformed("nested too deeply");
   const reader = new Reader(buf);
   const out: Field[] = [];
@@ -69,7 +77,7 @@ function fields(buf: Uint8Array, depth: number): Field[] {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function text(field: Field): string {
-  if (field.bytes === undefined) throw malformed(`field ${field.number} is not a string`);
+  if (field.bytes === undefined || field.wire !== 2) throw malformed(`field ${field.number} is not a string`);
   try {
     return utf8.decode(field.bytes);
   } catch {
@@ -77,185 +85,199 @@ function text(field: Field): string {
   }
 }
 
-function bytes(field: Field): Uint8Array {
-  if (field.bytes === undefined) throw malformed(`field ${field.number} is not bytes`);
+function bytesOf(field: Field): Uint8Array {
+  if (field.bytes === undefined || field.wire !== 2) throw malformed(`field ${field.number} is not length-delimited`);
   return field.bytes;
 }
 
-function int(field: Field): number {
-  if (field.int === undefined) throw malformed(`field ${field.number} is not an integer`);
+/** Sets an own property even for data keys like `__proto__`. */
+function setKey(target: Json, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * Scalar fields whose zero value means something (Go pointers: `replicas: 0`, `automountServiceAccountToken:
+ * false`, `storageClassName: ""`) or that Go always writes to JSON. The definitions do not say which fields are
+ * pointers; Go's encoder writes every non-pointer scalar, so other zero values are dropped as JSON's `omitempty`
+ * drops them.
+ */
+const zeroKept = new Set([
+  "apps/v1.DeploymentSpec.replicas", "apps/v1.DeploymentSpec.revisionHistoryLimit", "apps/v1.DeploymentSpec.progressDeadlineSeconds",
+  "apps/v1.ReplicaSetSpec.replicas", "apps/v1.StatefulSetSpec.replicas", "apps/v1.StatefulSetSpec.revisionHistoryLimit",
+  "apps/v1.DaemonSetSpec.revisionHistoryLimit", "apps/v1.RollingUpdateStatefulSetStrategy.partition",
+  "batch/v1.JobSpec.parallelism", "batch/v1.JobSpec.completions", "batch/v1.JobSpec.activeDeadlineSeconds", "batch/v1.JobSpec.backoffLimit",
+  "batch/v1.JobSpec.backoffLimitPerIndex", "batch/v1.JobSpec.maxFailedIndexes", "batch/v1.JobSpec.ttlSecondsAfterFinished",
+  "batch/v1.JobSpec.suspend", "batch/v1.JobSpec.manualSelector", "batch/v1.CronJobSpec.startingDeadlineSeconds", "batch/v1.CronJobSpec.suspend",
+  "batch/v1.CronJobSpec.successfulJobsHistoryLimit", "batch/v1.CronJobSpec.failedJobsHistoryLimit",
+  "core/v1.PodSpec.terminationGracePeriodSeconds", "core/v1.PodSpec.activeDeadlineSeconds", "core/v1.PodSpec.automountServiceAccountToken",
+  "core/v1.PodSpec.shareProcessNamespace", "core/v1.PodSpec.enableServiceLinks", "core/v1.PodSpec.setHostnameAsFQDN", "core/v1.PodSpec.hostUsers",
+  "core/v1.ServiceAccount.automountServiceAccountToken", "core/v1.ConfigMap.immutable", "core/v1.Secret.immutable",
+  "core/v1.SecurityContext.runAsUser", "core/v1.SecurityContext.runAsGroup", "core/v1.SecurityContext.runAsNonRoot", "core/v1.SecurityContext.privileged",
+  "core/v1.SecurityContext.readOnlyRootFilesystem", "core/v1.SecurityContext.allowPrivilegeEscalation",
+  "core/v1.PodSecurityContext.runAsUser", "core/v1.PodSecurityContext.runAsGroup", "core/v1.PodSecurityContext.runAsNonRoot", "core/v1.PodSecurityContext.fsGroup",
+  "core/v1.PersistentVolumeClaimSpec.storageClassName", "core/v1.ServiceSpec.allocateLoadBalancerNodePorts",
+  "core/v1.ConfigMapVolumeSource.defaultMode", "core/v1.SecretVolumeSource.defaultMode", "core/v1.KeyToPath.mode",
+  "core/v1.ConfigMapVolumeSource.optional", "core/v1.SecretVolumeSource.optional", "core/v1.ConfigMapKeySelector.optional", "core/v1.SecretKeySelector.optional",
+  "autoscaling/v2.HorizontalPodAutoscalerSpec.minReplicas", "scheduling/v1.PriorityClass.value",
+  "meta/v1.ObjectMeta.deletionGracePeriodSeconds", "meta/v1.DeleteOptions.gracePeriodSeconds", "meta/v1.DeleteOptions.orphanDependents",
+  "meta/v1.OwnerReference.controller", "meta/v1.OwnerReference.blockOwnerDeletion",
+]);
+
+const byNumber = new Map<string, Map<number, WireField>>();
+
+function fieldByNumber(message: string, number: number): WireField | undefined {
+  let fields = byNumber.get(message);
+  if (fields === undefined) byNumber.set(message, (fields = new Map(wireFields(message).map((f) => [f.id, f]))));
+  return fields.get(number);
+}
+
+function scalarValue(type: string, field: Field): unknown {
+  if (type === "string") return text(field);
+  if (type === "bytes") return Buffer.from(bytesOf(field)).toString("base64");
+  if (type === "double" || type === "float") {
+    if (field.bytes === undefined) throw malformed(`field ${field.number} is not a ${type}`);
+    const view = new DataView(field.bytes.buffer, field.bytes.byteOffset, field.bytes.byteLength);
+    return type === "double" ? view.getFloat64(0, true) : view.getFloat32(0, true);
+  }
+  if (field.int === undefined) throw malformed(`field ${field.number} is not a ${type}`);
+  if (type === "bool") return field.int !== 0n;
+  if (type.startsWith("uint")) return Number(field.int);
+  if (type === "int32") return Number(BigInt.asIntN(32, field.int));
   return Number(BigInt.asIntN(64, field.int));
 }
 
-function bool(field: Field): boolean {
-  return int(field) !== 0;
+function isZero(value: unknown): boolean {
+  return value === "" || value === 0 || value === false;
 }
 
-/** A `map<string, V>` entry: 1 key, 2 value. */
-function mapEntry<V>(field: Field, depth: number, value: (f: Field) => V): [string, V | undefined] {
-  let key = "";
-  let val: V | undefined;
-  for (const f of fields(bytes(field), depth + 1)) {
-    if (f.number === 1) key = text(f);
-    else if (f.number === 2) val = value(f);
-  }
-  return [key, val];
-}
-
-function setNonEmpty(target: Record<string, unknown>, key: string, value: string | number): void {
-  if (value !== "" && value !== 0) target[key] = value;
-}
-
-/** `meta.v1.Time`: 1 seconds, 2 nanos; rendered as RFC 3339 with second precision ("" for the zero time). */
-function time(field: Field, depth: number): string {
+/** The seconds and nanos of a `Time`/`MicroTime` as RFC 3339 text; undefined for the zero time. */
+function timeText(raw: Uint8Array, depth: number, micro: boolean): string | undefined {
   let seconds = 0;
-  for (const f of fields(bytes(field), depth + 1)) if (f.number === 1) seconds = int(f);
-  if (seconds === 0) return "";
+  let nanos = 0;
+  for (const f of fieldsIn(raw, depth)) {
+    if (f.number === 1) seconds = scalarValue("int64", f) as number;
+    else if (f.number === 2) nanos = scalarValue("int32", f) as number;
+  }
+  if (seconds === 0 && nanos === 0) return undefined;
   // Years 0..9999 only: RFC 3339 has no other.
   if (!(seconds >= -62_135_596_800 && seconds <= 253_402_300_799)) throw malformed("time out of range");
-  return formatTimestamp(seconds * 1000);
+  if (!micro) return formatTimestamp(seconds * 1000);
+  const base = formatTimestamp(seconds * 1000).replace(/Z$/, "");
+  return `${base}.${String(Math.floor(nanos / 1000)).padStart(6, "0")}Z`;
 }
 
-function ownerReference(field: Field, depth: number): Record<string, unknown> {
-  const ref: Record<string, unknown> = {};
-  const names: Record<number, string> = { 1: "kind", 3: "name", 4: "uid", 5: "apiVersion" };
-  for (const f of fields(bytes(field), depth + 1)) {
-    const name = names[f.number];
-    if (name !== undefined) ref[name] = text(f);
-    else if (f.number === 6) ref.controller = bool(f);
-    else if (f.number === 7) ref.blockOwnerDeletion = bool(f);
+function embeddedJson(raw: Uint8Array, what: string): unknown {
+  if (raw.length === 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(raw));
+  } catch {
+    throw malformed(`${what} is not JSON`);
   }
-  return ref;
+  // The same nesting bound as a JSON body: the message types bound protobuf nesting, embedded JSON has none.
+  return cloneJsonChecked(value, what);
 }
 
-const metaStrings: Record<number, string> = { 1: "name", 2: "generateName", 3: "namespace", 4: "selfLink", 5: "uid", 6: "resourceVersion" };
-
-function objectMeta(field: Field, depth: number): Record<string, unknown> {
-  const meta: Record<string, unknown> = {};
-  const labels: Record<string, string> = {};
-  const annotations: Record<string, string> = {};
-  const owners: Record<string, unknown>[] = [];
-  const finalizers: string[] = [];
-  for (const f of fields(bytes(field), depth + 1)) {
-    const name = metaStrings[f.number];
-    // Go's encoder writes empty strings, zero integers and empty times too; JSON omits them.
-    if (name !== undefined) setNonEmpty(meta, name, text(f));
-    else if (f.number === 7) setNonEmpty(meta, "generation", int(f));
-    else if (f.number === 8) setNonEmpty(meta, "creationTimestamp", time(f, depth + 1));
-    else if (f.number === 9) setNonEmpty(meta, "deletionTimestamp", time(f, depth + 1));
-    else if (f.number === 10) meta.deletionGracePeriodSeconds = int(f);
-    else if (f.number === 11) setEntry(labels, mapEntry(f, depth + 1, text));
-    else if (f.number === 12) setEntry(annotations, mapEntry(f, depth + 1, text));
-    else if (f.number === 13) owners.push(ownerReference(f, depth + 1));
-    else if (f.number === 14) finalizers.push(text(f));
-    // 17 managedFields: the server owns them; dropped.
+/** Decodes a message of a type with a JSON form of its own; `noSpecial` for ordinary messages. */
+function specialValue(type: string, raw: Uint8Array, depth: number): unknown {
+  if (type === "meta/v1.Time") return timeText(raw, depth, false);
+  if (type === "meta/v1.MicroTime") return timeText(raw, depth, true);
+  if (type === "meta/v1.Duration") return goDuration(BigInt(Number(decodeMessage(raw, type, depth).duration ?? 0)));
+  if (type === "resource.Quantity" || type === "resource.QuantityValue") return decodeMessage(raw, type, depth).string ?? "0";
+  if (type === "intstr.IntOrString") {
+    const v = decodeMessage(raw, type, depth);
+    return v.type === 1 ? (v.strVal ?? "") : (v.intVal ?? 0);
   }
-  if (Object.keys(labels).length > 0) meta.labels = labels;
-  if (Object.keys(annotations).length > 0) meta.annotations = annotations;
-  if (owners.length > 0) meta.ownerReferences = owners;
-  if (finalizers.length > 0) meta.finalizers = finalizers;
-  return meta;
+  if (type === "runtime.RawExtension") return embeddedJson(fieldsIn(raw, depth).find((f) => f.number === 1)?.bytes ?? new Uint8Array(0), "an embedded object");
+  if (type === "meta/v1.FieldsV1") return embeddedJson(fieldsIn(raw, depth).find((f) => f.number === 1)?.bytes ?? new Uint8Array(0), "fieldsV1");
+  return noSpecial;
+}
+const noSpecial = Symbol("no special form");
+
+function valueOf(type: string, field: Field, depth: number): unknown {
+  if (isScalar(type)) return scalarValue(type, field);
+  const raw = bytesOf(field);
+  const special = specialValue(type, raw, depth + 1);
+  return special === noSpecial ? decodeMessage(raw, type, depth + 1) : special;
 }
 
-/** Map keys are data: a key named `__proto__` must not reach the object's prototype. */
-function setEntry<V>(target: Record<string, V>, [key, value]: [string, V | undefined]): void {
-  Object.defineProperty(target, key, { value: value ?? ("" as V), writable: true, enumerable: true, configurable: true });
+/** Repeated numbers may come packed (one length-delimited field) or one per field. */
+function repeatedValues(spec: WireField, field: Field, depth: number): unknown[] {
+  const numeric = isScalar(spec.type) && spec.type !== "string" && spec.type !== "bytes";
+  if (!numeric || field.wire !== 2) return [valueOf(spec.type, field, depth)];
+  const reader = new Reader(bytesOf(field));
+  const values: unknown[] = [];
+  while (!reader.done) values.push(scalarValue(spec.type, { number: field.number, wire: 0, int: reader.varint() }));
+  return values;
 }
 
-const base64 = (b: Uint8Array): string => Buffer.from(b).toString("base64");
-
-function configMap(raw: Uint8Array): Record<string, unknown> {
-  const object: Record<string, unknown> = { metadata: {} };
-  const data: Record<string, string> = {};
-  const binaryData: Record<string, string> = {};
-  for (const f of fields(raw, 0)) {
-    if (f.number === 1) object.metadata = objectMeta(f, 0);
-    else if (f.number === 2) setEntry(data, mapEntry(f, 0, text));
-    else if (f.number === 3) setEntry(binaryData, mapEntry(f, 0, (v) => base64(bytes(v))));
-    else if (f.number === 4) object.immutable = bool(f);
+function mapEntry(spec: WireField, field: Field, depth: number): [string, unknown] {
+  let key = "";
+  let value: unknown;
+  for (const f of fieldsIn(bytesOf(field), depth + 1)) {
+    if (f.number === 1) key = String(scalarValue(spec.map!, f));
+    else if (f.number === 2) value = valueOf(spec.type, f, depth + 1);
   }
-  if (Object.keys(data).length > 0) object.data = data;
-  if (Object.keys(binaryData).length > 0) object.binaryData = binaryData;
-  return object;
+  return [key, value ?? (spec.type === "string" ? "" : isScalar(spec.type) ? undefined : {})];
 }
 
-function secret(raw: Uint8Array): Record<string, unknown> {
-  const object: Record<string, unknown> = { metadata: {} };
-  const data: Record<string, string> = {};
-  const stringData: Record<string, string> = {};
-  for (const f of fields(raw, 0)) {
-    if (f.number === 1) object.metadata = objectMeta(f, 0);
-    else if (f.number === 2) setEntry(data, mapEntry(f, 0, (v) => base64(bytes(v))));
-    else if (f.number === 3) setNonEmpty(object, "type", text(f));
-    else if (f.number === 4) setEntry(stringData, mapEntry(f, 0, text));
-    else if (f.number === 5) object.immutable = bool(f);
-  }
-  if (Object.keys(data).length > 0) object.data = data;
-  if (Object.keys(stringData).length > 0) object.stringData = stringData;
-  return object;
-}
-
-function namespace(raw: Uint8Array): Record<string, unknown> {
-  const object: Record<string, unknown> = { metadata: {} };
-  for (const f of fields(raw, 0)) {
-    if (f.number === 1) object.metadata = objectMeta(f, 0);
-    else if (f.number === 2) {
-      const finalizers = fields(bytes(f), 1).filter((s) => s.number === 1).map(text);
-      object.spec = finalizers.length > 0 ? { finalizers } : {};
+/** Decodes one message into its JSON form. Unknown field numbers are skipped, as Go's decoder skips them. */
+export function decodeMessage(raw: Uint8Array, message: string, depth = 0): Json {
+  const out: Json = {};
+  for (const f of fieldsIn(raw, depth)) {
+    const spec = fieldByNumber(message, f.number);
+    if (spec === undefined) continue;
+    if (spec.map !== undefined) {
+      const entries = (out[spec.name] ??= {}) as Json;
+      const [key, value] = mapEntry(spec, f, depth);
+      if (value !== undefined) setKey(entries, key, value);
+    } else if (spec.repeated === true) {
+      ((out[spec.name] ??= []) as unknown[]).push(...repeatedValues(spec, f, depth));
+    } else {
+      const value = valueOf(spec.type, f, depth);
+      // Only scalars have zero values to drop: a present message (an `IntOrString` of 0) was set by the client.
+      if (value === undefined || (isScalar(spec.type) && isZero(value) && !zeroKept.has(`${message}.${spec.name}`))) delete out[spec.name];
+      else out[spec.name] = value;
     }
   }
-  return object;
+  return out;
 }
 
-function deleteOptions(raw: Uint8Array): Record<string, unknown> {
-  const object: Record<string, unknown> = {};
-  const dryRun: string[] = [];
-  for (const f of fields(raw, 0)) {
-    if (f.number === 1) object.gracePeriodSeconds = int(f);
-    else if (f.number === 2) {
-      const preconditions: Record<string, string> = {};
-      for (const p of fields(bytes(f), 1)) {
-        if (p.number === 1) preconditions.uid = text(p);
-        else if (p.number === 2) preconditions.resourceVersion = text(p);
-      }
-      object.preconditions = preconditions;
-    } else if (f.number === 3) object.orphanDependents = bool(f);
-    else if (f.number === 4) object.propagationPolicy = text(f);
-    else if (f.number === 5) dryRun.push(text(f));
+/** The message of `apiVersion`/`kind`: a built-in kind, or one of the meta kinds clients send (DeleteOptions). */
+export function messageFor(apiVersion: string, kind: string): string | undefined {
+  if (kind === "DeleteOptions" && (apiVersion === "v1" || apiVersion.startsWith("meta.k8s.io/"))) return "meta/v1.DeleteOptions";
+  const slash = apiVersion.indexOf("/");
+  const group = slash < 0 ? "" : apiVersion.slice(0, slash);
+  const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+  const found = wireKinds.find((k) => k.group === group && k.version === version && k.kind === kind);
+  if (found !== undefined) return found.message;
+  if (kind.endsWith("List")) {
+    const item = wireKinds.find((k) => k.group === group && k.version === version && k.kind === kind.slice(0, -4) && k.list);
+    if (item !== undefined) return `${item.message}List`;
   }
-  if (dryRun.length > 0) object.dryRun = dryRun;
-  return object;
+  return undefined;
 }
-
-const decoders: Record<string, (raw: Uint8Array) => Record<string, unknown>> = {
-  "v1/ConfigMap": configMap,
-  "v1/Secret": secret,
-  "v1/Namespace": namespace,
-  "v1/DeleteOptions": deleteOptions,
-  "meta.k8s.io/v1/DeleteOptions": deleteOptions,
-};
 
 /**
  * Decodes a protobuf request body into the JSON object the client meant. 400 for bytes that are not a valid
- * envelope or message; 415 for a well-formed envelope of a type this server does not decode.
+ * envelope or message; 415 for a well-formed envelope of a type this server does not know.
  */
 export function decodeProtobuf(body: Uint8Array): Record<string, unknown> {
   if (body.length < magic.length || magic.some((b, i) => body[i] !== b)) throw malformed("missing the k8s protobuf prefix");
-  let apiVersion = "";
-  let kind = "";
-  let raw: Uint8Array = new Uint8Array(0);
-  for (const f of fields(body.subarray(magic.length), 0)) {
-    if (f.number === 1) {
-      for (const t of fields(bytes(f), 1)) {
-        if (t.number === 1) apiVersion = text(t);
-        else if (t.number === 2) kind = text(t);
-      }
-    } else if (f.number === 2) raw = bytes(f);
-    else if (f.number === 3 && text(f) !== "") throw malformed(`unsupported content encoding ${JSON.stringify(text(f))}`);
-  }
-  const decode = Object.hasOwn(decoders, `${apiVersion}/${kind}`) ? decoders[`${apiVersion}/${kind}`] : undefined;
-  if (decode === undefined) {
+  const outer = body.subarray(magic.length);
+  // The envelope's fields other than `raw`, decoded as JSON; `raw` is taken as bytes (it may be large).
+  const envelope = decodeMessage(outer, "runtime.Unknown");
+  const rawField = fieldsIn(outer, 0).findLast((f) => f.number === 2);
+  const typeMeta = (envelope.typeMeta ?? {}) as Json;
+  const apiVersion = String(typeMeta.apiVersion ?? "");
+  const kind = String(typeMeta.kind ?? "");
+  if (envelope.contentEncoding !== undefined) throw malformed(`unsupported content encoding ${JSON.stringify(envelope.contentEncoding)}`);
+  const message = messageFor(apiVersion, kind);
+  if (message === undefined) {
     throw new ApiError("UnsupportedMediaType", 415, `the protobuf body of ${apiVersion}/${kind} is not supported by this server; send JSON`);
   }
-  return { apiVersion, kind, ...decode(raw) };
+  return { apiVersion, kind, ...decodeMessage(rawField === undefined ? new Uint8Array(0) : bytesOf(rawField), message) };
 }
+
+export { encodeProtobuf, encodeMessage } from "./protobuf-encode.ts";
+export { goDuration, parseGoDuration };

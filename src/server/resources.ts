@@ -10,13 +10,16 @@ import type { Store, StoreListOptions } from "../store/index.ts";
 import { builtinKinds } from "../store/index.ts";
 import { checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate } from "./apply.ts";
 import type { ManagedFields } from "./apply.ts";
-import { decodeBody, mediaType, parseJson, parseYaml, sendJson } from "./http.ts";
+import { decodeBody, mediaType, parseJson, parseYaml, prefersProtobuf, sendJson, sendProtobuf } from "./http.ts";
+import { encodeProtobuf, messageFor } from "./protobuf.ts";
 import { pathNotFound } from "./routes.ts";
 import type { ResourceRoute } from "./routes.ts";
 import { schemaOf } from "./schema.ts";
 import { includeObjectOf } from "./table.ts";
 import type { Tables } from "./table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
+import { patchScale, replicasFrom, scaleOf } from "./scale.ts";
+import { messageOfKind, wireFields } from "./wire.ts";
 
 export interface ResourceRequest {
   store: Store;
@@ -99,13 +102,19 @@ const topLevelFields: Readonly<Record<string, readonly string[]>> = {
 };
 const commonFields = new Set(["apiVersion", "kind", "metadata"]);
 
+/** The top-level fields of a built-in kind as its wire definition lists them. */
+function wireTopLevel(resource: ResourceType): string[] | undefined {
+  const message = messageOfKind(resource.group, resource.version, resource.kind);
+  return message === undefined ? undefined : wireFields(message).map((f) => f.name);
+}
+
 /**
  * Unknown top-level fields of a built-in kind, as kube-apiserver's decoder meets them: dropped (the default and
  * `fieldValidation=Warn`/`Ignore`), or a 400 with `fieldValidation=Strict`. Custom kinds are pruned by the store.
  */
 function unknownFields(r: ResourceRequest, keys: readonly string[]): string[] {
   if (!isBuiltin(r.resource)) return [];
-  const known = topLevelFields[`${r.resource.group}/${r.resource.kind}`] ?? ["spec", "status"];
+  const known = topLevelFields[`${r.resource.group}/${r.resource.kind}`] ?? wireTopLevel(r.resource) ?? ["spec", "status"];
   const unknown = keys.filter((k) => !commonFields.has(k) && !known.includes(k));
   if (unknown.length > 0 && r.query.get("fieldValidation") === "Strict") throw badRequest(`strict decoding error: unknown field ${JSON.stringify(unknown[0])}`);
   return unknown;
@@ -146,6 +155,7 @@ export async function handleResource(r: ResourceRequest): Promise<void> {
   const { route, resource } = r;
   const method = r.req.method ?? "GET";
   if (route.namespace !== undefined && !resource.namespaced) throw pathNotFound();
+  if (route.subresource === "scale" && resource.scaleSubresource === true && route.name !== undefined) return handleScale(r, method);
   if (route.subresource !== undefined && !(route.subresource === "status" && resource.statusSubresource)) throw pathNotFound();
   if (route.name === undefined) {
     if (method === "GET") return handleList(r);
@@ -199,7 +209,7 @@ async function handleList(r: ResourceRequest): Promise<void> {
   else if (r.lagRevisions !== undefined && options.continue === undefined) options.revision = staleRevision(r.store, r.lagRevisions);
   const list = r.store.list(options);
   if (r.tables !== undefined) return sendJson(r.res, 200, r.tables.table(r.resource, list.items, includeObjectOf(r.query), list.metadata));
-  sendJson(r.res, 200, list);
+  sendObject(r, 200, list);
 }
 
 /** The revision a lagging watch cache serves: `lagRevisions` behind, never before the compaction point. */
@@ -210,7 +220,7 @@ export function staleRevision(store: Store, lagRevisions: number): number {
 function handleGet(r: ResourceRequest): void {
   const object = r.managed.decorate(r.store.get(refOf(r)));
   if (r.tables !== undefined) return sendJson(r.res, 200, r.tables.fromObject(r.resource, object, includeObjectOf(r.query)));
-  sendJson(r.res, 200, object);
+  sendObject(r, 200, object);
 }
 
 async function handleCreate(r: ResourceRequest): Promise<void> {
@@ -224,7 +234,7 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
     recordUpdate(r.managed, r.resource, undefined, created, managerOf(options.fieldManager, r.req.headers["user-agent"]), undefined);
     r.wrote();
   }
-  sendJson(r.res, 201, r.managed.decorate(created));
+  sendObject(r, 201, r.managed.decorate(created));
 }
 
 /** As kube-apiserver's checkName: the body must name the object the URL names (an absent name is a mismatch too). */
@@ -240,7 +250,7 @@ async function handleUpdate(r: ResourceRequest): Promise<void> {
   const before = currentOrUndefined(r);
   const updated = r.route.subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
   written(r, options, before, updated);
-  sendJson(r.res, 200, r.managed.decorate(updated));
+  sendObject(r, 200, r.managed.decorate(updated));
 }
 
 const patchTypes: Record<string, "merge" | "json" | "strategic" | "apply"> = {
@@ -292,7 +302,7 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
     patched = status ? r.store.patchStatus(request) : r.store.patch(request);
   }
   written(r, options, current, patched);
-  sendJson(r.res, 200, r.managed.decorate(patched));
+  sendObject(r, 200, r.managed.decorate(patched));
 }
 
 function currentOrUndefined(r: ResourceRequest): KubeObject | undefined {
@@ -341,7 +351,7 @@ async function handleApply(r: ResourceRequest): Promise<void> {
     r.managed.set(result, entries);
     r.wrote();
   }
-  sendJson(r.res, live === undefined ? 201 : 200, r.managed.decorate(result));
+  sendObject(r, live === undefined ? 201 : 200, r.managed.decorate(result));
 }
 
 const policies = new Set<string>(["Background", "Foreground", "Orphan"]);
@@ -386,7 +396,7 @@ async function handleDelete(r: ResourceRequest): Promise<void> {
     if (last.metadata.deletionTimestamp === undefined) r.managed.forget(last.metadata.uid);
     r.wrote();
   }
-  sendJson(r.res, 200, last);
+  sendObject(r, 200, last);
 }
 
 /** deletecollection: every object the selectors match, each deleted as a single delete would be. */
@@ -405,7 +415,37 @@ async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
     }
   }
   if (template.dryRun !== true) r.wrote();
-  sendJson(r.res, 200, { ...list, items });
+  sendObject(r, 200, { ...list, items });
+}
+
+/**
+ * Writes an object or list of a built-in kind in protobuf when the client asks for it first (client-go typed
+ * clients), in JSON otherwise. Custom resources and kinds the wire table does not hold are always JSON, as on a
+ * real server.
+ */
+function sendObject(r: ResourceRequest, code: number, body: KubeObject | { apiVersion: string; kind: string }): void {
+  const message = prefersProtobuf(r.req.headers.accept) ? messageFor(body.apiVersion, body.kind) : undefined;
+  if (message === undefined) return sendJson(r.res, code, body);
+  sendProtobuf(r.res, code, encodeProtobuf(body as unknown as Record<string, unknown>, message));
+}
+
+/** GET, PUT and PATCH of `/scale`: the Scale view in, `spec.replicas` of the parent out. */
+async function handleScale(r: ResourceRequest, method: string): Promise<void> {
+  const current = r.store.get(refOf(r));
+  if (method === "GET") return sendObject(r, 200, scaleOf(r.resource, current));
+  let body: unknown;
+  if (method === "PUT") body = decodeBody(r.req.headers["content-type"], await r.body());
+  else if (method === "PATCH") {
+    const type = patchTypes[mediaType(r.req.headers["content-type"])];
+    if (type === undefined || type === "apply") throw unsupportedPatch(r);
+    body = patchScale(scaleOf(r.resource, current), type, parseJson(await r.body(), "the patch"));
+  } else throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${method} ${r.resource.plural}/scale)`);
+  const replicas = replicasFrom(body, current, r.resource);
+  const options = writeOptions(r.query);
+  const next = { ...current, spec: { ...((current.spec ?? {}) as Record<string, unknown>), replicas } } as KubeObject;
+  const updated = r.store.update(next, options);
+  written(r, options, current, updated);
+  sendObject(r, 200, scaleOf(r.resource, updated));
 }
 
 export { notFound };

@@ -1,9 +1,15 @@
 // The shape of the built-in kinds as far as merging needs it: which lists are associative (and by which keys),
-// which are sets, which are atomic, and which structs are atomic. Strategic merge patch reads the `patchMergeKey`
-// / `patchStrategy` side (`mergeKey`, `strategy`); server-side apply reads the `listType` / `listMapKeys` side
-// (`keys`, `listType`). Facts from the Go types of core/v1, apps/v1, batch/v1 and policy/v1; a field not named here
-// is `any`: maps merge key by key, lists are atomic (as for a custom resource without list annotations).
+// which are sets, which are atomic, and which structs and maps are atomic. Strategic merge patch reads the
+// `patchMergeKey` / `patchStrategy` side (`mergeKey`, `strategy`); server-side apply reads the `listType` /
+// `listMapKeys` side (`keys`, `listType`). Both come from the markers of the generated wire table
+// (src/api/generated/k8s-api.ts); a kind the table does not hold (a custom resource) is `any` below `metadata`:
+// maps merge key by key, lists are atomic.
 import type { ResourceType } from "../api/resources.ts";
+import { wireAtomicStructs, wireKinds } from "../api/generated/k8s-api.ts";
+import type { WireField } from "../api/wire-types.ts";
+import { isScalar, messageOfKind, wireFields } from "./wire.ts";
+
+const atomicStructs = new Set(wireAtomicStructs);
 
 export type SchemaNode =
   | { t: "any" }
@@ -24,90 +30,92 @@ export interface ListNode {
 }
 
 export const anyNode: SchemaNode = { t: "any" };
-const struct = (fields: Record<string, SchemaNode>): SchemaNode => ({ t: "struct", fields });
-const atomicStruct: SchemaNode = { t: "struct", fields: {}, atomic: true };
-const map = (value: SchemaNode = anyNode): SchemaNode => ({ t: "map", value });
-const atomicList: SchemaNode = { t: "list", item: anyNode, strategy: "replace", listType: "atomic" };
-const mergedSet: SchemaNode = { t: "list", item: anyNode, strategy: "merge", listType: "set" };
-const byKey = (mergeKey: string, item: SchemaNode = anyNode, keys: readonly string[] = [mergeKey]): ListNode => ({ t: "list", item, mergeKey, strategy: "merge", listType: "map", keys });
-/** Strategic merge by key, but atomic for server-side apply (fields whose Go type says `listType=atomic`). */
-const byKeyAtomic = (mergeKey: string): ListNode => ({ t: "list", item: anyNode, mergeKey, strategy: "merge", listType: "atomic" });
 
-export const objectMeta = struct({
-  labels: map(),
-  annotations: map(),
-  finalizers: mergedSet,
-  ownerReferences: byKey("uid"),
-  managedFields: atomicList,
-});
+/** Message types whose JSON form is a scalar (a string or a number) or free JSON: leaves for merging. */
+const leafMessages = new Set([
+  "meta/v1.Time",
+  "meta/v1.MicroTime",
+  "meta/v1.Duration",
+  "resource.Quantity",
+  "resource.QuantityValue",
+  "intstr.IntOrString",
+  "runtime.RawExtension",
+  "meta/v1.FieldsV1",
+]);
 
-const conditions = byKey("type");
-const labelSelector = atomicStruct;
+const messageNodes = new Map<string, SchemaNode>();
 
-const envVar = struct({ valueFrom: struct({}) });
-const container = struct({
-  ports: byKey("containerPort", anyNode, ["containerPort", "protocol"]),
-  env: byKey("name", envVar),
-  envFrom: atomicList,
-  volumeMounts: byKey("mountPath"),
-  volumeDevices: byKey("devicePath"),
-  resources: struct({ limits: map(), requests: map(), claims: byKey("name") }),
-  command: atomicList,
-  args: atomicList,
-});
+function typeNode(type: string): SchemaNode {
+  if (isScalar(type) || leafMessages.has(type)) return anyNode;
+  return messageNode(type);
+}
 
-export const podSpec = struct({
-  volumes: byKey("name"),
-  initContainers: byKey("name", container),
-  containers: byKey("name", container),
-  ephemeralContainers: byKey("name", container),
-  imagePullSecrets: byKey("name"),
-  hostAliases: byKey("ip"),
-  topologySpreadConstraints: byKey("topologyKey", anyNode, ["topologyKey", "whenUnsatisfiable"]),
-  resourceClaims: byKey("name"),
-  schedulingGates: byKey("name"),
-  readinessGates: atomicList,
-  tolerations: atomicList,
-  nodeSelector: map(),
-  overhead: map(),
-});
+/** The struct node of a message, built once; a message met again while it is being built is `any` (no cycles). */
+function messageNode(message: string): SchemaNode {
+  const cached = messageNodes.get(message);
+  if (cached !== undefined) return cached;
+  messageNodes.set(message, anyNode);
+  const fields: Record<string, SchemaNode> = {};
+  for (const field of wireFields(message)) fields[field.name] = fieldNode(field);
+  const node: SchemaNode = atomicStructs.has(message) ? { t: "struct", fields, atomic: true } : { t: "struct", fields };
+  messageNodes.set(message, node);
+  return node;
+}
 
-const podTemplate = struct({ metadata: objectMeta, spec: podSpec });
+function fieldNode(field: WireField): SchemaNode {
+  if (field.map !== undefined) {
+    const value = typeNode(field.type);
+    return field.mapType === "atomic" ? { t: "map", value, atomic: true } : { t: "map", value };
+  }
+  if (field.repeated !== true) {
+    const node = typeNode(field.type);
+    // `+structType=atomic` on the field itself (rather than on its type) makes this one use atomic.
+    return field.structType === "atomic" && node.t === "struct" ? { ...node, atomic: true } : node;
+  }
+  const strategy = (field.patchStrategy ?? "").split(",").includes("merge") ? "merge" : "replace";
+  // A list without `+listType` is atomic for server-side apply, whatever strategic merge does with it.
+  const listType = field.listType === "map" || field.listType === "set" ? field.listType : "atomic";
+  const list: ListNode = { t: "list", item: typeNode(field.type), strategy, listType };
+  if (field.patchMergeKey !== undefined) list.mergeKey = field.patchMergeKey;
+  if (listType === "map") list.keys = field.listMapKeys ?? (field.patchMergeKey === undefined ? [] : [field.patchMergeKey]);
+  return list;
+}
 
-const workloadStatus = struct({ conditions });
-
-/** `group/Kind` -> the kind's top-level fields (metadata is added for every kind). */
-const kinds: Readonly<Record<string, Record<string, SchemaNode>>> = {
-  "/Pod": { spec: podSpec, status: struct({ conditions, podIPs: byKey("ip"), hostIPs: byKey("ip"), containerStatuses: atomicList, initContainerStatuses: atomicList }) },
-  "/Node": {
-    spec: struct({ taints: atomicList, podCIDRs: mergedSet }),
-    status: struct({ conditions, addresses: byKeyAtomic("type"), images: atomicList, capacity: map(), allocatable: map() }),
-  },
-  "/Namespace": { spec: struct({ finalizers: atomicList }), status: struct({ conditions }) },
-  "/ConfigMap": { data: map(), binaryData: map() },
-  "/Secret": { data: map(), stringData: map() },
-  "/ServiceAccount": { secrets: byKey("name"), imagePullSecrets: atomicList },
-  "apps/Deployment": { spec: struct({ selector: labelSelector, template: podTemplate }), status: workloadStatus },
-  "apps/ReplicaSet": { spec: struct({ selector: labelSelector, template: podTemplate }), status: workloadStatus },
-  "apps/DaemonSet": { spec: struct({ selector: labelSelector, template: podTemplate }), status: workloadStatus },
-  "apps/StatefulSet": { spec: struct({ selector: labelSelector, template: podTemplate, volumeClaimTemplates: atomicList }), status: workloadStatus },
-  "batch/Job": { spec: struct({ selector: labelSelector, template: podTemplate }), status: workloadStatus },
-  "batch/CronJob": { spec: struct({ jobTemplate: struct({ metadata: objectMeta, spec: struct({ selector: labelSelector, template: podTemplate }) }) }), status: struct({ active: atomicList }) },
-  "policy/PodDisruptionBudget": { spec: struct({ selector: labelSelector }), status: struct({ conditions, disruptedPods: map() }) },
-  "apiextensions.k8s.io/CustomResourceDefinition": { status: struct({ conditions }) },
-};
+export const objectMeta = messageNode("meta/v1.ObjectMeta");
 
 const cache = new Map<string, SchemaNode>();
 
-/** The schema of a kind: its known fields, or `any` below `metadata` for kinds the table does not describe. */
-export function schemaOf(resource: Pick<ResourceType, "group" | "kind">): SchemaNode {
-  const id = `${resource.group}/${resource.kind}`;
+/**
+ * Built-in kinds outside the wire definitions (apiextensions lives in another repository): the CRD's status
+ * conditions merge by `type`, as its Go type's markers say.
+ */
+const notInTable: Readonly<Record<string, SchemaNode>> = {
+  "apiextensions.k8s.io/CustomResourceDefinition": {
+    t: "struct",
+    fields: {
+      metadata: objectMeta,
+      status: { t: "struct", fields: { conditions: { t: "list", item: anyNode, mergeKey: "type", strategy: "merge", listType: "map", keys: ["type"] } } },
+    },
+  },
+};
+
+/** The schema of a kind: from the wire table for built-ins, or `any` below `metadata` for other kinds. */
+export function schemaOf(resource: Pick<ResourceType, "group" | "kind"> & { version?: string }): SchemaNode {
+  const id = `${resource.group}/${resource.version ?? ""}/${resource.kind}`;
   let node = cache.get(id);
   if (node === undefined) {
-    node = struct({ ...(kinds[id] ?? {}), metadata: objectMeta });
+    const message = builtinMessage(resource);
+    node = message === undefined ? (notInTable[`${resource.group}/${resource.kind}`] ?? { t: "struct", fields: { metadata: objectMeta } }) : messageNode(message);
     cache.set(id, node);
   }
   return node;
+}
+
+/** The message of a built-in kind: of the version asked for, or of the kind's only stable version. */
+function builtinMessage(resource: Pick<ResourceType, "group" | "kind"> & { version?: string }): string | undefined {
+  if (resource.version !== undefined) return messageOfKind(resource.group, resource.version, resource.kind);
+  const matches = wireKinds.filter((k) => k.group === resource.group && k.kind === resource.kind);
+  return matches.at(-1)?.message;
 }
 
 /** The schema of `field` below `node` (`any` when unknown). */

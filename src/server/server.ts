@@ -12,12 +12,13 @@ import { createStore } from "../store/index.ts";
 import type { Store } from "../store/index.ts";
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo } from "./discovery.ts";
 import { ManagedFields } from "./apply.ts";
+import { faultParam } from "../api/faults.ts";
 import { FaultTable, parseFaultSpecs } from "./faults.ts";
 import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
 import { GcLoop } from "./gc-loop.ts";
-import { acceptsJson, decodeBody, notAcceptable, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
+import { acceptsJson, decodeBody, notAcceptable, prefersProtobuf, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
-import { boolParam, handleResource } from "./resources.ts";
+import { boolParam, handleResource, isBuiltin } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { parseRoute, pathNotFound } from "./routes.ts";
 import type { ResourceRoute, Route } from "./routes.ts";
@@ -232,7 +233,7 @@ class ApiServer {
       for (const watch of [...this.#watches]) {
         if (hit >= (fault.count ?? Number.MAX_SAFE_INTEGER) || watch.closed || !FaultTable.concerns(fault, watch.target)) continue;
         if (fault.kind === "close-watch") watch.close();
-        else watch.delay(fault.delayMs ?? 1000);
+        else watch.delay(fault.delayMs ?? faultParam("delay-watch", "delayMs").default);
         hit++;
       }
       fault.hits = hit;
@@ -337,7 +338,9 @@ class ApiServer {
     const resource = this.#o.store.resourceForPlural(route.group, route.version, route.plural);
     if (resource === undefined) throw pathNotFound();
     const table = wantsTable(req.headers.accept);
-    if (!table && !acceptsJson(req.headers.accept)) throw notAcceptable();
+    // Protobuf answers built-in objects and lists; watch streams stay JSON, so a protobuf-only watch is refused.
+    const watchAsked = route.watchPath || (query.has("watch") && !["", "false", "0"].includes(query.get("watch")!));
+    if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && isBuiltin(resource) && !watchAsked)) throw notAcceptable();
     let body: Promise<Buffer> | undefined;
     const r: ResourceRequest = {
       store: this.#o.store,

@@ -3,15 +3,12 @@
 import { readFileSync } from "node:fs";
 import { parseAllDocuments } from "yaml";
 import { isApiError } from "../api/errors.ts";
+import { isRecord } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Store } from "../store/index.ts";
 
 export class SetupError extends Error {
   override name = "SetupError";
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The objects of one manifest text, in document order. */

@@ -7,14 +7,11 @@
 //   `$setElementOrder/<list>: [...]` (the order of the merged list), `$deleteFromPrimitiveList/<list>: [...]`.
 // This is what `kubectl apply` (client-side), `kubectl edit`, `label`, `annotate`, `cordon` and `drain` send.
 import { badRequest } from "../api/errors.ts";
+import { isRecord, jsonEqual } from "../api/json.ts";
 import { anyNode, childOf } from "./schema.ts";
 import type { ListNode, SchemaNode } from "./schema.ts";
 
 type Json = Record<string, unknown>;
-
-function isMap(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Sets an own property even for keys like `__proto__`, which plain assignment would treat as the prototype. */
 export function setKey(object: Json, key: string, value: unknown): void {
@@ -30,13 +27,13 @@ function fail(message: string): never {
  * no known fields). Throws 400 on a malformed patch.
  */
 export function applyStrategicPatch(original: unknown, patch: unknown, schema: SchemaNode = anyNode): Json {
-  if (!isMap(patch)) fail("the patch must be a JSON object");
-  return mergeMap(isMap(original) ? original : {}, patch, schema) ?? {};
+  if (!isRecord(patch)) fail("the patch must be a JSON object");
+  return mergeMap(isRecord(original) ? original : {}, patch, schema) ?? {};
 }
 
 function withoutDirectives(value: unknown): unknown {
-  if (Array.isArray(value)) return value.filter((item) => !(isMap(item) && item.$patch === "delete")).map(withoutDirectives);
-  if (!isMap(value)) return value;
+  if (Array.isArray(value)) return value.filter((item) => !(isRecord(item) && item.$patch === "delete")).map(withoutDirectives);
+  if (!isRecord(value)) return value;
   const out: Json = {};
   for (const [key, child] of Object.entries(value)) {
     if (key.startsWith("$") || child === null) continue;
@@ -55,8 +52,8 @@ function mergeMap(original: Json, patch: Json, schema: SchemaNode): Json | undef
     if (key.startsWith("$")) continue;
     const child = childOf(schema, key);
     if (value === null) delete out[key];
-    else if (isMap(value)) {
-      const merged = mergeMap(isMap(out[key]) ? (out[key] as Json) : {}, value, child);
+    else if (isRecord(value)) {
+      const merged = mergeMap(isRecord(out[key]) ? (out[key] as Json) : {}, value, child);
       if (merged === undefined) delete out[key];
       else setKey(out, key, merged);
     } else if (Array.isArray(value)) setKey(out, key, mergeList(out[key], value, child));
@@ -78,9 +75,9 @@ function mergeMap(original: Json, patch: Json, schema: SchemaNode): Json | undef
 
 function mergeList(original: unknown, patch: unknown[], schema: SchemaNode): unknown[] {
   const base = Array.isArray(original) ? original : [];
-  if (patch.some((item) => isMap(item) && item.$patch === "replace")) return withoutDirectives(patch.filter((item) => !(isMap(item) && item.$patch === "replace"))) as unknown[];
+  if (patch.some((item) => isRecord(item) && item.$patch === "replace")) return withoutDirectives(patch.filter((item) => !(isRecord(item) && item.$patch === "replace"))) as unknown[];
   if (schema.t !== "list" || schema.strategy !== "merge") return withoutDirectives(patch) as unknown[];
-  if (schema.mergeKey === undefined) return [...base, ...patch.filter((item) => !base.some((b) => sameValue(b, item)))];
+  if (schema.mergeKey === undefined) return [...base, ...patch.filter((item) => !base.some((b) => jsonEqual(b, item)))];
   return mergeByKey(base, patch, schema as ListNode & { mergeKey: string });
 }
 
@@ -88,9 +85,9 @@ function mergeByKey(base: unknown[], patch: unknown[], schema: ListNode & { merg
   const key = schema.mergeKey;
   const out = [...base];
   for (const item of patch) {
-    if (!isMap(item)) fail(`the elements of a list merged by ${JSON.stringify(key)} must be objects`);
+    if (!isRecord(item)) fail(`the elements of a list merged by ${JSON.stringify(key)} must be objects`);
     if (!(key in item)) fail(`map: ${JSON.stringify(withoutDirectives(item))} does not contain declared merge key: ${key}`);
-    const index = out.findIndex((existing) => isMap(existing) && sameValue(existing[key], item[key]));
+    const index = out.findIndex((existing) => isRecord(existing) && jsonEqual(existing[key], item[key]));
     if (item.$patch === "delete") {
       if (index >= 0) out.splice(index, 1);
       continue;
@@ -101,14 +98,10 @@ function mergeByKey(base: unknown[], patch: unknown[], schema: ListNode & { merg
   return out;
 }
 
-function sameValue(a: unknown, b: unknown): boolean {
-  return a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
-}
-
 function deleteFromList(out: Json, field: string, values: unknown): void {
   if (!Array.isArray(values)) fail(`$deleteFromPrimitiveList/${field} must be a list`);
   if (!Array.isArray(out[field])) return;
-  setKey(out, field, (out[field] as unknown[]).filter((item) => !values.some((v) => sameValue(v, item))));
+  setKey(out, field, (out[field] as unknown[]).filter((item) => !values.some((v) => jsonEqual(v, item))));
 }
 
 /**
@@ -120,7 +113,7 @@ function orderList(out: Json, field: string, order: unknown, schema: SchemaNode)
   const list = out[field];
   if (!Array.isArray(list)) return;
   const key = schema.t === "list" ? schema.mergeKey : undefined;
-  const identity = (item: unknown): string => JSON.stringify(key !== undefined && isMap(item) ? item[key] : item);
+  const identity = (item: unknown): string => JSON.stringify(key !== undefined && isRecord(item) ? item[key] : item);
   const wanted = new Map(order.map((item, i) => [identity(item), i]));
   let rank = -1;
   const ranked = list.map((item, i) => {

@@ -5,7 +5,7 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 import type { FieldError } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../api/validation.ts";
-import { isRecord } from "./util.ts";
+import { isRecord } from "../api/json.ts";
 
 export const crdCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io";
 

@@ -5,7 +5,7 @@ import { formatTimestamp } from "../api/clock.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { KindState } from "./registry.ts";
 import { crdCleanupFinalizer } from "./crd.ts";
-import { isRecord } from "./util.ts";
+import { isRecord } from "../api/json.ts";
 
 export const orphanFinalizer = "orphan";
 export const foregroundFinalizer = "foregroundDeletion";

@@ -3,6 +3,7 @@
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { PropagationPolicy } from "../api/client.ts";
+import { wireKinds } from "../api/generated/k8s-api.ts";
 
 /** What the store knows about a kind beyond its `ResourceType`: the strategy hooks of kube-apiserver's registry. */
 export interface KindRules {
@@ -60,6 +61,9 @@ function kind(
     fieldDefaults?: Record<string, string>;
     nameRule?: ResourceType["nameRule"];
     rules?: Partial<KindRules>;
+    categories?: string[];
+    verbs?: string[];
+    scale?: boolean;
   },
 ): BuiltinKind {
   const slash = apiVersion.indexOf("/");
@@ -80,6 +84,9 @@ function kind(
     nameRule: options.nameRule ?? "dns1123-subdomain",
   };
   if (fieldLabels.length > 0) resource.fieldsOf = fieldsFrom(fieldLabels, options.fieldDefaults);
+  if (options.categories !== undefined) resource.categories = options.categories;
+  if (options.verbs !== undefined) resource.verbs = options.verbs;
+  if (options.scale === true) resource.scaleSubresource = true;
   return { resource, rules: { ...standardRules, ...options.rules } };
 }
 
@@ -108,12 +115,75 @@ const eventFields = [
   "type",
 ];
 
+/** Whether the generated wire table says the kind's type has a `status` subresource. */
+function wireStatus(apiVersion: string, kindName: string): boolean {
+  const slash = apiVersion.indexOf("/");
+  const group = slash < 0 ? "" : apiVersion.slice(0, slash);
+  const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+  const wire = wireKinds.find((k) => k.group === group && k.version === version && k.kind === kindName);
+  if (wire === undefined) throw new Error(`${apiVersion} ${kindName} is not in the generated wire table`);
+  return wire.subresources?.includes("status") ?? false;
+}
+
+/**
+ * The resource facts the wire definitions do not hold (plural, scope, short names, categories, verbs), as a 1.35
+ * kube-apiserver's registry declares them; the status subresource comes from the definitions' markers.
+ */
+function moreKinds(): BuiltinKind[] {
+  const all = ["all"];
+  const admission = ["api-extensions"];
+  const entries: Array<[string, string, string, Parameters<typeof kind>[3]]> = [
+    ["v1", "Service", "services", { namespaced: true, shortNames: ["svc"], categories: all, nameRule: "dns1123-label" }],
+    ["v1", "Endpoints", "endpoints", { namespaced: true, shortNames: ["ep"] }],
+    ["v1", "PersistentVolumeClaim", "persistentvolumeclaims", { namespaced: true, shortNames: ["pvc"] }],
+    ["v1", "PersistentVolume", "persistentvolumes", { namespaced: false, shortNames: ["pv"] }],
+    ["v1", "PodTemplate", "podtemplates", { namespaced: true }],
+    // The markers of ReplicationController name no subresource; the registry serves status and scale.
+    ["v1", "ReplicationController", "replicationcontrollers", { namespaced: true, status: true, shortNames: ["rc"], categories: all, scale: true }],
+    ["v1", "ResourceQuota", "resourcequotas", { namespaced: true, shortNames: ["quota"] }],
+    ["v1", "LimitRange", "limitranges", { namespaced: true, shortNames: ["limits"] }],
+    ["v1", "ComponentStatus", "componentstatuses", { namespaced: false, shortNames: ["cs"], verbs: ["get", "list"] }],
+    ["admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", { namespaced: false, categories: admission }],
+    ["admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations", { namespaced: false, categories: admission }],
+    ["admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy", "validatingadmissionpolicies", { namespaced: false, categories: admission }],
+    ["admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings", { namespaced: false, categories: admission }],
+    ["apps/v1", "ControllerRevision", "controllerrevisions", { namespaced: true }],
+    ["autoscaling/v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers", { namespaced: true, shortNames: ["hpa"], categories: all }],
+    ["certificates.k8s.io/v1", "CertificateSigningRequest", "certificatesigningrequests", { namespaced: false, shortNames: ["csr"] }],
+    ["discovery.k8s.io/v1", "EndpointSlice", "endpointslices", { namespaced: true }],
+    ["events.k8s.io/v1", "Event", "events", { namespaced: true, shortNames: ["ev"] }],
+    ["flowcontrol.apiserver.k8s.io/v1", "FlowSchema", "flowschemas", { namespaced: false }],
+    ["flowcontrol.apiserver.k8s.io/v1", "PriorityLevelConfiguration", "prioritylevelconfigurations", { namespaced: false }],
+    ["networking.k8s.io/v1", "Ingress", "ingresses", { namespaced: true, shortNames: ["ing"] }],
+    ["networking.k8s.io/v1", "IngressClass", "ingressclasses", { namespaced: false }],
+    ["networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", { namespaced: true, shortNames: ["netpol"] }],
+    ["networking.k8s.io/v1", "IPAddress", "ipaddresses", { namespaced: false, shortNames: ["ip"] }],
+    ["networking.k8s.io/v1", "ServiceCIDR", "servicecidrs", { namespaced: false }],
+    ["node.k8s.io/v1", "RuntimeClass", "runtimeclasses", { namespaced: false }],
+    // RBAC names may hold colons (`system:controller:...`): path-segment names, as its registry validates.
+    ["rbac.authorization.k8s.io/v1", "ClusterRole", "clusterroles", { namespaced: false, nameRule: "path-segment" }],
+    ["rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "clusterrolebindings", { namespaced: false, nameRule: "path-segment" }],
+    ["rbac.authorization.k8s.io/v1", "Role", "roles", { namespaced: true, nameRule: "path-segment" }],
+    ["rbac.authorization.k8s.io/v1", "RoleBinding", "rolebindings", { namespaced: true, nameRule: "path-segment" }],
+    ["scheduling.k8s.io/v1", "PriorityClass", "priorityclasses", { namespaced: false, shortNames: ["pc"] }],
+    ["storage.k8s.io/v1", "CSIDriver", "csidrivers", { namespaced: false }],
+    ["storage.k8s.io/v1", "CSINode", "csinodes", { namespaced: false }],
+    ["storage.k8s.io/v1", "CSIStorageCapacity", "csistoragecapacities", { namespaced: true }],
+    ["storage.k8s.io/v1", "StorageClass", "storageclasses", { namespaced: false, shortNames: ["sc"] }],
+    ["storage.k8s.io/v1", "VolumeAttachment", "volumeattachments", { namespaced: false }],
+    ["storage.k8s.io/v1", "VolumeAttributesClass", "volumeattributesclasses", { namespaced: false, shortNames: ["vac"] }],
+  ];
+  return entries.map(([apiVersion, kindName, plural, options]) => kind(apiVersion, kindName, plural, { status: wireStatus(apiVersion, kindName), ...options }));
+}
+
 /** The kinds every store starts with, as a real cluster serves them (group, version, plural, scope, subresources). */
 export const builtinKinds: readonly BuiltinKind[] = [
   kind("v1", "Namespace", "namespaces", {
     namespaced: false,
     status: true,
     shortNames: ["ns"],
+    // A namespace is deleted one at a time (its contents go with it): no deletecollection.
+    verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
     fieldLabels: ["status.phase"],
     nameRule: "dns1123-label",
   }),
@@ -121,6 +191,7 @@ export const builtinKinds: readonly BuiltinKind[] = [
   kind("v1", "Secret", "secrets", { namespaced: true, fieldLabels: ["type"] }),
   kind("v1", "Pod", "pods", {
     namespaced: true,
+    categories: ["all"],
     status: true,
     shortNames: ["po"],
     fieldLabels: podFields,
@@ -139,31 +210,38 @@ export const builtinKinds: readonly BuiltinKind[] = [
   kind("v1", "Event", "events", { namespaced: true, shortNames: ["ev"], fieldLabels: eventFields }),
   kind("v1", "ServiceAccount", "serviceaccounts", { namespaced: true, shortNames: ["sa"] }),
   kind("coordination.k8s.io/v1", "Lease", "leases", { namespaced: true }),
-  kind("apps/v1", "Deployment", "deployments", { namespaced: true, status: true, shortNames: ["deploy"] }),
+  kind("apps/v1", "Deployment", "deployments", { namespaced: true, status: true, shortNames: ["deploy"], categories: ["all"], scale: true }),
   kind("apps/v1", "ReplicaSet", "replicasets", {
     namespaced: true,
     status: true,
     shortNames: ["rs"],
+    categories: ["all"],
+    scale: true,
     fieldLabels: ["status.replicas"],
     fieldDefaults: { "status.replicas": "0" },
   }),
-  kind("apps/v1", "StatefulSet", "statefulsets", { namespaced: true, status: true, shortNames: ["sts"] }),
-  kind("apps/v1", "DaemonSet", "daemonsets", { namespaced: true, status: true, shortNames: ["ds"] }),
+  kind("apps/v1", "StatefulSet", "statefulsets", { namespaced: true, status: true, shortNames: ["sts"], categories: ["all"], scale: true }),
+  kind("apps/v1", "DaemonSet", "daemonsets", { namespaced: true, status: true, shortNames: ["ds"], categories: ["all"] }),
   kind("batch/v1", "Job", "jobs", {
     namespaced: true,
     status: true,
+    categories: ["all"],
     fieldLabels: ["status.successful"],
     fieldDefaults: { "status.successful": "0" },
     // batch/v1 Jobs orphan their pods when the delete names no policy (kubectl always sends Background).
     rules: { defaultPropagation: "Orphan" },
   }),
-  kind("batch/v1", "CronJob", "cronjobs", { namespaced: true, status: true, shortNames: ["cj"] }),
+  kind("batch/v1", "CronJob", "cronjobs", { namespaced: true, status: true, shortNames: ["cj"], categories: ["all"] }),
   kind("policy/v1", "PodDisruptionBudget", "poddisruptionbudgets", { namespaced: true, status: true, shortNames: ["pdb"] }),
   kind("apiextensions.k8s.io/v1", "CustomResourceDefinition", "customresourcedefinitions", {
     namespaced: false,
     status: true,
     shortNames: ["crd", "crds"],
+    categories: ["api-extensions"],
   }),
+  // Every other kind of the stable group versions, appended so that the kinds above keep their order (the
+  // simulator walks kinds in this order, and its traces must not change).
+  ...moreKinds(),
 ];
 
 /** Rules for kinds registered by CRDs: custom resources drop `status` on create when it is a subresource. */

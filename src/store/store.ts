@@ -30,7 +30,8 @@ import type { GcHost, Located } from "./gc.ts";
 import { checkReadRevision, compileSelectors, continueExpiredMessage, decodeContinue, encodeContinue, lowerBound } from "./reads.ts";
 import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
 import type { Version } from "./registry.ts";
-import { writableMeta, cloneJson, deepEqual, deepFreeze, differsOutside, generatedSuffixLength, isRecord, sequenceSuffix, sequenceUid } from "./util.ts";
+import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
+import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sequenceSuffix, sequenceUid } from "./util.ts";
 import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
 import { WatchHub, Watcher } from "./watch.ts";
 
@@ -264,7 +265,7 @@ export class MemoryStore implements Store {
       if (plan !== "remove") this.#finishCrd(plan, current);
       if (options.dryRun === true) return this.#view(plan === "remove" ? current : deepFreeze(plan), resource);
       if (plan === "remove") return this.#view(this.#commit(state, key, "DELETED", current, currentVersion).event.object, resource);
-      if (deepEqual(plan, current)) return this.#view(current, resource);
+      if (jsonEqual(plan, current)) return this.#view(current, resource);
       return this.#view(this.#commit(state, key, "MODIFIED", plan, currentVersion).event.object, resource);
     });
   }
@@ -319,7 +320,7 @@ export class MemoryStore implements Store {
       if (current === undefined) throw notFound(resource.plural, name, resource.group);
       this.#checkUpdatePreconditions(object, current, resource);
       let next = this.#mergeSubresource(object, current, resource, context);
-      if (this.#admission.some((a) => a.mutate !== undefined)) next = cloneJson(next).clone;
+      if (this.#admission.some((a) => a.mutate !== undefined)) next = cloneMeasured(next).clone;
       this.#mutate("UPDATE", context.sub, resource, next, current, context.options);
       this.#prepareUpdate(next, current, state, resource);
       const errors = [
@@ -330,7 +331,7 @@ export class MemoryStore implements Store {
       if (errors.length > 0) throw invalid(resource.kind, name, errors, resource.group);
       this.#finishCrd(next, current);
       this.#validating("UPDATE", context.sub, resource, next, current, context.options);
-      if (deepEqual(next, current)) return this.#view(current, resource);
+      if (jsonEqual(next, current)) return this.#view(current, resource);
       if (context.options.dryRun === true) return this.#view(deepFreeze(next), resource);
       if (!isFinalized(next)) return this.#view(this.#commit(state, key, "MODIFIED", next, currentVersion).event.object, resource);
       // Removing the last finalizer of a terminating object deletes it; watchers see its last stored state.
@@ -372,7 +373,7 @@ export class MemoryStore implements Store {
     if (!isRecord(input)) throw badRequest("the request body must be a JSON object");
     let cloned: { clone: KubeObject; bytes: number };
     try {
-      cloned = cloneJson(input as KubeObject, this.#objectBytesMax);
+      cloned = cloneMeasured(input as KubeObject, this.#objectBytesMax);
     } catch (error) {
       throw badRequest(`the object is not valid JSON data: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -478,7 +479,7 @@ export class MemoryStore implements Store {
   /** Main writes keep the stored `status`; status writes keep everything but `status`. */
   #mergeSubresource(object: KubeObject, current: KubeObject, resource: ResourceType, context: UpdateContext): KubeObject {
     if (context.sub === "status") {
-      const next = cloneJson(current).clone;
+      const next = cloneMeasured(current).clone;
       if (object.status === undefined) delete next.status;
       else next.status = object.status;
       return next;

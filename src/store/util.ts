@@ -1,6 +1,7 @@
-// Small pure helpers of the store: JSON cloning with a size, deep freezing, structural equality,
-// and the deterministic sequences behind `uid` and `generateName`.
+// Small pure helpers of the store: JSON cloning with a size, a comparison that skips top-level fields, and the
+// deterministic sequences behind `uid` and `generateName`. Freezing, equality and `isRecord` are `api/json.ts`'s.
 import { assert } from "../api/assert.ts";
+import { jsonEqual } from "../api/json.ts";
 import type { KubeObject, ObjectMeta } from "../api/object.ts";
 
 /** Thrown inside `copyPlain` when a value is not plain JSON data: the caller falls back to a JSON round trip. */
@@ -53,8 +54,12 @@ function copyPlain(value: unknown, size: { bytes: number }): unknown {
   }
 }
 
-/** Clones JSON data (dropping `undefined`, as the wire does) and measures it in bytes of UTF-8 JSON. */
-export function cloneJson<T>(value: T, exactAboveBytes = 0): { clone: T; bytes: number } {
+/**
+ * Clones JSON data (dropping `undefined`, as the wire does) and measures it in bytes of UTF-8 JSON: the store's
+ * specialization of `api/json.ts`'s `cloneJson`, for its object size limit. It is a loop of its own because
+ * counting while copying is what keeps a write at one walk of the object.
+ */
+export function cloneMeasured<T>(value: T, exactAboveBytes = 0): { clone: T; bytes: number } {
   const size = { bytes: 0 };
   try {
     const clone = copyPlain(value, size) as T;
@@ -65,49 +70,15 @@ export function cloneJson<T>(value: T, exactAboveBytes = 0): { clone: T; bytes: 
     if (error !== notPlain) throw error;
   }
   const text = JSON.stringify(value);
-  assert(typeof text === "string", "cloneJson: value is JSON");
+  assert(typeof text === "string", "cloneMeasured: value is JSON");
   return { clone: JSON.parse(text) as T, bytes: Buffer.byteLength(text, "utf8") };
-}
-
-/** Freezes every node not already frozen; frozen subtrees (shared with an older version) are skipped. */
-export function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  if (Array.isArray(value)) {
-    for (const item of value) deepFreeze(item);
-  } else {
-    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
-  }
-  return value;
-}
-
-/** Structural equality of JSON data; key order does not matter, as it does not on the wire. */
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  let count = 0;
-  for (const key in ra) {
-    if (ra[key] === undefined) continue;
-    count++;
-    if (!deepEqual(ra[key], rb[key])) return false;
-  }
-  for (const key in rb) if (rb[key] !== undefined) count--;
-  return count === 0;
 }
 
 /** True when `a` and `b` differ anywhere outside the top-level keys in `ignored`. */
 export function differsOutside(a: Record<string, unknown>, b: Record<string, unknown>, ignored: readonly string[]): boolean {
   for (const key in a) {
     if (ignored.includes(key)) continue;
-    if (!deepEqual(a[key], b[key])) return true;
+    if (!jsonEqual(a[key], b[key])) return true;
   }
   for (const key in b) {
     if (ignored.includes(key)) continue;
@@ -156,10 +127,6 @@ export function sequenceSuffix(n: number): string {
 /** Reads a string field; anything else counts as absent. */
 export function stringOr(value: unknown, fallback: string): string {
   return typeof value === "string" ? value : fallback;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 /** `ObjectMeta` without the `readonly` of its system fields: the store is the one that writes them. */

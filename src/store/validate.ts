@@ -6,7 +6,7 @@ import type { ResourceType } from "../api/resources.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
 import { validateAnnotations, validateLabels, validateName, isDns1123Label } from "../api/validation.ts";
 import { isApiError } from "../api/errors.ts";
-import { deepEqual, isRecord } from "./util.ts";
+import { isRecord, jsonEqual } from "../api/json.ts";
 
 function required(field: string, detail = ""): FieldError {
   return { field, type: "FieldValueRequired", message: detail === "" ? "Required value" : `Required value: ${detail}` };
@@ -135,7 +135,7 @@ function validatePodUpdate(next: KubeObject, old: KubeObject): FieldError[] {
   if (oldNode !== undefined && oldNode !== "" && nextNode !== oldNode) {
     return [invalidValue("spec.nodeName", nextNode ?? "", "field is immutable")];
   }
-  if (deepEqual(podSpecSkeleton(next.spec, undefined), podSpecSkeleton(old.spec, undefined))) return [];
+  if (jsonEqual(podSpecSkeleton(next.spec, undefined), podSpecSkeleton(old.spec, undefined))) return [];
   return [
     {
       field: "spec",
@@ -158,7 +158,7 @@ const appsWorkload: KindValidator = (object, old) => {
   if (spec === undefined) return [required("spec")];
   const errors = validateSelectorAndTemplate(spec, true);
   const oldSelector = old === undefined ? undefined : specOf(old)?.selector;
-  if (old !== undefined && !deepEqual(oldSelector, spec.selector)) errors.push(invalidValue("spec.selector", spec.selector ?? {}, "field is immutable"));
+  if (old !== undefined && !jsonEqual(oldSelector, spec.selector)) errors.push(invalidValue("spec.selector", spec.selector ?? {}, "field is immutable"));
   return errors;
 };
 

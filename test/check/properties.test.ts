@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { always, eventually, PropertyMonitor, type WorldView } from "../../src/check/properties.ts";
+import { always, eventually, lastStepOf, PropertyMonitor, type WorldView } from "../../src/check/properties.ts";
+import { createStore } from "../../src/store/index.ts";
+import type { TraceRecord } from "../../src/sim/trace.ts";
 import { findingKey, isFinding, type Verdict } from "../../src/check/verdict.ts";
 import { AssertionError } from "../../src/api/assert.ts";
 
@@ -116,4 +118,77 @@ test("findings are keyed by verdict and property, and only ok is not a finding",
   assert.equal(findingKey({ ...base, kind: "silent-divergence", property: "p" }), "silent-divergence:p");
   assert.equal(findingKey({ ...base, kind: "actor-error", actor: "operator" }), "actor-error:operator");
   assert.equal(findingKey({ ...base, kind: "no-convergence" }), "no-convergence:");
+});
+
+test("eventually with from needs withinMs and a valid mark name", () => {
+  assert.throws(() => eventually("p", () => true, { from: "labelled" }), /needs withinMs/);
+  assert.throws(() => eventually("p", () => true, { withinMs: 10, from: "" }), /mark name/);
+  assert.deepEqual(eventually("p", () => true, { withinMs: 10, from: "labelled" }).from, "labelled");
+});
+
+test("a deadline counted from a mark is judged on the world as it was at the deadline, not after the step that passed it", () => {
+  let childExists = false;
+  const monitor = new PropertyMonitor([eventually("child exists", () => childExists, { withinMs: 1000, from: "labelled" })]);
+  assert.equal(monitor.checkMarkedDeadlines(world, 0), undefined, "nothing is armed before the mark");
+  monitor.mark("labelled", 500);
+  assert.equal(monitor.checkMarkedDeadlines(world, 500), undefined);
+  assert.equal(monitor.checkMarkedDeadlines(world, 1500), undefined, "at the deadline itself the step still counts");
+  // The next step happens after the deadline and creates the child: too late, the deadline is missed.
+  childExists = true;
+  const missed = monitor.checkMarkedDeadlines(world, 1501);
+  assert.equal(missed?.property.name, "child exists");
+  assert.equal(missed?.atMs, 1500);
+  assert.equal(monitor.checkMarkedDeadlines(world, 1600), undefined, "a deadline is judged once");
+});
+
+test("a deadline met before it passes does not fire, and one the run never reached is judged when the run closes", () => {
+  let held = false;
+  const monitor = new PropertyMonitor([
+    eventually("met", () => true, { withinMs: 100, from: "a" }),
+    eventually("idle miss", () => held, { withinMs: 5000, from: "a" }),
+    eventually("past horizon", () => false, { withinMs: 90_000, from: "a" }),
+  ]);
+  monitor.mark("a", 0);
+  assert.equal(monitor.checkMarkedDeadlines(world, 10), undefined);
+  assert.equal(monitor.checkMarkedDeadlines(world, 200), undefined, "met was true at its deadline");
+  // The world goes idle at 200 ms: no step passes the 5 s deadline, the run ends at a 60 s horizon.
+  assert.equal(monitor.closeMarkedDeadlines(world, 1000), undefined, "the 5 s deadline is still ahead at 1 s");
+  assert.equal(monitor.closeMarkedDeadlines(world, 60_000)?.property.name, "idle miss");
+  held = true;
+  assert.equal(monitor.closeMarkedDeadlines(world, 60_000), undefined, "a deadline beyond the end is not judged");
+});
+
+test("a mark is made once, and deadlines from marks never made stay unarmed", () => {
+  const monitor = new PropertyMonitor([eventually("p", () => false, { withinMs: 10, from: "never" })]);
+  monitor.mark("other", 0);
+  assert.throws(() => monitor.mark("other", 5), /already made/);
+  assert.equal(monitor.markedAt("other"), 0);
+  assert.equal(monitor.checkMarkedDeadlines(world, 1_000_000), undefined);
+  assert.equal(monitor.closeMarkedDeadlines(world, 2_000_000), undefined);
+});
+
+test("properties see the writes of the last step, read from the store's history between the step's revisions", () => {
+  const store = createStore({ now: () => 0 });
+  const ns = "default";
+  const owner = store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: ns, name: "owner" } });
+  const child = { apiVersion: "v1", kind: "Secret", metadata: { namespace: ns, name: "child", ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid as string }] } };
+  store.create(child);
+  const before = store.revision;
+  store.patch({ apiVersion: "v1", kind: "Secret", namespace: ns, name: "child", patchType: "merge", patch: { metadata: { labels: { a: "b" } } } });
+  store.delete({ apiVersion: "v1", kind: "Secret", namespace: ns, name: "child" });
+  const record: TraceRecord = { step: 7, timeMs: 0, actor: "operator", kind: "request", label: "delete", revisionBefore: before, revisionAfter: store.revision, result: "ok" };
+  // "Never delete a child whose owner exists": needs the deletion itself, which the world after it cannot show.
+  const view: WorldView = { ...world, get: (ref) => (ref.name === "owner" ? owner : undefined) };
+  const monitor = new PropertyMonitor([
+    always("no child deleted while its owner exists", (w, last) =>
+      last.writes.every((write) => write.type !== "deleted" || (write.object.metadata.ownerReferences ?? []).every((o) => w.get({ apiVersion: o.apiVersion, kind: o.kind, namespace: ns, name: o.name }) === undefined)),
+    ),
+  ]);
+  const last = lastStepOf(store, record);
+  assert.equal(monitor.checkSafety(view, last)?.name, "no child deleted while its owner exists");
+  assert.equal(last.actor, "operator");
+  assert.deepEqual(last.writes.map((w) => [w.type, w.object.kind, w.revision]), [["updated", "Secret", before + 1], ["deleted", "Secret", before + 2]]);
+  const quiet = lastStepOf(store, { ...record, revisionBefore: store.revision, revisionAfter: store.revision });
+  assert.deepEqual(quiet.writes, []);
+  assert.equal(monitor.checkSafety(view, quiet), undefined, "a step without writes deletes nothing");
 });

@@ -280,3 +280,93 @@ test("a failed assertion in a reconciler crashes the controller", async () => {
   await clock.advance(10);
   await assert.rejects(handle.done, /reconciler-invariant/);
 });
+
+test("a watches mapping finds the primaries that reference an object through an index of the primary cache", async () => {
+  const { client, clock } = await setup();
+  // Apps name the ConfigMap they read in spec.configRef; the App cache is indexed by it.
+  const byConfig = (object: KubeObject) => [String((object["spec"] as { configRef?: string }).configRef ?? "")];
+  for (const [name, configRef] of [["a", "shared"], ["b", "shared"], ["c", "other"]] as const) {
+    await client.create({ object: { ...app, metadata: { name, namespace: "ns" }, spec: { configRef } } });
+  }
+  const seen: string[] = [];
+  const controller = defineController({
+    name: "by-config",
+    for: { ...app, indexers: { config: byConfig } },
+    watches: [
+      {
+        ...cmKind,
+        map: (cm, ctx) =>
+          ctx
+            .lister(app)
+            .byIndex("config", cm.metadata.name as string)
+            .map((a) => ({ namespace: a.metadata.namespace, name: a.metadata.name as string })),
+      },
+    ],
+    reconcile(object) {
+      seen.push(object.metadata.name as string);
+      return Action.awaitChange();
+    },
+  });
+  const handle = runController(controller, { client, clock });
+  await handle.waitForSync();
+  await clock.advance(10);
+  seen.length = 0;
+  await client.create({ object: { ...cmKind, metadata: { name: "shared", namespace: "ns" } } });
+  await clock.advance(10);
+  assert.deepEqual(seen.sort(), ["a", "b"], "the ConfigMap concerns exactly the Apps that reference it");
+  handle.stop();
+});
+
+test("lister() of a kind the controller did not declare crashes it with a message naming that kind", async () => {
+  const { client, clock } = await setup();
+  await client.create({ object: appObject("a") });
+  const controller = defineController({
+    name: "undeclared",
+    for: app,
+    owns: [cmKind],
+    reconcile(_object, ctx) {
+      ctx.lister({ apiVersion: "v1", kind: "Secret" });
+      return Action.awaitChange();
+    },
+  });
+  const handle = runController(controller, { client, clock });
+  await clock.advance(10);
+  await assert.rejects(handle.done, (error: Error) => {
+    assert.match(error.message, /no cache of v1\/Secret/);
+    assert.match(error.message, /example\.com\/v1\/App, v1\/ConfigMap/);
+    return true;
+  });
+});
+
+test("the run's context reaches every reconcile, typed, so a reconciler can talk to an outside system", async () => {
+  const { client, clock } = await setup();
+  await client.create({ object: appObject("a", 3) });
+  // Stands for a registry client on a real cluster, or an external-state handle in the simulator.
+  const registry = { pushed: [] as string[], async push(name: string) { this.pushed.push(name); } };
+  const controller = defineController<KubeObject, { registry: typeof registry }>({
+    name: "pusher",
+    for: app,
+    async reconcile(object, ctx) {
+      await ctx.context.registry.push(`${object.metadata.name}:${(object["spec"] as { replicas: number }).replicas}`);
+      return Action.awaitChange();
+    },
+  });
+  // @ts-expect-error: the type-check refuses to run a controller that needs a context without one.
+  const unrun = () => runController(controller, { client, clock });
+  assert.equal(typeof unrun, "function");
+  const handle = runController(controller, { client, clock, context: { registry } });
+  await clock.advance(10);
+  assert.deepEqual(registry.pushed, ["a:3"]);
+  handle.stop();
+});
+
+test("a controller without a context sees ctx.context as undefined", async () => {
+  const { client, clock } = await setup();
+  await client.create({ object: appObject("a") });
+  const contexts: unknown[] = [];
+  const controller = defineController({ name: "plain", for: app, reconcile: (_o, ctx) => (contexts.push(ctx.context), Action.awaitChange()) });
+  const handle = runController(controller, { client, clock });
+  await clock.advance(10);
+  assert.deepEqual(contexts, [undefined]);
+  handle.stop();
+});

@@ -4,6 +4,7 @@ import { LeaderElector } from "../../src/runtime/leader.ts";
 import type { Lease } from "../../src/runtime/leader.ts";
 import { Action, defineController, runController } from "../../src/runtime/controller.ts";
 import { internalError } from "../../src/api/errors.ts";
+import { ProcessExit } from "../../src/api/exit.ts";
 import { FakeClient } from "./fake-client.ts";
 import { ManualClock, settle } from "./manual-clock.ts";
 
@@ -110,7 +111,9 @@ test("a controller that loses its lease stops its workers and the standby takes 
     return original(options);
   };
   await clock.advance(30_000);
-  assert.equal(await a.done, "leadership-lost");
+  // Like a real controller process, the one that lost its lease exits (exit code 1) to be restarted.
+  await assert.rejects(a.done, (error: unknown) => error instanceof ProcessExit && error.exitCode === 1 && /lost the leader-election lease kube-system\/ctl/.test(error.message));
+  assert.equal(a.isLeader(), false);
   assert.equal(b.isLeader(), true);
   const count = reconciledBy.length;
   await clock.advance(5000);

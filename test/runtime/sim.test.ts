@@ -215,3 +215,37 @@ test("leader election in the simulator hands over on lease expiry when the leade
   assert.ok(takeover !== undefined, "the standby reconciles after taking over");
   assert.ok(takeover.atMs - crashAtMs >= 15_000, `not before the lease expired (${takeover.atMs - crashAtMs} ms)`);
 });
+
+test("an elected controller paused past its renew deadline exits and is restarted by the simulator, as a real process", async () => {
+  const sim = world(22);
+  sim.store.create({ ...cmKind, metadata: { name: "app-0", namespace: "ns" }, data: { replicas: "1" } });
+  const lease = { namespace: "ns", name: "children" };
+  const starts: Array<{ identity: string; incarnation: number }> = [];
+  for (const identity of ["a", "b"]) {
+    sim.addActor(
+      defineActor({
+        name: identity,
+        restartDelayMs: 3000,
+        async start(ctx) {
+          starts.push({ identity, incarnation: ctx.incarnation });
+          const controller = defineController({ name: "children", for: cmKind, reconcile: () => Action.requeueAfter(1000) });
+          // No loop around the run: a lost lease rejects `done` with a ProcessExit, and the simulator restarts the actor.
+          await runController(controller, { client: ctx.client, clock: ctx.clock, log: ctx.log, leaderElection: { lease, identity } }).done;
+        },
+      }),
+    );
+  }
+  await sim.run({ untilMs: sim.clock.now() + 10_000 });
+  const leaseRef = { apiVersion: "coordination.k8s.io/v1", kind: "Lease", ...lease };
+  const first = (sim.view().get(leaseRef) as Lease).spec?.holderIdentity as string;
+  // The leader stalls for 30 s (a long GC pause, a frozen VM): its lease expires and the standby takes it.
+  const paused = await sim.run({ faults: [{ atStep: sim.steps, kind: "pause", target: first, durationMs: 30_000 }], untilMs: sim.clock.now() + 60_000 });
+  assert.equal(paused.status, "until", paused.message);
+  const second = (sim.view().get(leaseRef) as Lease).spec?.holderIdentity;
+  assert.notEqual(second, first, "the standby holds the lease");
+  assert.deepEqual(
+    starts.filter((s) => s.identity === first).map((s) => s.incarnation),
+    [0, 1],
+    "the old leader exited on waking up to a lost lease and was started again, not reported as an actor error",
+  );
+});

@@ -1,7 +1,7 @@
 // The protobuf request decoder, against bodies built the way client-go encodes them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { decodeProtobuf } from "../../src/server/protobuf.ts";
+import { decodeProtobuf, encodeProtobuf } from "../../src/server/protobuf.ts";
 import { isApiError } from "../../src/api/errors.ts";
 import { bytesField, entry, envelope, int, str } from "./helpers.ts";
 
@@ -42,7 +42,51 @@ test("malformed protobuf is a 400 and an unknown type a 415, never a crash", () 
   assert.equal(code(new Uint8Array([1, 2, 3])), 400);
   assert.equal(code(new Uint8Array([0x6b, 0x38, 0x73, 0x00, 0x0a, 0xff])), 400);
   assert.equal(code(new Uint8Array([0x6b, 0x38, 0x73, 0x00, 0x0f])), 400);
-  assert.equal(code(envelope("v1", "Pod", [])), 415);
+  assert.equal(code(envelope("example.com/v1", "Widget", [])), 415);
+  // The message types bound protobuf nesting; embedded JSON (a ControllerRevision's data) has the JSON body's bound.
+  const deep = [...Buffer.from(`${"[".repeat(5000)}${"]".repeat(5000)}`)];
+  assert.equal(code(envelope("apps/v1", "ControllerRevision", bytesField(2, bytesField(1, deep)))), 400);
+  assert.equal(code(envelope("apps/v1", "ControllerRevision", bytesField(2, bytesField(1, [...Buffer.from("{]")])))), 400);
   assert.equal(code(envelope("v1", "ConfigMap", [...bytesField(2, [0xff, 0xff])])), 400);
   assert.equal(code(envelope("v1", "ConfigMap", [...meta("x", bytesField(8, int(1, 2 ** 52)))])), 400);
+});
+
+test("a protobuf Deployment decodes through the wire table: pointer zeros kept, IntOrString and Quantity in JSON form", () => {
+  const container = [...str(1, "web"), ...str(2, "nginx"), ...bytesField(6, [...int(3, 80), ...str(4, "TCP")]), ...bytesField(8, entry(1, "cpu", str(1, "100m")))];
+  const template = bytesField(3, [...bytesField(1, entry(11, "app", "web")), ...bytesField(2, bytesField(2, container))]);
+  const strategy = bytesField(4, [...str(1, "RollingUpdate"), ...bytesField(2, [...bytesField(1, [...int(1, 0), ...int(2, 0)]), ...bytesField(2, [...int(1, 1), ...str(3, "25%")])])]);
+  const spec = bytesField(2, [...int(1, 0), ...bytesField(2, entry(1, "app", "web")), ...template, ...strategy, ...int(5, 0), ...int(7, 0)]);
+  const deployment = decodeProtobuf(envelope("apps/v1", "Deployment", [...meta("web"), ...spec]));
+  assert.deepEqual(deployment.spec, {
+    replicas: 0,
+    selector: { matchLabels: { app: "web" } },
+    template: {
+      metadata: { labels: { app: "web" } },
+      spec: { containers: [{ name: "web", image: "nginx", ports: [{ containerPort: 80, protocol: "TCP" }], resources: { limits: { cpu: "100m" } } }] },
+    },
+    strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: "25%" } },
+  });
+});
+
+test("encoding then decoding gives the object back, for kinds across groups", () => {
+  const objects = [
+    {
+      apiVersion: "batch/v1",
+      kind: "CronJob",
+      metadata: { name: "nightly", namespace: "default", creationTimestamp: "2026-01-02T03:04:05Z", labels: { a: "b" }, ownerReferences: [{ apiVersion: "v1", kind: "X", name: "x", uid: "u", controller: true }] },
+      spec: { schedule: "0 0 * * *", suspend: false, jobTemplate: { spec: { backoffLimit: 0, template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "busybox", args: ["a", "b"], env: [{ name: "K", value: "V" }] }] } } } } },
+      status: { lastScheduleTime: "2026-01-02T00:00:00Z" },
+    },
+    { apiVersion: "v1", kind: "Service", metadata: { name: "web", namespace: "default" }, spec: { type: "ClusterIP", ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }], selector: { app: "web" } }, status: { loadBalancer: {} } },
+    { apiVersion: "events.k8s.io/v1", kind: "Event", metadata: { name: "e", namespace: "default" }, eventTime: "2026-01-02T03:04:05.123456Z", reason: "R", regarding: { kind: "Pod", name: "p" } },
+    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: "system:x" }, rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] }] },
+    { apiVersion: "apps/v1", kind: "ControllerRevision", metadata: { name: "r", namespace: "default" }, data: { spec: { a: [1, 2] } }, revision: 3 },
+    { apiVersion: "v1", kind: "ConfigMapList", metadata: { resourceVersion: "42" }, items: [{ metadata: { name: "a" }, data: { k: "v" } }] },
+  ];
+  const messages: Record<string, string> = { CronJob: "batch/v1.CronJob", Service: "core/v1.Service", Event: "events/v1.Event", ClusterRole: "rbac/v1.ClusterRole", ControllerRevision: "apps/v1.ControllerRevision", ConfigMapList: "core/v1.ConfigMapList" };
+  for (const object of objects) {
+    const body = encodeProtobuf(object, messages[object.kind]!);
+    assert.deepEqual([...body.subarray(0, 4)], [0x6b, 0x38, 0x73, 0x00]);
+    assert.deepEqual(decodeProtobuf(body), object, object.kind);
+  }
 });

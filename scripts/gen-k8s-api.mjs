@@ -1,0 +1,229 @@
+#!/usr/bin/env node
+// Generates src/api/generated/k8s-api.ts from the Kubernetes protobuf definitions (the `generated.proto` files of
+// kubernetes/api and kubernetes/apimachinery): every message of every stable built-in group version with its fields'
+// protobuf numbers, types and JSON names, the merge markers the API server's strategic merge and server-side apply
+// read (`+patchMergeKey`, `+patchStrategy`, `+listType`, `+listMapKey`, `+structType`, `+mapType`), `+default`
+// values, and the kinds with the subresources their types declare (`+k8s:supportsSubresource`). Comment text is
+// not copied: only those markers are read out of the comments.
+//
+//   node scripts/gen-k8s-api.mjs [definitions-dir]     (default: ../shared/k8s-api beside the repository)
+//
+// The output is committed, so a checkout builds without the definitions; run this again when they change and
+// commit the result with them.
+import { readdirSync, readFileSync, statSync, writeFileSync, mkdirSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import protobuf from "protobufjs";
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const source = resolve(process.argv[2] ?? join(repo, "..", "shared", "k8s-api"));
+const output = join(repo, "src", "api", "generated", "k8s-api.ts");
+
+/**
+ * The API group of each `k8s.io/api/<dir>` package: the `+groupName` of its Go package, which the protobuf
+ * files do not carry.
+ */
+const groupOfPackage = {
+  admissionregistration: "admissionregistration.k8s.io",
+  apps: "apps",
+  authentication: "authentication.k8s.io",
+  authorization: "authorization.k8s.io",
+  autoscaling: "autoscaling",
+  batch: "batch",
+  certificates: "certificates.k8s.io",
+  coordination: "coordination.k8s.io",
+  core: "",
+  discovery: "discovery.k8s.io",
+  events: "events.k8s.io",
+  flowcontrol: "flowcontrol.apiserver.k8s.io",
+  networking: "networking.k8s.io",
+  node: "node.k8s.io",
+  policy: "policy",
+  rbac: "rbac.authorization.k8s.io",
+  scheduling: "scheduling.k8s.io",
+  storage: "storage.k8s.io",
+};
+
+const scalarTypes = new Set(["string", "bool", "bytes", "int32", "int64", "uint32", "uint64", "sint32", "sint64", "fixed32", "fixed64", "sfixed32", "sfixed64", "double", "float"]);
+
+function protoFiles(dir) {
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return protoFiles(path);
+      return name.endsWith(".proto") ? [path] : [];
+    });
+}
+
+/** A short, stable id for a protobuf package: `apps/v1`, `core/v1`, `meta/v1`, `runtime`, `intstr`... */
+function shortPackage(fullName) {
+  const name = fullName.replace(/^\./, "");
+  let m = /^k8s\.io\.api\.([a-z0-9]+)\.(v[a-z0-9]+)$/.exec(name);
+  if (m !== null) return `${m[1]}/${m[2]}`;
+  m = /^k8s\.io\.apimachinery\.pkg\.apis\.([a-z0-9]+)\.(v[a-z0-9]+)$/.exec(name);
+  if (m !== null) return `${m[1]}/${m[2]}`;
+  m = /^k8s\.io\.apimachinery\.pkg\.(?:[a-z]+\.)*([a-z0-9]+)$/.exec(name);
+  if (m !== null) return m[1];
+  throw new Error(`unexpected protobuf package ${fullName}`);
+}
+
+function idOf(type) {
+  return `${shortPackage(type.parent.fullName)}.${type.name}`;
+}
+
+/** The `+marker=value` lines of a comment (only the markers settle reads), as a map. */
+function markers(comment) {
+  const found = {};
+  for (const line of (comment ?? "").split("\n")) {
+    const m = /^\s*\+(patchMergeKey|patchStrategy|listType|listMapKey|structType|mapType|default|k8s:supportsSubresource)=(.*)$/.exec(line);
+    if (m === null) continue;
+    const [, key, value] = m;
+    if (key === "listMapKey" || key === "k8s:supportsSubresource") (found[key] ??= []).push(value.trim().replace(/^"\/?|"$/g, ""));
+    else found[key] = value.trim();
+  }
+  return found;
+}
+
+function typeName(field) {
+  if (scalarTypes.has(field.type)) return field.type;
+  if (field.resolvedType === null) throw new Error(`unresolved type ${field.type} of ${field.fullName}`);
+  return idOf(field.resolvedType);
+}
+
+/**
+ * Fields whose protobuf name is not their JSON name: the Go struct tag names the protobuf field after the Go field.
+ * (`DaemonEndpoint.Port` is `Port` in JSON too, and `FieldsV1.Raw` is the raw JSON itself.)
+ */
+const jsonNames = {
+  "admissionregistration/v1.MutatingWebhookConfiguration.Webhooks": "webhooks",
+  "admissionregistration/v1.ValidatingWebhookConfiguration.Webhooks": "webhooks",
+  "admissionregistration/v1.Validation.Expression": "expression",
+  "admissionregistration/v1.Variable.Name": "name",
+  "admissionregistration/v1.Variable.Expression": "expression",
+};
+
+function fieldEntry(field) {
+  const m = markers(field.comment);
+  const entry = { name: jsonNames[`${idOf(field.parent)}.${field.name}`] ?? field.name, id: field.id, type: typeName(field) };
+  if (field.map) entry.map = field.keyType;
+  if (field.repeated) entry.repeated = true;
+  if (m.patchMergeKey !== undefined) entry.patchMergeKey = m.patchMergeKey;
+  if (m.patchStrategy !== undefined) entry.patchStrategy = m.patchStrategy;
+  if (m.listType !== undefined) entry.listType = m.listType;
+  if (m.listMapKey !== undefined) entry.listMapKeys = m.listMapKey;
+  if (m.structType !== undefined) entry.structType = m.structType;
+  if (m.mapType !== undefined) entry.mapType = m.mapType;
+  if (m.default !== undefined) entry.default = m.default;
+  return entry;
+}
+
+function load() {
+  const root = new protobuf.Root();
+  const files = protoFiles(source);
+  if (files.length === 0) throw new Error(`no .proto files under ${source}`);
+  for (const file of files) {
+    protobuf.parse(readFileSync(file, "utf8"), root, { keepCase: true, alternateCommentMode: true });
+  }
+  // Fields of alpha types whose group version is not in the definitions (feature-gated, off on a stable server)
+  // cannot be resolved: they are left out, and named so that a new one does not go unnoticed.
+  const skipped = [];
+  for (const message of allMessages(root)) {
+    for (const field of [...message.fieldsArray]) {
+      try {
+        field.resolve();
+      } catch {
+        message.remove(field);
+        skipped.push(`${idOf(message)}.${field.name} (${field.type})`);
+      }
+    }
+  }
+  root.resolveAll();
+  if (skipped.length > 0) process.stdout.write(`left out (type not in the definitions): ${skipped.join(", ")}\n`);
+  return { root, files };
+}
+
+function allMessages(namespace, out = []) {
+  for (const nested of namespace.nestedArray) {
+    if (nested instanceof protobuf.Type) out.push(nested);
+    if (nested.nestedArray !== undefined) allMessages(nested, out);
+  }
+  return out;
+}
+
+/**
+ * Kinds: messages with `ObjectMeta` metadata that have a `<Kind>List` or that no other message embeds (the review
+ * and subresource kinds: TokenReview, Scale, Eviction...). Embedded templates (PodTemplateSpec) are not kinds.
+ */
+function kindsOf(messages) {
+  const embedded = new Set();
+  for (const message of messages) for (const field of message.fieldsArray) if (field.resolvedType !== null) embedded.add(field.resolvedType);
+  const kinds = [];
+  for (const message of messages) {
+    const pkg = /^\.?k8s\.io\.api\.([a-z0-9]+)\.(v[a-z0-9]+)$/.exec(message.parent.fullName.replace(/^\./, "."));
+    if (pkg === null) continue;
+    const metadata = message.fields.metadata;
+    if (metadata === undefined || metadata.resolvedType?.name !== "ObjectMeta") continue;
+    const hasList = message.parent.nested[`${message.name}List`] !== undefined;
+    if (!hasList && embedded.has(message)) continue;
+    const group = groupOfPackage[pkg[1]];
+    if (group === undefined) throw new Error(`no API group known for package ${pkg[1]}`);
+    const kind = { group, version: pkg[2], kind: message.name, message: idOf(message), list: hasList };
+    const subresources = markers(message.comment)["k8s:supportsSubresource"];
+    if (subresources !== undefined) kind.subresources = subresources;
+    kinds.push(kind);
+  }
+  return kinds.sort((a, b) => (a.group + "/" + a.version + "/" + a.kind < b.group + "/" + b.version + "/" + b.kind ? -1 : 1));
+}
+
+/** The commits the definitions were taken from, as their README names them (`kubernetes/api` ... commit <id>). */
+function commitsOf(dir) {
+  let readme = "";
+  try {
+    readme = readFileSync(join(dir, "README.md"), "utf8");
+  } catch {
+    return "commits not recorded";
+  }
+  const found = [...readme.matchAll(/`(kubernetes\/[a-z]+)`[^`]*?commit\s+([0-9a-f]{7,40})/g)].map((m) => `${m[1]}@${m[2]}`);
+  return found.length === 0 ? "commits not recorded" : found.join(", ");
+}
+
+function render(messages, kinds, files) {
+  const lines = [];
+  lines.push("// Generated by scripts/gen-k8s-api.mjs from the Kubernetes protobuf definitions; do not edit.");
+  lines.push(`// Definitions: ${commitsOf(source)}`);
+  lines.push("// Sources: " + files.map((f) => relative(source, f)).join(", "));
+  lines.push('import type { WireField, WireKind } from "../wire-types.ts";');
+  lines.push("");
+  lines.push("/** Every message: `<package>.<Name>` -> its fields in field-number order. */");
+  lines.push("export const wireMessages: Readonly<Record<string, readonly WireField[]>> = {");
+  for (const message of [...messages].sort((a, b) => (idOf(a) < idOf(b) ? -1 : 1))) {
+    const fields = [...message.fieldsArray].sort((a, b) => a.id - b.id).map(fieldEntry);
+    lines.push(`  ${JSON.stringify(idOf(message))}: ${JSON.stringify(fields)},`);
+  }
+  lines.push("};");
+  lines.push("");
+  lines.push("/** Every kind of the stable built-in group versions, with the subresources its type declares. */");
+  lines.push("export const wireKinds: readonly WireKind[] = [");
+  for (const kind of kinds) lines.push(`  ${JSON.stringify(kind)},`);
+  lines.push("];");
+  lines.push("");
+  return lines.join("\n");
+}
+
+function structMarkers(messages) {
+  // Type-level markers (`+structType=atomic` on LabelSelector...) belong to the message, not a field.
+  const atomic = [];
+  for (const message of messages) if (markers(message.comment).structType === "atomic") atomic.push(idOf(message));
+  return atomic.sort();
+}
+
+const { root, files } = load();
+const messages = allMessages(root).filter((m) => !m.name.endsWith("Entry") || m.fieldsArray.length !== 2 || m.fields.key === undefined);
+const kinds = kindsOf(messages);
+let text = render(messages, kinds, files);
+text += "/** Messages whose Go type is marked `+structType=atomic`: replaced whole by merges and applies. */\n";
+text += `export const wireAtomicStructs: readonly string[] = ${JSON.stringify(structMarkers(messages))};\n`;
+mkdirSync(dirname(output), { recursive: true });
+writeFileSync(output, text);
+process.stdout.write(`${relative(repo, output)}: ${messages.length} messages, ${kinds.length} kinds, ${text.length} bytes\n`);

@@ -1,0 +1,91 @@
+// What one explored variant amounts to, for people and programs: the object `settle explore --json` prints and
+// `settle/test`'s `explore()` returns, the text report of each finding, and the replay files written for them.
+// One function builds all three, so the CLI and the test API cannot drift apart.
+import { relative } from "node:path";
+import type { ExploreResult } from "./explore.ts";
+import { writeReplayFile } from "./findings.ts";
+import { formatFinding } from "../report/text.ts";
+
+export interface FindingSummary {
+  verdict: string;
+  property: string | null;
+  seed: number;
+  workload: string;
+  /** The replay file, relative to the working directory when it is below it. */
+  replay: string;
+  steps: number;
+  faults: number;
+  choices: number;
+  run: number;
+  occurrences: number;
+}
+
+export interface VariantSummary {
+  scenario: string;
+  variant: string;
+  runs: number;
+  findings: FindingSummary[];
+  stats: { steps: number; runsPerSec: number; wallMs: number; faultPointsCovered: number; faultPoints: number };
+  properties: Array<{ name: string; kind: string; evaluations: number; failures: number; everHeld: boolean }>;
+}
+
+export interface SummaryInput {
+  name: string;
+  scenarioPath: string;
+  variant: string;
+  params: Record<string, unknown>;
+  result: ExploreResult;
+  /** Where `.settle/findings` goes and what paths are relative to. */
+  cwd: string;
+}
+
+/** Writes a replay file per finding and returns the JSON summary and each finding's text report. */
+export function summarizeVariant(input: SummaryInput): { summary: VariantSummary; reports: string[]; line: string } {
+  const { name, scenarioPath, variant, params, result, cwd } = input;
+  const reports: string[] = [];
+  const findings = result.findings.map((f): FindingSummary => {
+    const outcome = f.minimal.outcome;
+    const replay = writeReplayFile(
+      cwd,
+      {
+        version: 1,
+        scenario: relative(cwd, scenarioPath),
+        variant,
+        workload: f.run.workload,
+        params: params as Record<string, string | number | boolean>,
+        seed: f.run.seed,
+        choices: f.minimal.choices,
+        faults: f.minimal.faults,
+        verdict: outcome.verdict.kind,
+        property: outcome.verdict.property ?? null,
+        traceHash: outcome.traceHash,
+        steps: outcome.steps,
+        run: f.run.index,
+      },
+      outcome.trace,
+    );
+    reports.push(
+      formatFinding({
+        scenario: name,
+        variant,
+        workload: f.run.workload,
+        verdict: outcome.verdict,
+        counters: outcome.counters,
+        trace: outcome.trace,
+        faults: f.minimal.faults.length,
+        choices: f.minimal.choices.length,
+        occurrences: f.occurrences,
+        replayPath: replay,
+      }),
+    );
+    const { seed, workload, index: run } = f.run;
+    return { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, seed, workload, replay, steps: outcome.steps, faults: f.minimal.faults.length, choices: f.minimal.choices.length, run, occurrences: f.occurrences };
+  });
+  const runsPerSec = result.wallMs > 0 ? Math.round((result.runs * 1000) / result.wallMs) : result.runs;
+  const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length };
+  const properties = result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld }));
+  const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
+  const covered = `${result.pointsCovered}/${result.points.length}`;
+  const line = `${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s`;
+  return { summary: { scenario: name, variant, runs: result.runs, findings, stats, properties }, reports, line };
+}
