@@ -7,7 +7,7 @@ import type { PropertyCounter } from "../check/properties.ts";
 import type { PlannedFault } from "../sim/types.ts";
 import { crashableActors, faultPointsOf, planRun, plannedRunCount, type FaultPoint, type PlanContext, type PlannedRun, type StrategyName } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
-import type { Params, Scenario } from "./scenario.ts";
+import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
 
 export interface ExploreOptions {
@@ -68,7 +68,7 @@ export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptio
   for (const workload of workloads) {
     const spec = { variant: options.variant, workload, params: options.params, seed: options.seed };
     const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
-    const budget = typeof scenario.faults === "function" ? scenario.faults({ ...spec }) : scenario.faults;
+    const budget = faultBudgetOf(scenario, spec);
     const kinds = new Set(Object.entries(budget?.counts ?? {}).filter(([, count]) => count > 0).map(([kind]) => kind));
     points.push(...faultPointsOf(workload, reference.trace, crashableActors(scenario, spec), kinds));
   }

@@ -9,7 +9,7 @@ import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadli
 import type { Verdict } from "../check/verdict.ts";
 import { describeRef, type KubeObject } from "../api/object.ts";
 import { isApiError } from "../api/errors.ts";
-import { workloadContext, type Params, type Scenario, type ScenarioContext, type SetupWorld } from "./scenario.ts";
+import { faultBudgetOf, workloadContext, type Params, type Scenario, type ScenarioContext, type SetupWorld } from "./scenario.ts";
 
 /** The name of the actor that runs the workload. */
 export const WORKLOAD_ACTOR = "user";
@@ -158,7 +158,7 @@ async function runPhases({ scenario, spec, sim, monitor, progress, epochMs }: Ph
     ...(spec.choices === undefined ? {} : { choices: spec.choices }),
     ...(spec.expectTrace === undefined ? {} : { expectTrace: spec.expectTrace }),
   };
-  const budget = typeof scenario.faults === "function" ? scenario.faults({ variant: spec.variant, workload: spec.workload, params: spec.params }) : scenario.faults;
+  const budget = faultBudgetOf(scenario, { variant: spec.variant, workload: spec.workload, params: spec.params });
   let result = await sim.run({
     ...base,
     untilMs: epochMs + faultPhaseMs,

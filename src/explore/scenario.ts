@@ -76,7 +76,11 @@ export interface ScenarioDefinition<P extends Params = Params> {
   actors(ctx: ScenarioContext<P>): ActorDefinition[];
   /** Named workloads; each run draws one from its seed unless the workload is fixed. */
   workloads: Record<string, Workload<P>>;
-  faults?: FaultBudget | { budget(ctx: ScenarioContext<P>): FaultBudget }["budget"];
+  /**
+   * The random fault budget, or a function of the run's context giving it. Default: `defaultFaultBudget`, every
+   * built-in kind a real cluster produces; `"none"` opts out of faults (no drawn faults, no systematic points).
+   */
+  faults?: FaultBudget | "none" | { budget(ctx: ScenarioContext<P>): FaultBudget | "none" }["budget"];
   faultKinds?: FaultKind[];
   admission?: Admission[];
   properties(ctx: ScenarioContext<P>): Property[];
@@ -105,6 +109,30 @@ export function workloadContext(actor: ActorContext, timing: Timing, startMs: nu
       actor.log(`mark ${name}`, { elapsedMs: atMs - startMs });
     },
   };
+}
+
+/**
+ * The budget of a scenario that declares none: a few of every fault a real cluster produces, so a controller
+ * written from scratch meets them without its author having to know which matter. Why each kind is here:
+ * - crash (2): a controller process is killed (OOM, node drain, rollout) between any two of its steps;
+ * - pause (1, 1-30 s): a process stalls (GC pause, CPU throttling, a stopped VM) while time and others go on;
+ * - stale-read (2, up to 5 revisions): an informer's list or watch is served by a lagging API server cache;
+ * - delay-watch (2, 0.1-5 s): watch events arrive late, after other requests have seen newer state;
+ * - close-watch (1): the server ends a watch (timeout, restart); the client resumes or relists;
+ * - fail-request (2: 409, 429, 500 or 504): conflicts, throttling and server errors every client meets;
+ * - lost-response (1): a write is applied but its response never arrives (a timeout after the commit).
+ * One chance in 30 per step keeps runs long enough between faults for the system to make progress.
+ */
+export const defaultFaultBudget: FaultBudget = Object.freeze({
+  chance: [1, 30] as const,
+  counts: Object.freeze({ crash: 2, pause: 1, "stale-read": 2, "delay-watch": 2, "close-watch": 1, "fail-request": 2, "lost-response": 1 }),
+});
+
+/** The fault budget of a run: the scenario's, the default when it declares none, or undefined for `"none"`. */
+export function faultBudgetOf(scenario: Pick<ScenarioDefinition, "faults">, ctx: ScenarioContext): FaultBudget | undefined {
+  const declared = typeof scenario.faults === "function" ? scenario.faults(ctx) : scenario.faults;
+  if (declared === "none") return undefined;
+  return declared ?? defaultFaultBudget;
 }
 
 export const defaultTiming: Timing = {
@@ -137,6 +165,10 @@ export function scenario<P extends Params = Params>(definition: ScenarioDefiniti
     if (!Number.isInteger(value) || value <= 0) throw new TypeError(`${where}: timing.${key} must be a positive integer`);
   }
   if (timing.faultPhaseMs >= timing.horizonMs) throw new TypeError(`${where}: timing.faultPhaseMs must be below timing.horizonMs`);
+  const faults = definition.faults;
+  if (faults !== undefined && faults !== "none" && typeof faults !== "function" && (typeof faults !== "object" || faults === null || !Array.isArray(faults.chance) || typeof faults.counts !== "object")) {
+    throw new TypeError(`${where}: faults must be a budget ({ chance: [n, d], counts: { kind: n } }), a function returning one, or "none"`);
+  }
   return { ...definition, timing, params: (definition.params ?? {}) as P, settleScenario: 1 };
 }
 

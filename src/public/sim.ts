@@ -14,6 +14,6 @@ export {
   type MissedDeadline,
 } from "../check/properties.ts";
 export type { Verdict, VerdictKind } from "../check/verdict.ts";
-export { scenario, type Scenario, type ScenarioDefinition, type ScenarioContext, type SetupWorld, type Workload, type WorkloadContext, type Params, type VariantInfo, type Timing } from "../explore/scenario.ts";
+export { scenario, defaultFaultBudget, type Scenario, type ScenarioDefinition, type ScenarioContext, type SetupWorld, type Workload, type WorkloadContext, type Params, type VariantInfo, type Timing } from "../explore/scenario.ts";
 export { runScenario, type RunSpec, type RunOutcome } from "../explore/run.ts";
 export * from "../cluster/index.ts";
