@@ -76,7 +76,7 @@ test("the fixed variant survives a kill of the pool controller or any daemon aft
   for (const workload of Object.keys(bootc.workloads)) {
     const reference = await runScenario(bootc, { variant: "fixed", workload, params: bootc.params, seed: 5, strategy: fifoStrategy(), traceMode: "full" });
     assert.equal(reference.verdict.kind, "ok");
-    const points = faultPointsOf(workload, reference.trace, crashable, new Set(["crash"]));
+    const points = faultPointsOf({ workload, trace: reference.trace, crashable, faultable: crashable, kinds: new Set(["crash"]) });
     assert.ok(points.length > 40);
     for (const point of points) {
       const outcome = await runScenario(bootc, { variant: "fixed", workload, params: bootc.params, seed: 5, strategy: fifoStrategy(), faults: [point.fault] });

@@ -45,7 +45,16 @@ export const faultCountParam: FaultParam = {
 
 /** Each built-in kind's parameters. */
 export const faultParams: { readonly [K in BuiltinFaultKind]: readonly FaultParam[] } = {
-  crash: [],
+  crash: [
+    {
+      name: "relistAtRevision",
+      doc: "time travel: the restarted incarnation's first watch-cache read is served at this older revision (0: not stale)",
+      type: "integer",
+      default: 0,
+      min: 0,
+      max: Number.MAX_SAFE_INTEGER,
+    },
+  ],
   pause: [{ name: "durationMs", doc: "how long the actor takes no step", type: "integer", default: 1000, min: 0, max: 86_400_000 }],
   "stale-read": [
     { name: "lagRevisions", doc: "how many revisions behind the next watch-cache read is served", type: "integer", default: 1, min: 1, max: 1_000_000 },

@@ -5,7 +5,7 @@ import { fifoStrategy } from "../sim/strategy.ts";
 import { findingKey, isFinding, type Verdict } from "../check/verdict.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import type { PlannedFault } from "../sim/types.ts";
-import { crashableActors, faultPointsOf, planRun, plannedRunCount, type FaultPoint, type PlanContext, type PlannedRun, type StrategyName } from "./plan.ts";
+import { crashableActors, faultableActors, faultPointsOf, planRun, plannedRunCount, type FaultPoint, type PlanContext, type PlannedRun, type StrategyName } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
@@ -70,7 +70,7 @@ export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptio
     const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
     const budget = faultBudgetOf(scenario, spec);
     const kinds = new Set(Object.entries(budget?.counts ?? {}).filter(([, count]) => count > 0).map(([kind]) => kind));
-    points.push(...faultPointsOf(workload, reference.trace, crashableActors(scenario, spec), kinds));
+    points.push(...faultPointsOf({ workload, trace: reference.trace, crashable: crashableActors(scenario, spec), faultable: faultableActors(scenario, spec), kinds }));
   }
   return points;
 }

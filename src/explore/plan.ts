@@ -77,53 +77,121 @@ export function planRun(ctx: PlanContext, index: number): PlannedRun {
   return { index, strategy: strategy.name, spec: { ...base, workload, strategy, drawFaults: true } };
 }
 
-/** Fault kinds the systematic strategy knows how to place, with the parameters of each point. */
-export const systematicKinds = ["crash", "stale-read", "delay-watch"] as const;
-
 /**
- * The systematic strategy's fault points, from a fault-free FIFO reference run, for the kinds the scenario's
- * budget allows: each crashable actor killed right after each of its writes is applied (response still
- * pending) and right after the response reaches it; each informer list (`resourceVersion: "0"`) served
- * stale; each watch event delivered late.
+ * The systematic point classes, likeliest to find lost work first; within a class, trace order. A kill mid-work
+ * is what loses work most often, so crashes come first, then the restart that relists from a lagging cache (time
+ * travel), then writes whose outcome the controller cannot know (lost responses, failures), then stale and late
+ * reads, stalls, closed watches, and last failed reads (which most clients retry at once).
  */
-export function faultPointsOf(workload: string, trace: readonly TraceRecord[], crashable: ReadonlySet<string>, kinds: ReadonlySet<string>): FaultPoint[] {
-  const points: FaultPoint[] = [];
-  const point = (atStep: number, kind: string, target: string, label: string, params: Record<string, number> = {}): FaultPoint => ({
-    workload,
-    fault: { atStep, kind, target, ...params },
-    label,
-  });
-  // Responses by the request they answer: the request's number pairs them (no label is parsed).
-  const responses = new Map<number, TraceRecord>();
-  for (const record of trace) {
-    if (record.kind === "response" && record.requestSeq !== undefined) responses.set(record.requestSeq, record);
-  }
-  for (const record of trace) {
-    if (!crashable.has(record.actor)) continue;
-    if (kinds.has("crash") && record.kind === "request" && record.access === "write") {
-      points.push(point(record.step + 1, "crash", record.actor, `crash ${record.actor} after ${record.label} (applied, response pending)`));
-      const response = record.requestSeq === undefined ? undefined : responses.get(record.requestSeq);
-      if (response !== undefined) points.push(point(response.step + 1, "crash", record.actor, `crash ${record.actor} after ${record.label} (response received)`));
-    }
-    if (kinds.has("stale-read") && record.kind === "request" && record.verb === "list" && record.cached === true) {
-      points.push(point(record.step, "stale-read", record.actor, `stale ${record.label} (${staleLagRevisions} revisions behind)`, { lagRevisions: staleLagRevisions }));
-    }
-    if (kinds.has("delay-watch") && record.kind === "watch" && record.watchId !== undefined) {
-      const watchId = record.watchId;
-      points.push(point(record.step, "delay-watch", watchId, `delay ${record.result} on ${watchId} by ${delayWatchMs} ms`, { delayMs: delayWatchMs }));
-    }
-  }
-  // Crashes first: a kill mid-work is what loses work, so those points are the likeliest to find something
-  // early; then stale reads, then late events. Within a kind, trace order.
-  const rank = (p: FaultPoint) => systematicKinds.indexOf(p.fault.kind as (typeof systematicKinds)[number]);
-  return points.map((p, i) => ({ p, i })).sort((a, b) => rank(a.p) - rank(b.p) || a.i - b.i).map(({ p }) => p);
-}
+export const pointClasses = [
+  "crash",
+  "crash-time-travel",
+  "lost-response",
+  "fail-write",
+  "conflict",
+  "stale-read",
+  "pause",
+  "close-watch",
+  "delay-watch",
+  "fail-read",
+] as const;
+export type PointClass = (typeof pointClasses)[number];
+
+/** Fault kinds the systematic strategy places (a time-travel point needs both crash and stale-read). */
+export const systematicKinds = ["crash", "stale-read", "delay-watch", "close-watch", "fail-request", "lost-response", "pause"] as const;
 
 /** The lag of a systematic stale read, and the delay of a systematic late watch event. */
 const staleLagRevisions = 3;
 const delayWatchMs = 5000;
+/**
+ * A systematic pause: longer than a leader lease (controller-runtime's and client-go's default lease is 15 s), so a
+ * paused leader loses its lease while it still believes it leads, and everyone else's timers run meanwhile.
+ */
+export const systematicPauseMs = 20_000;
+
+export interface FaultPointsOptions {
+  workload: string;
+  /** The fault-free FIFO reference run's trace (full mode). */
+  trace: readonly TraceRecord[];
+  /** Actors a planned crash may kill. */
+  crashable: ReadonlySet<string>;
+  /** Actors other planned faults may hit (requests failed, responses lost, pauses, watches). */
+  faultable: ReadonlySet<string>;
+  /** The kinds the scenario's budget allows. */
+  kinds: ReadonlySet<string>;
+}
+
+/**
+ * The systematic strategy's fault points, from a fault-free FIFO reference run, for the kinds the scenario's
+ * budget allows: each crashable actor killed right after each of its writes is applied (response still pending),
+ * right after the response reaches it, and right after the write with its restarted incarnation's first list
+ * served from before the write (time travel); each write's response lost; each request failed (500, and 409 for
+ * updates and patches); each informer list (`resourceVersion: "0"`) served stale; each actor paused after each of
+ * its writes; each watch closed after its first event; each watch event delivered late. Identical points are
+ * merged. Run up to step `atStep`, every point's run is the reference run, so its revisions are known exactly.
+ */
+export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
+  const { workload, trace, crashable, faultable, kinds } = options;
+  const found: Array<{ cls: PointClass; point: FaultPoint }> = [];
+  const add = (cls: PointClass, fault: PlannedFault, label: string) => found.push({ cls, point: { workload, fault, label } });
+  const responses = new Map<number, TraceRecord>();
+  for (const record of trace) if (record.kind === "response" && record.requestSeq !== undefined) responses.set(record.requestSeq, record);
+  const watchesClosed = new Set<string>();
+  for (const record of trace) {
+    const actor = record.actor;
+    if (record.kind === "request" && record.access === "write") {
+      const at = record.step;
+      if (crashable.has(actor) && kinds.has("crash")) {
+        add("crash", { atStep: at + 1, kind: "crash", target: actor }, `crash ${actor} after ${record.label} (applied, response pending)`);
+        const response = record.requestSeq === undefined ? undefined : responses.get(record.requestSeq);
+        if (response !== undefined) add("crash", { atStep: response.step + 1, kind: "crash", target: actor }, `crash ${actor} after ${record.label} (response received)`);
+        if (kinds.has("stale-read")) {
+          const revision = record.revisionBefore;
+          add("crash-time-travel", { atStep: at + 1, kind: "crash", target: actor, relistAtRevision: revision }, `crash ${actor} after ${record.label}, its restart's first list served at revision ${revision} (time travel)`);
+        }
+      }
+      if (faultable.has(actor) && kinds.has("lost-response")) add("lost-response", { atStep: at, kind: "lost-response", target: actor }, `lose the response of ${actor}'s ${record.label} (applied)`);
+      if (faultable.has(actor) && kinds.has("fail-request")) {
+        add("fail-write", { atStep: at, kind: "fail-request", target: actor, code: 500 }, `fail ${actor}'s ${record.label} with 500`);
+        if (record.verb === "update" || record.verb === "updateStatus" || record.verb === "patch" || record.verb === "patchStatus") {
+          add("conflict", { atStep: at, kind: "fail-request", target: actor, code: 409 }, `fail ${actor}'s ${record.label} with 409 Conflict`);
+        }
+      }
+      if (faultable.has(actor) && kinds.has("pause")) add("pause", { atStep: at + 1, kind: "pause", target: actor, durationMs: systematicPauseMs }, `pause ${actor} for ${systematicPauseMs} ms after ${record.label}`);
+    } else if (record.kind === "request" && faultable.has(actor)) {
+      if (kinds.has("stale-read") && record.verb === "list" && record.cached === true) {
+        add("stale-read", { atStep: record.step, kind: "stale-read", target: actor, lagRevisions: staleLagRevisions }, `stale ${record.label} (${staleLagRevisions} revisions behind)`);
+      }
+      if (kinds.has("fail-request")) add("fail-read", { atStep: record.step, kind: "fail-request", target: actor, code: 500 }, `fail ${actor}'s ${record.label} with 500`);
+    } else if (record.kind === "watch" && record.watchId !== undefined && faultable.has(actor)) {
+      const watchId = record.watchId;
+      if (kinds.has("delay-watch")) add("delay-watch", { atStep: record.step, kind: "delay-watch", target: watchId, delayMs: delayWatchMs }, `delay ${record.result} on ${watchId} by ${delayWatchMs} ms`);
+      if (kinds.has("close-watch") && !watchesClosed.has(watchId)) {
+        watchesClosed.add(watchId);
+        add("close-watch", { atStep: record.step + 1, kind: "close-watch", target: watchId }, `close ${watchId} after its first event`);
+      }
+    }
+  }
+  const rank = (cls: PointClass) => pointClasses.indexOf(cls);
+  const ordered = found.map((f, i) => ({ ...f, i })).sort((a, b) => rank(a.cls) - rank(b.cls) || a.i - b.i);
+  const seen = new Set<string>();
+  const points: FaultPoint[] = [];
+  for (const { point } of ordered) {
+    const key = JSON.stringify(point.fault);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    points.push(point);
+  }
+  return points;
+}
 
 export function crashableActors(scenario: Scenario, ctx: { variant: string; workload: string; params: Params }): Set<string> {
   const names = scenario.actors(ctx).filter((a) => a.crashable !== false).map((a) => a.name);
+  return new Set(names.filter((name) => name !== WORKLOAD_ACTOR));
+}
+
+/** The actors planned faults other than crashes may hit: every actor but the workload and those that opt out. */
+export function faultableActors(scenario: Scenario, ctx: { variant: string; workload: string; params: Params }): Set<string> {
+  const names = scenario.actors(ctx).filter((a) => a.faultable !== false).map((a) => a.name);
   return new Set(names.filter((name) => name !== WORKLOAD_ACTOR));
 }

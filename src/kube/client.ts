@@ -17,6 +17,7 @@ import type {
 } from "../api/client.ts";
 import { ApiError, internalError } from "../api/errors.ts";
 import { parseApiVersion, type KindRef, type KubeObject, type ObjectList, type WatchEvent } from "../api/object.ts";
+import { checkClientOptions } from "../api/client-options.ts";
 
 export interface KubeClientOptions {
   /** A kubeconfig path or a loaded `KubeConfig`. Default: `$KUBECONFIG`, `~/.kube/config`, or in-cluster. */
@@ -60,40 +61,48 @@ class KubeClient implements Client {
   }
 
   async get<T extends KubeObject>(o: GetOptions): Promise<T> {
+    checkClientOptions("get", o);
     return (await this.request("GET", await this.path(o, o.namespace, o.name))) as T;
   }
 
   async list<T extends KubeObject>(o: ListOptions): Promise<ObjectList<T>> {
+    checkClientOptions("list", o);
     const query = { labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, limit: o.limit, continue: o.continue, resourceVersion: o.resourceVersion };
     return (await this.request("GET", await this.path(o, o.namespace), { query })) as ObjectList<T>;
   }
 
   async create<T extends KubeObject>(o: CreateOptions<T>): Promise<T> {
+    checkClientOptions("create", o);
     const path = await this.path(o.object, o.object.metadata.namespace);
     return (await this.request("POST", path, { body: o.object, query: writeQuery(o) })) as T;
   }
 
   async update<T extends KubeObject>(o: UpdateOptions<T>): Promise<T> {
+    checkClientOptions("update", o);
     const path = await this.path(o.object, o.object.metadata.namespace, o.object.metadata.name);
     return (await this.request("PUT", path, { body: o.object, query: writeQuery(o) })) as T;
   }
 
   async updateStatus<T extends KubeObject>(o: UpdateOptions<T>): Promise<T> {
+    checkClientOptions("updateStatus", o);
     const path = await this.path(o.object, o.object.metadata.namespace, o.object.metadata.name, "status");
     return (await this.request("PUT", path, { body: o.object, query: writeQuery(o) })) as T;
   }
 
   async patch<T extends KubeObject>(o: PatchOptions): Promise<T> {
+    checkClientOptions("patch", o);
     const path = await this.path(o, o.namespace, o.name);
     return (await this.request("PATCH", path, { body: o.patch, contentType: patchContentTypes[o.patchType], query: writeQuery(o) })) as T;
   }
 
   async patchStatus<T extends KubeObject>(o: PatchOptions): Promise<T> {
+    checkClientOptions("patchStatus", o);
     const path = await this.path(o, o.namespace, o.name, "status");
     return (await this.request("PATCH", path, { body: o.patch, contentType: patchContentTypes[o.patchType], query: writeQuery(o) })) as T;
   }
 
   async delete<T extends KubeObject>(o: DeleteOptions): Promise<T> {
+    checkClientOptions("delete", o);
     const body: Record<string, unknown> = { apiVersion: "v1", kind: "DeleteOptions" };
     if (o.preconditions !== undefined) body.preconditions = o.preconditions;
     if (o.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = o.gracePeriodSeconds;
@@ -103,6 +112,7 @@ class KubeClient implements Client {
   }
 
   watch<T extends KubeObject>(o: WatchOptions): Watch<T> {
+    checkClientOptions("watch", o);
     const abort = new AbortController();
     const query = { watch: "true", labelSelector: o.labelSelector, fieldSelector: o.fieldSelector, resourceVersion: o.resourceVersion, allowWatchBookmarks: o.allowBookmarks ? "true" : undefined };
     const open = async (): Promise<Readable> => {

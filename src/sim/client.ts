@@ -20,6 +20,7 @@ import { assert } from "../api/assert.ts";
 import type { ActorState, Kernel } from "./kernel.ts";
 import type { StepFacts, Verb } from "./trace.ts";
 import { SimWatch } from "./watch.ts";
+import { checkClientOptions } from "../api/client-options.ts";
 
 /** The error an injected request failure produces: the fault model's mapping, in the simulator's words. */
 export function injectedError(code: number, what: string): ApiError {
@@ -134,18 +135,22 @@ export class SimClient implements Client {
   /** The revision a `resourceVersion: "0"` read is served at: the latest, or older under a stale-read fault. */
   private cachedRevision(): number {
     const store = this.kernel.store;
-    const lag = this.kernel.takeStaleLag(this.state);
-    if (lag === undefined) return store.revision;
-    assert(lag >= 0, "a stale read lags by a non-negative number of revisions");
-    return Math.max(store.compactedRevision, store.revision - lag, 0);
+    const { lagRevisions, atRevision } = this.kernel.takeStale(this.state);
+    const floor = Math.max(store.compactedRevision, 0);
+    if (atRevision !== undefined) return Math.max(floor, Math.min(atRevision, store.revision));
+    if (lagRevisions === undefined) return store.revision;
+    assert(lagRevisions >= 0, "a stale read lags by a non-negative number of revisions");
+    return Math.max(floor, store.revision - lagRevisions);
   }
 
   get<T extends KubeObject = KubeObject>(options: GetOptions): Promise<T> {
+    checkClientOptions("get", options);
     const ref = { ...options };
     return this.call({ verb: "get", target: ref, ref: describeRef(ref), write: false, apply: () => this.kernel.store.get(ref) });
   }
 
   list<T extends KubeObject = KubeObject>(options: ListOptions): Promise<ObjectList<T>> {
+    checkClientOptions("list", options);
     const { resourceVersion, ...rest } = options;
     const cached = resourceVersion === "0";
     const ref = describeKind(options) + (cached ? " rv=0" : "");
@@ -166,6 +171,7 @@ export class SimClient implements Client {
   }
 
   create<T extends KubeObject = KubeObject>(options: CreateOptions<T>): Promise<T> {
+    checkClientOptions("create", options);
     const object = cloneJson(options.object);
     const { object: _, ...write } = options;
     const target = objectRef(object);
@@ -173,6 +179,7 @@ export class SimClient implements Client {
   }
 
   update<T extends KubeObject = KubeObject>(options: UpdateOptions<T>): Promise<T> {
+    checkClientOptions("update", options);
     const object = cloneJson(options.object);
     const { object: _, ...write } = options;
     const target = objectRef(object);
@@ -180,6 +187,7 @@ export class SimClient implements Client {
   }
 
   updateStatus<T extends KubeObject = KubeObject>(options: UpdateOptions<T>): Promise<T> {
+    checkClientOptions("updateStatus", options);
     const object = cloneJson(options.object);
     const { object: _, ...write } = options;
     const target = objectRef(object);
@@ -187,21 +195,25 @@ export class SimClient implements Client {
   }
 
   patch<T extends KubeObject = KubeObject>(options: PatchOptions): Promise<T> {
+    checkClientOptions("patch", options);
     const copy = cloneJson(options);
     return this.call({ verb: "patch", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.patch(copy) });
   }
 
   patchStatus<T extends KubeObject = KubeObject>(options: PatchOptions): Promise<T> {
+    checkClientOptions("patchStatus", options);
     const copy = cloneJson(options);
     return this.call({ verb: "patchStatus", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.patchStatus(copy) });
   }
 
   delete<T extends KubeObject = KubeObject>(options: DeleteOptions): Promise<T> {
+    checkClientOptions("delete", options);
     const copy = cloneJson(options);
     return this.call({ verb: "delete", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.delete(copy) });
   }
 
   watch<T extends KubeObject = KubeObject>(options: WatchOptions): Watch<T> {
+    checkClientOptions("watch", options);
     const { kernel, state } = this;
     const what = describeKind(options);
     const watch = new SimWatch<T>(kernel, state, what);

@@ -35,8 +35,10 @@ export function applyFault({ kernel, custom, target, fault }: ApplyFaultOptions)
   const skipped = kernel.notFaultable(state);
   if (skipped !== undefined) return { actor, result: skipped };
   switch (fault.kind) {
-    case "crash":
-      return { actor, result: kernel.crash(state) };
+    case "crash": {
+      const relistAtRevision = numberParam(fault, "relistAtRevision");
+      return { actor, result: kernel.crash(state, relistAtRevision > 0 ? { relistAtRevision } : {}) };
+    }
     case "pause":
       return { actor, result: kernel.pause(state, numberParam(fault, "durationMs")) };
     case "stale-read":

@@ -36,6 +36,13 @@ export interface Armed {
   failCode?: number;
   loseResponse?: boolean;
   staleLagRevisions?: number;
+  /** Serve the next cached read at this revision (time travel after a restart). */
+  staleAtRevision?: number;
+}
+
+export interface CrashOptions {
+  /** Time travel: the restarted incarnation's first cached read is served at this older revision. */
+  relistAtRevision?: number;
 }
 
 interface ActorRecord {
@@ -230,13 +237,17 @@ export class Kernel {
   }
 
   /** SIGKILL: the incarnation's steps, timers and watches vanish; applied writes stay; a restart is scheduled. */
-  crash(state: ActorState): string {
+  crash(state: ActorState, options: CrashOptions = {}): string {
     const record = state as ActorRecord;
     const skipped = this.notFaultable(record);
     if (skipped !== undefined) return skipped;
     this.endIncarnation(record);
     record.def.onCrash?.(this.hooks.crashContext(record));
-    return `crashed, restart in ${this.scheduleRestart(record)}ms`;
+    const delayMs = this.scheduleRestart(record);
+    if (options.relistAtRevision === undefined) return `crashed, restart in ${delayMs}ms`;
+    // Armed faults survive the restart (a crash clears them first): the new incarnation's first cached read.
+    record.armed.staleAtRevision = options.relistAtRevision;
+    return `crashed, restart in ${delayMs}ms, first cached read at revision ${options.relistAtRevision}`;
   }
 
   /** The actor's code exited on purpose: everything of the incarnation vanishes as in a crash, then it restarts. */
@@ -312,12 +323,15 @@ export class Kernel {
     return lose;
   }
 
-  /** Takes the stale-read lag armed for `state`'s next cached read. */
-  takeStaleLag(state: ActorState): number | undefined {
+  /** Takes the staleness armed for `state`'s next cached read: a lag behind the latest, or a revision. */
+  takeStale(state: ActorState): { lagRevisions?: number; atRevision?: number } {
     const armed = (state as ActorRecord).armed;
-    const lag = armed.staleLagRevisions;
+    const stale: { lagRevisions?: number; atRevision?: number } = {};
+    if (armed.staleLagRevisions !== undefined) stale.lagRevisions = armed.staleLagRevisions;
+    if (armed.staleAtRevision !== undefined) stale.atRevision = armed.staleAtRevision;
     delete armed.staleLagRevisions;
-    return lag;
+    delete armed.staleAtRevision;
+    return stale;
   }
 
   // ---- Watches ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // DaemonSets, node lifecycle, reboots and drains in the simulator.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cluster, daemonSetRolloutStatus, drain, drainCell, hostCell, kubelet, annotations, isNodeReady, nodeActor, rebootFaultKind } from "../../src/cluster/index.ts";
+import { cluster, daemonSetRolloutStatus, drain, drainCell, hostCell, kubelet, annotations, isNodeReady, nodeActor, rebootFaultKind, requestReboot } from "../../src/cluster/index.ts";
 import type { HostState } from "../../src/cluster/index.ts";
 import { defineActor } from "../../src/sim/index.ts";
 import type { Simulation } from "../../src/sim/index.ts";
@@ -176,4 +176,26 @@ test("a node daemon waits for a Ready node, and a new boot id restarts it even w
   sim.store.updateStatus({ ...node(), status: status("True", "b2") } as KubeObject);
   await runFor(sim, 5000);
   assert.equal(starts.length, 2, "started afresh on the new boot");
+});
+
+test("a reboot request made while the host is already going down lapses with that boot, as a real systemctl reboot", async () => {
+  const sim = world(36, { nodes: ["n1"], registry, actors: [...cluster({ nodes: 1, without: ["kubelet"] }), kubelet({ node: "n1", rebootMs: 20_000 })] });
+  sim.external(hostCell("n1")).set({ bootId: "n1-boot-0", bootCount: 0 });
+  await runFor(sim, 5000);
+  // A power cycle, then (while the host is down) a daemon of the old boot that had not noticed asks again.
+  sim.addActor(defineActor({ name: "daemon", async start(ctx) {
+    await requestReboot(ctx.client, "n1", "power", { bootId: "n1-boot-0" });
+    await ctx.clock.sleep(5000);
+    await requestReboot(ctx.client, "n1", "daemon-late", { bootId: "n1-boot-0" });
+  } }));
+  await runFor(sim, 120_000);
+  assert.equal(sim.view().external<HostState>(hostCell("n1")).bootCount, 1, "one reboot: the late request lapsed");
+  assert.equal(isNodeReady(node(sim, "n1")), true);
+  // A request made in the current boot (its id read from the Node, as `requestReboot` does without one) is carried out.
+  sim.addActor(defineActor({ name: "operator", async start(ctx) {
+    await requestReboot(ctx.client, "n1", "planned");
+  } }));
+  await runFor(sim, 120_000);
+  const host = sim.view().external<HostState>(hostCell("n1"));
+  assert.deepEqual([host.bootCount, host.lastRebootToken], [2, "planned"]);
 });

@@ -95,7 +95,7 @@ test("the fixed variant survives a kill of the pool controller or a daemon after
   const reference = await runScenario(bootc, { variant: "fixed", workload, params, seed: 3, strategy: fifoStrategy(), traceMode: "full" });
   assert.equal(reference.verdict.kind, "ok");
   const crashable = new Set(["bootc-operator", "bootcd-n1", "bootcd-n2", "bootcd-n3"]);
-  const points = faultPointsOf(workload, reference.trace, crashable, new Set(["crash"]));
+  const points = faultPointsOf({ workload, trace: reference.trace, crashable, faultable: crashable, kinds: new Set(["crash"]) });
   assert.ok(points.length > 40, `${points.length} crash points`);
   // Every fifth point keeps the test fast; the acceptance sweep runs them all.
   for (const point of points.filter((_, i) => i % 5 === 0)) {

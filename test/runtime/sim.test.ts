@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createSimulation, defineActor } from "../../src/sim/index.ts";
-import type { FaultBudget, Simulation } from "../../src/sim/index.ts";
+import type { ExternalHandle, FaultBudget, Simulation } from "../../src/sim/index.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import { isApiError } from "../../src/api/errors.ts";
 import { controllerOf } from "../../src/api/object.ts";
@@ -248,4 +248,29 @@ test("an elected controller paused past its renew deadline exits and is restarte
     [0, 1],
     "the old leader exited on waking up to a lost lease and was started again, not reported as an actor error",
   );
+});
+
+test("a controller in the simulator reaches external state through its run context, each access a step", async () => {
+  const sim = world(23);
+  sim.defineExternal("registry", { pushed: [] as string[] });
+  sim.store.create({ ...cmKind, metadata: { name: "app-0", namespace: "ns" }, data: { replicas: "2" } });
+  type Registry = { pushed: string[] };
+  sim.addActor(
+    defineActor({
+      name: "pusher",
+      async start(ctx) {
+        const controller = defineController<KubeObject, { registry: ExternalHandle<Registry> }>({
+          name: "pusher",
+          for: cmKind,
+          async reconcile(cm, rctx) {
+            await rctx.context.registry.write((r) => ({ pushed: [...r.pushed, cm.metadata.name as string] }));
+            return Action.awaitChange();
+          },
+        });
+        await runController(controller, { client: ctx.client, clock: ctx.clock, context: { registry: ctx.external<Registry>("registry") } }).done;
+      },
+    }),
+  );
+  await sim.run({ untilMs: sim.clock.now() + 5000 });
+  assert.deepEqual(sim.view().external<Registry>("registry").pushed, ["app-0"]);
 });
