@@ -17,6 +17,7 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "example image-refresh", file: "./example-image-refresh.ts", exportName: "bench" },
   { name: "example skyhook-config", file: "./example-skyhook-config.ts", exportName: "bench" },
   { name: "example bootc-rollout", file: "./example-bootc-rollout.ts", exportName: "bench" },
+  { name: "zoo", file: "./zoo.ts", exportName: "benchZoo" },
 ];
 
 const only = process.argv.slice(2);

@@ -9,6 +9,7 @@ import { crashableActors, faultableActors, faultPointsOf, planRun, plannedRunCou
 import { runScenario, type RunOutcome } from "./run.ts";
 import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
+import { prebuildForWorkers } from "./load.ts";
 
 export interface ExploreOptions {
   /** Absolute path of the scenario file (worker threads load it again). */
@@ -182,11 +183,13 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
   const summaries: RunSummary[] = [];
   let findings = 0;
   const workers: Worker[] = [];
+  // Compiled once here, so each worker imports plain JavaScript instead of compiling the scenario again.
+  const scenarioPath = (await prebuildForWorkers(options.scenarioPath)) ?? options.scenarioPath;
   const jobs = Array.from({ length: count }, (_, w) => {
     const mine = indexes.filter((_, i) => i % count === w);
     const worker = new Worker(workerEntry(), {
       workerData: {
-        scenarioPath: options.scenarioPath,
+        scenarioPath,
         variant: options.variant,
         workload: options.workload,
         params: options.params,

@@ -1,7 +1,8 @@
 // Finding and loading scenario files. settle itself runs as compiled JavaScript from dist/; only a user's
 // scenario file (and what it imports) goes through a TypeScript loader, tsx, registered for that file alone.
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createRequire, register } from "node:module";
 import { isScenario, type Scenario } from "./scenario.ts";
@@ -132,6 +133,8 @@ async function importUserFile(path: string): Promise<unknown> {
   const url = pathToFileURL(path).href;
   // From source, this process already runs under tsx, and a second loader would copy settle's modules.
   if (runningFromSource) return import(url);
+  // A worker's bundle (prebuildForWorkers) is plain JavaScript: no loader.
+  if (path.endsWith(prebuiltSuffix)) return import(url);
   if (isCommonJs(path)) return requireUserFile(path);
   const loader = await makeUserLoader();
   return loader.import(url, import.meta.url);
@@ -167,3 +170,66 @@ export async function loadScenario(path: string): Promise<Scenario> {
     `${path}: expected a scenario file that default-exports scenario({ ... }) from "settle/sim" (export default scenario({ name, setup, actors, workloads, properties, ... })), but ${describeExport(module)}`,
   );
 }
+
+/**
+ * Worker threads import the scenario again. Through tsx each one would start its own loader thread and compile
+ * every file once more (a worker start of several hundred milliseconds); instead the main thread bundles the
+ * scenario with its own files (not its packages, which stay imports: settle among them, so a worker still
+ * shares one copy of settle's modules) into one plain ES module that a worker imports with no loader. It is
+ * written to `.settle/cache/` beside the scenario, so the bundle resolves packages exactly as the scenario does,
+ * and named by its content, so concurrent explorations share it safely. Each file keeps its own
+ * `import.meta.url`, and a CommonJS file its `require`. Returns undefined from source (the tests' workers load
+ * TypeScript through tsx) or when the bundle cannot be built (the worker then loads the file through tsx).
+ */
+export async function prebuildForWorkers(path: string): Promise<string | undefined> {
+  if (runningFromSource) return undefined;
+  try {
+    const esbuild = await import("esbuild");
+    const result = await esbuild.build({
+      entryPoints: [path],
+      bundle: true,
+      packages: "external",
+      format: "esm",
+      platform: "node",
+      target: "node20",
+      write: false,
+      logLevel: "silent",
+      banner: { js: 'import { createRequire as __settleCreateRequire } from "node:module"; const require = __settleCreateRequire(import.meta.url);' },
+      plugins: [ownImportMeta],
+    });
+    const text = result.outputFiles[0]!.text;
+    const dir = join(dirname(path), ".settle", "cache");
+    const file = join(dir, `${basename(path).replace(/\.[^.]+$/, "")}-${createHash("sha256").update(text).digest("hex").slice(0, 16)}${prebuiltSuffix}`);
+    if (!existsSync(file)) {
+      mkdirSync(dir, { recursive: true });
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, text);
+      renameSync(temporary, file);
+    }
+    return file;
+  } catch {
+    return undefined;
+  }
+}
+
+const prebuiltSuffix = ".settle-bundle.mjs";
+
+/**
+ * Bundling puts every file in one module, so `import.meta.url` would name the bundle; this gives each of the
+ * scenario's files its own URL, path and directory back (as literals in that file's code).
+ */
+const ownImportMeta = {
+  name: "settle-own-import-meta",
+  setup(build: { onLoad(options: { filter: RegExp }, callback: (args: { path: string }) => { contents: string; loader: "ts" | "js" } | undefined): void }) {
+    build.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+      if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+      const source = readFileSync(args.path, "utf8");
+      if (!source.includes("import.meta")) return undefined;
+      const contents = source
+        .replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href))
+        .replaceAll("import.meta.filename", JSON.stringify(args.path))
+        .replaceAll("import.meta.dirname", JSON.stringify(dirname(args.path)));
+      return { contents, loader: /\.[cm]?ts$/.test(args.path) ? "ts" : "js" };
+    });
+  },
+};

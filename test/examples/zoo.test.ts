@@ -10,12 +10,13 @@ import { fileURLToPath } from "node:url";
 import { explore, type ExploreOptions } from "../../src/explore/explore.ts";
 import { loadScenario } from "../../src/explore/load.ts";
 import { runScenario } from "../../src/explore/run.ts";
+import type { Scenario } from "../../src/explore/scenario.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const zooDir = join(repo, "examples", "zoo");
 
 /** Each case and the finding its buggy form must produce: `verdict:property` (the property is empty for a hot loop). */
-export const zooCases: Readonly<Record<string, string>> = {
+const zooCases: Readonly<Record<string, string>> = {
   "fighting-controllers": "no-convergence:",
   "finalizer-external-gone": "silent-divergence:a deleted Bucket object is removed",
   "generate-name-duplicates": "safety-violation:workers <= spec.replicas",
@@ -40,8 +41,8 @@ function scenarioPath(name: string): string {
   return join(zooDir, name, "scenario.ts");
 }
 
-function options(name: string, variant: string, overrides: Partial<ExploreOptions>): ExploreOptions {
-  return { scenarioPath: scenarioPath(name), variant, params: {}, runs: buggyRunsMax, seed: 1, workers: 1, strategy: "mix", first: true, ...overrides };
+function options(name: string, scenario: Scenario, variant: string, overrides: Partial<ExploreOptions>): ExploreOptions {
+  return { scenarioPath: scenarioPath(name), variant, params: scenario.params, runs: buggyRunsMax, seed: 1, workers: 1, strategy: "mix", first: true, ...overrides };
 }
 
 for (const [name, expected] of Object.entries(zooCases)) {
@@ -49,7 +50,7 @@ for (const [name, expected] of Object.entries(zooCases)) {
     const scenario = await loadScenario(scenarioPath(name));
     assert.equal(scenario.faults, undefined, "a zoo case declares no fault budget: the default serves");
     assert.deepEqual(Object.fromEntries(Object.entries(scenario.variants).map(([v, info]) => [v, info.expect])), { buggy: "finding", fixed: "ok" });
-    const result = await explore(scenario, options(name, "buggy", {}), () => 0);
+    const result = await explore(scenario, options(name, scenario, "buggy", {}), () => 0);
     assert.deepEqual(result.findings.map((f) => f.key), [expected], `after ${result.runs} runs`);
     const { run, minimal } = result.findings[0]!;
     assert.ok(minimal.faults.length <= run.faults.length && minimal.choices.length <= run.choices.length, "shrinking never grows a run");
@@ -61,7 +62,7 @@ for (const [name, expected] of Object.entries(zooCases)) {
 
   test(`zoo ${name}: the fixed form is clean over ${fixedRuns} runs`, async () => {
     const scenario = await loadScenario(scenarioPath(name));
-    const result = await explore(scenario, options(name, "fixed", { runs: fixedRuns, first: false, seed: 7 }), () => 0);
+    const result = await explore(scenario, options(name, scenario, "fixed", { runs: fixedRuns, first: false, seed: 7 }), () => 0);
     assert.equal(result.runs, fixedRuns);
     assert.deepEqual(result.findings.map((f) => `${f.key} (${f.run.verdict.detail})`), []);
   });
