@@ -103,6 +103,28 @@ const jsonNames = {
   "admissionregistration/v1.Variable.Expression": "expression",
 };
 
+/**
+ * Fields Go embeds with `json:",inline"`: their message's fields appear in the parent's JSON, not under the field's
+ * name. The protobuf files do not say so (the struct tags do), hence a hand list; a test checks each entry exists.
+ */
+const inlineFields = new Set([
+  "core/v1.Volume.volumeSource",
+  "core/v1.PersistentVolumeSpec.persistentVolumeSource",
+  "core/v1.Probe.handler",
+  "core/v1.ConfigMapEnvSource.localObjectReference",
+  "core/v1.ConfigMapKeySelector.localObjectReference",
+  "core/v1.ConfigMapProjection.localObjectReference",
+  "core/v1.ConfigMapVolumeSource.localObjectReference",
+  "core/v1.SecretEnvSource.localObjectReference",
+  "core/v1.SecretKeySelector.localObjectReference",
+  "core/v1.SecretProjection.localObjectReference",
+  "core/v1.EphemeralContainer.ephemeralContainerCommon",
+  "core/v1.VolumeMountStatus.volumeStatus",
+  "networking/v1.IngressRule.ingressRuleValue",
+  "admissionregistration/v1.RuleWithOperations.rule",
+  "admissionregistration/v1.NamedRuleWithOperations.ruleWithOperations",
+]);
+
 function fieldEntry(field) {
   const m = markers(field.comment);
   const entry = { name: jsonNames[`${idOf(field.parent)}.${field.name}`] ?? field.name, id: field.id, type: typeName(field) };
@@ -115,6 +137,7 @@ function fieldEntry(field) {
   if (m.structType !== undefined) entry.structType = m.structType;
   if (m.mapType !== undefined) entry.mapType = m.mapType;
   if (m.default !== undefined) entry.default = m.default;
+  if (inlineFields.has(`${idOf(field.parent)}.${field.name}`)) entry.inline = true;
   return entry;
 }
 

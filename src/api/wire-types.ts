@@ -19,6 +19,8 @@ export interface WireField {
   mapType?: string;
   /** The `+default=` marker's value as written (a JSON literal or `ref(...)`). */
   default?: string;
+  /** Embedded with `json:",inline"`: the message's fields are the parent's in JSON (protobuf keeps the nesting). */
+  inline?: boolean;
 }
 
 /** A kind of a stable built-in group version. */

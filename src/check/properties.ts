@@ -5,6 +5,7 @@ import type { TraceRecord } from "../sim/trace.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Store, StoreEventType } from "../store/types.ts";
 import { assert } from "../api/assert.ts";
+import { changeFeedOf, kindKey, objectKey, type ChangeCursor, type ChangeFeed, type WorldChanges } from "../sim/changes.ts";
 
 /** What a property may read: the simulator's view; a live server's view implements the same shape. */
 export type { WorldView };
@@ -136,7 +137,16 @@ export function checkMarkName(name: string): void {
   }
 }
 
-/** How often a property was evaluated and failed: fixed names and counts only, never object contents. */
+/**
+ * How often a property was evaluated and failed: fixed names and counts only, never object contents.
+ *
+ * In the simulator a predicate is called again only when something it read through the `WorldView` last time
+ * (an object, a kind's list, an external cell) was written since; otherwise its last value stands and the check
+ * counts in neither number. `evaluations` is how often the predicate ran, `failures` how many of those returned
+ * false (or threw). A predicate that reads `now()`, `revision` or its `last` argument, that reads nothing or that
+ * throws is called at every check. Predicates must therefore give the same answer for the same reads (state they
+ * keep between calls may only record what they read).
+ */
 export interface PropertyCounter {
   name: string;
   kind: Property["kind"];
@@ -160,10 +170,103 @@ interface MarkedDeadline {
   held: boolean | undefined;
 }
 
+/** What one evaluation of a predicate read through the view: the keys a later write is compared with. */
+class Reads {
+  readonly kinds = new Set<string>();
+  readonly objects = new Set<string>();
+  readonly externals = new Set<string>();
+  /** Read the time, the revision or the step: the value may change without a write. */
+  volatile = false;
+  /** Read anything at all (a predicate that reads nothing may depend on state of its own). */
+  any = false;
+
+  clear(): void {
+    if (this.kinds.size > 0) this.kinds.clear();
+    if (this.objects.size > 0) this.objects.clear();
+    if (this.externals.size > 0) this.externals.clear();
+    this.volatile = false;
+    this.any = false;
+  }
+
+  /** True when the predicate must run again after `changes`. */
+  touchedBy(changes: WorldChanges): boolean {
+    if (this.volatile || !this.any || changes.everything) return true;
+    for (const kind of changes.kinds) if (this.kinds.has(kind)) return true;
+    for (const object of changes.objects) if (this.objects.has(object)) return true;
+    for (const name of changes.externals) if (this.externals.has(name)) return true;
+    return false;
+  }
+}
+
+/** A view that forwards to the world of the current check and records every read into `reads`. */
+function trackingView(reads: Reads, world: () => WorldView): WorldView {
+  return {
+    get revision() {
+      reads.volatile = reads.any = true;
+      return world().revision;
+    },
+    now() {
+      reads.volatile = reads.any = true;
+      return world().now();
+    },
+    // Once a predicate is volatile it runs at every check, so what else it reads need not be recorded.
+    get(ref) {
+      reads.any = true;
+      if (!reads.volatile) reads.objects.add(objectKey(ref.apiVersion, ref.kind, ref.name));
+      return world().get(ref);
+    },
+    list(options) {
+      reads.any = true;
+      if (!reads.volatile) reads.kinds.add(kindKey(options.apiVersion, options.kind));
+      return world().list(options);
+    },
+    external<T>(name: string): T {
+      reads.any = true;
+      if (!reads.volatile) reads.externals.add(name);
+      return world().external<T>(name);
+    },
+  };
+}
+
+/** The step a predicate sees, marking its reads volatile when it looks (a value that depends on the step). */
+function trackingStep(reads: Reads, last: () => LastStep): LastStep {
+  const touch = () => (reads.volatile = reads.any = true);
+  return {
+    get step() {
+      touch();
+      return last().step;
+    },
+    get actor() {
+      touch();
+      return last().actor;
+    },
+    get writes() {
+      touch();
+      return last().writes;
+    },
+  };
+}
+
+/** Per property: what it read last time, its last value, and whether a write since touched its reads. */
+interface Tracked {
+  readonly reads: Reads;
+  readonly view: WorldView;
+  readonly step: LastStep;
+  value: boolean;
+  /** Must run at the next check: never ran, or something it read was written since. */
+  stale: boolean;
+}
+
 /** Evaluates properties and keeps their counters. A predicate that throws counts as false. */
 export class PropertyMonitor {
   readonly properties: readonly Property[];
   private readonly counters: PropertyCounter[];
+  private readonly tracked: Tracked[];
+  /** The world of the check in progress, for the tracking views. */
+  private world: WorldView | undefined;
+  /** The change feed and where it stood at the last check; undefined while no feed is known. */
+  private feed: ChangeFeed | undefined;
+  private cursor: ChangeCursor | undefined;
   private readonly marks = new Map<string, number>();
   /** Deadlines counted from marks made and not yet judged, earliest first. */
   private pending: MarkedDeadline[] = [];
@@ -177,11 +280,21 @@ export class PropertyMonitor {
     }
     this.properties = properties;
     this.counters = properties.map((p) => ({ name: p.name, kind: p.kind, evaluations: 0, failures: 0, everHeld: false }));
+    const current = () => {
+      assert(this.world !== undefined, "a property reads the world only while it is checked");
+      return this.world;
+    };
+    const last = () => this.last;
+    this.tracked = properties.map(() => {
+      const reads = new Reads();
+      return { reads, view: trackingView(reads, current), step: trackingStep(reads, last), value: false, stale: true };
+    });
   }
 
   /** Checks every `always` property after step `last`; returns the first that fails. */
   checkSafety(world: WorldView, last: LastStep = unknownStep): AlwaysProperty | undefined {
     this.last = last;
+    this.sync(world);
     let failed: AlwaysProperty | undefined;
     for (let i = 0; i < this.properties.length; i++) {
       const property = this.properties[i]!;
@@ -193,6 +306,7 @@ export class PropertyMonitor {
 
   /** Checks the `eventually` properties chosen by `filter` (after the step last given to `checkSafety`); returns the first that fails. */
   checkLiveness(world: WorldView, filter: (p: EventuallyProperty) => boolean = () => true): EventuallyProperty | undefined {
+    this.sync(world);
     let failed: EventuallyProperty | undefined;
     for (let i = 0; i < this.properties.length; i++) {
       const property = this.properties[i]!;
@@ -230,6 +344,7 @@ export class PropertyMonitor {
   checkMarkedDeadlines(world: WorldView, timeMs: number, last: LastStep = this.last): MissedDeadline | undefined {
     this.last = last;
     if (this.pending.length === 0) return undefined;
+    this.sync(world);
     const missed = this.judgeMarkedDeadlines(world, (atMs) => timeMs > atMs);
     for (const deadline of this.pending) deadline.held = this.evaluate(deadline.index, world);
     return missed;
@@ -241,6 +356,7 @@ export class PropertyMonitor {
    * Deadlines at or after `untilMs` stay pending. Returns the earliest missed.
    */
   closeMarkedDeadlines(world: WorldView, untilMs: number): MissedDeadline | undefined {
+    this.sync(world);
     return this.judgeMarkedDeadlines(world, (atMs) => atMs < untilMs);
   }
 
@@ -264,14 +380,38 @@ export class PropertyMonitor {
     return missed;
   }
 
+  /**
+   * Brings every property's `stale` flag up to `world`: the writes since the last check are compared with what
+   * each property read. A world without a change feed (or a different one) makes every property stale.
+   */
+  private sync(world: WorldView): void {
+    this.world = world;
+    const feed = changeFeedOf(world);
+    const changes = feed !== undefined && feed === this.feed && this.cursor !== undefined ? feed.since(this.cursor) : undefined;
+    for (const tracked of this.tracked) {
+      if (!tracked.stale && (changes === undefined || tracked.reads.touchedBy(changes))) tracked.stale = true;
+    }
+    this.feed = feed;
+    this.cursor = feed?.cursor();
+  }
+
   private evaluate(index: number, world: WorldView): boolean {
+    const tracked = this.tracked[index]!;
+    assert(this.world === world, "a property is evaluated on the world its check synchronised");
+    if (!tracked.stale) return tracked.value;
     const counter = this.counters[index]!;
+    const reads = tracked.reads;
+    reads.clear();
     let holds: boolean;
     try {
-      holds = this.properties[index]!.predicate(world, this.last) === true;
+      holds = this.properties[index]!.predicate(tracked.view, tracked.step) === true;
     } catch {
       holds = false;
+      // What a throwing predicate read before it threw says little about what it depends on.
+      reads.volatile = true;
     }
+    tracked.value = holds;
+    tracked.stale = false;
     counter.evaluations++;
     if (holds) counter.everHeld = true;
     else counter.failures++;

@@ -1,84 +1,154 @@
-import { drill, type DrillRun } from "../drill/drill.ts";
+import { availableParallelism } from "node:os";
+import { join } from "node:path";
+import { writeDrillArtifact } from "../drill/artifact.ts";
+import { drill, pointLabel, shortPath, type DrillResult, type DrillRun } from "../drill/drill.ts";
+import { targetFromScenario, type DrillTarget } from "../drill/target.ts";
 import { loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { resolveParams } from "../explore/scenario.ts";
+import { isYamlScenarioPath, loadYamlScenario, yamlDrillTarget } from "../scenario-yaml/index.ts";
 import { intOption, paramOptions, parse, UsageError } from "./args.ts";
 
-export const drillUsage = `Usage: settle drill <scenario-file-or-example-dir> [options] -- <command...>
+export const drillUsage = `Usage: settle drill <scenario.yaml | scenario-file | example-dir> [options] [-- <command...>]
 
 Drills a real controller process, in any language, against the scenario: serves the scenario's world over a
-Kubernetes-compatible API, runs <command> in its own process group with KUBECONFIG pointing at it, waits for its
-first watch, applies the workload, and kills the whole group right after its k-th applied write (the write's
-response held back until the group is dead), for every k of a reference run; then restarts it, waits for a
-quiet window and checks the scenario's properties. A report line per kill point.
+Kubernetes-compatible API, runs the controller in its own process group with KUBECONFIG pointing at it, waits for
+its first watch, applies the workload, and kills the whole group right after its k-th applied write (the write's
+response held back until the group is dead), for every k of a reference run; then restarts it, waits for a quiet
+window (no store write) and checks the scenario's properties. A report line per point. A YAML scenario's variant
+declares its command; a command after -- overrides it.
 
 Options:
-  --workload W        the workload to apply (default: the scenario's first)
-  --variant V         the variant whose properties are checked (default: the first)
-  --param k=v         override a scenario parameter (repeatable)
-  --kill-points LIST  comma-separated write numbers to kill after (default: every write of the reference run)
-  --quiet-ms N        no store change for this long counts as quiet (default 2000)
-  --timeout-ms N      a run not quiet by then fails (default 60000)
-  --json              print { reference, runs: [{ killAfterWrite, verdict, failed, writes }] } on stdout
+  --variant V         the variant (default: the first)
+  --workload W        the workload to apply (TypeScript scenarios; default: the first)
+  --param k=v         override a scenario parameter (TypeScript scenarios; repeatable)
+  --kill-points LIST  comma-separated write numbers (default: every write of the reference run)
+  --faults            at every point also: time travel (kill, then a stale first list), a closed watch, a
+                      failed write (500, 409) and a lost response
+  --quiet-ms N        no store write for this long counts as quiet (default 2000)
+  --timeout-ms N      bound of every run, each phase included (default 60000)
+  --parallel N        points drilled at once, each with its own server and process (default: cores, at most 4)
+  --artifacts DIR     where failing points write their artifact (default .settle/drills/<scenario>);
+                      \`settle report --html out.html <artifact>\` renders one
+  --json              print { target, reference, runs } on stdout (no token, no timelines)
 
-Exit codes: 0 every kill point passed, 1 a property failed at some kill point, 2 usage or input error.
+Exit codes: 0 every point passed (or, for a variant that expects a finding, some point failed), 1 otherwise,
+2 usage or input error (also: the controller never watched, or exited before watching).
 `;
 
-export async function drillCommand(argv: string[]): Promise<number> {
-  const dash = argv.indexOf("--");
-  if (dash < 0) throw new UsageError("expects the controller's command after --");
-  const command = argv.slice(dash + 1);
-  if (command.length === 0) throw new UsageError("expects the controller's command after --");
-  const { values, positionals } = parse(argv.slice(0, dash), {
-    workload: { type: "string" },
-    variant: { type: "string" },
-    param: { type: "string", multiple: true },
-    "kill-points": { type: "string" },
-    "quiet-ms": { type: "string" },
-    "timeout-ms": { type: "string" },
-    json: { type: "boolean" },
-  });
-  if (positionals.length !== 1) throw new UsageError("expects exactly one scenario file or example directory before --");
-  const scenario = await loadScenario(resolveScenarioPath(positionals[0]!));
+interface LoadedTarget {
+  target: DrillTarget;
+}
+
+async function loadTarget(path: string, values: Record<string, unknown>): Promise<LoadedTarget> {
+  const variant = typeof values.variant === "string" ? values.variant : undefined;
+  if (isYamlScenarioPath(path)) {
+    if (values.param !== undefined || values.workload !== undefined) throw new UsageError("--param and --workload are for TypeScript scenarios; a YAML scenario has one workload");
+    const scenario = loadYamlScenario(path);
+    const name = variant ?? Object.keys(scenario.variants)[0]!;
+    if (!(name in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${name}" (it has ${Object.keys(scenario.variants).join(", ")})`);
+    return { target: yamlDrillTarget(scenario, name) };
+  }
+  const scenario = await loadScenario(resolveScenarioPath(path));
   let params;
   try {
-    params = resolveParams(scenario, paramOptions(values.param));
+    params = resolveParams(scenario, paramOptions(values.param as string[] | undefined));
   } catch (error) {
     throw new UsageError(`--param: ${error instanceof Error ? error.message : String(error)}`);
   }
   const workload = typeof values.workload === "string" ? values.workload : Object.keys(scenario.workloads)[0]!;
   if (!(workload in scenario.workloads)) throw new UsageError(`--workload: scenario ${scenario.name} has no workload "${workload}"`);
-  const variant = typeof values.variant === "string" ? values.variant : Object.keys(scenario.variants)[0]!;
-  if (!(variant in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${variant}"`);
-  const killPoints = typeof values["kill-points"] === "string" ? values["kill-points"].split(",").map((t) => {
+  const name = variant ?? Object.keys(scenario.variants)[0]!;
+  if (!(name in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${name}"`);
+  return { target: targetFromScenario(scenario, { variant: name, workload, params }, path) };
+}
+
+function killPointsOption(text: unknown): number[] | undefined {
+  if (typeof text !== "string") return undefined;
+  return text.split(",").map((t) => {
     const k = Number(t);
     if (!Number.isInteger(k) || k < 1) throw new UsageError(`--kill-points expects write numbers >= 1, got "${t}"`);
     return k;
-  }) : undefined;
+  });
+}
+
+export async function drillCommand(argv: string[]): Promise<number> {
+  const dash = argv.indexOf("--");
+  const command = dash < 0 ? undefined : argv.slice(dash + 1);
+  if (command !== undefined && command.length === 0) throw new UsageError("expects the controller's command after --");
+  const { values, positionals } = parse(dash < 0 ? argv : argv.slice(0, dash), {
+    workload: { type: "string" },
+    variant: { type: "string" },
+    param: { type: "string", multiple: true },
+    "kill-points": { type: "string" },
+    faults: { type: "boolean" },
+    "quiet-ms": { type: "string" },
+    "timeout-ms": { type: "string" },
+    parallel: { type: "string" },
+    artifacts: { type: "string" },
+    json: { type: "boolean" },
+  });
+  if (positionals.length !== 1) throw new UsageError("expects exactly one scenario (a scenario.yaml, a scenario file or an example directory)");
+  const { target } = await loadTarget(positionals[0]!, values);
+  if (command === undefined && target.command === undefined) throw new UsageError("expects the controller's command after -- (the scenario's variant declares none)");
+  const killPoints = killPointsOption(values["kill-points"]);
+  const artifactsDir = typeof values.artifacts === "string" ? values.artifacts : join(".settle", "drills", target.name);
+  const artifacts = new Map<DrillRun, string>();
   const result = await drill({
-    scenario,
-    ctx: { variant, workload, params },
-    command,
+    target,
+    ...(command === undefined ? {} : { command }),
     quietMs: intOption(values, "quiet-ms", 2000, 1),
     timeoutMs: intOption(values, "timeout-ms", 60_000, 1),
+    concurrency: intOption(values, "parallel", Math.min(4, availableParallelism()), 1),
+    faults: values.faults === true,
     ...(killPoints === undefined ? {} : { killPoints }),
     onProgress: (line) => process.stderr.write(`settle drill: ${line}\n`),
+    onRun: (run) => {
+      if (run.verdict !== "ok") artifacts.set(run, writeDrillArtifact(artifactsDir, { target }, run, rerunCommand(target, run)));
+    },
   });
-  const bad = (r: DrillRun) => r.verdict !== "ok";
-  if (result.reference.verdict === "controller-failed") {
-    process.stderr.write(`settle drill: ${result.reference.detail}\n`);
+  if (result.reference.verdict === "controller-failed" || result.reference.verdict === "no-watch") {
+    process.stderr.write(`settle drill: ${result.reference.detail}\n${indent(result.reference.output ?? [])}`);
     return 2;
   }
-  if (values.json === true) {
-    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  } else {
-    process.stdout.write(`${scenario.name} / ${workload}: reference run ${result.reference.verdict}, ${result.reference.writes} writes${result.reference.world ? `; ${result.reference.world}` : ""}\n`);
-    for (const run of result.runs) {
-      const where = run.write === undefined ? "" : ` ${run.write.method} ${run.write.path.replace(/^\/token\/[^/]+/, "").split("?")[0]}`;
-      process.stdout.write(`  kill after write ${String(run.killAfterWrite).padEnd(3)}${where}: ${run.verdict.toUpperCase()}${run.world ? `  [${run.world}]` : ""}\n`);
-      if (run.failed.length > 0) process.stdout.write(`      false once quiet: ${run.failed.join("; ")}\n`);
-    }
-    const failing = result.runs.filter(bad).length;
-    process.stdout.write(`${failing} of ${result.runs.length} kill points failed\n`);
+  if (result.reference.verdict !== "ok") artifacts.set(result.reference, writeDrillArtifact(artifactsDir, { target }, result.reference, rerunCommand(target, result.reference)));
+  if (values.json === true) process.stdout.write(`${JSON.stringify(jsonOf(result), null, 2)}\n`);
+  else printText(result, artifacts);
+  const found = result.reference.verdict !== "ok" || result.runs.some((r) => r.verdict !== "ok");
+  return target.expect === "finding" ? (found ? 0 : 1) : found ? 1 : 0;
+}
+
+function rerunCommand(target: DrillTarget, run: DrillRun): string {
+  return run.point === undefined ? target.rerun : `${target.rerun} --kill-points ${run.point.afterWrite}${run.point.fault === "kill" ? "" : " --faults"}`;
+}
+
+function indent(lines: readonly string[]): string {
+  return lines.map((l) => `      | ${l}\n`).join("");
+}
+
+/** The JSON report: no timelines (they are in the artifacts), paths without the token. */
+function jsonOf(result: DrillResult): unknown {
+  const strip = (run: DrillRun) => {
+    const { timeline: _timeline, ...rest } = run;
+    return rest;
+  };
+  return { target: result.target, reference: strip(result.reference), runs: result.runs.map(strip) };
+}
+
+function printText(result: DrillResult, artifacts: Map<DrillRun, string>): void {
+  const { reference, target } = result;
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  out(`${target.name} / ${target.variant} / ${target.workload}: reference run ${reference.verdict} in ${reference.timings.totalMs} ms, ${reference.writes} writes${reference.world ? `; ${reference.world}` : ""}`);
+  for (const run of result.runs) {
+    const where = run.write === undefined ? "" : ` ${run.write.method} ${shortPath(run.write.path)}`;
+    const label = run.point === undefined ? "reference" : pointLabel(run.point);
+    out(`  ${label.padEnd(28)}${where}: ${run.verdict.toUpperCase()} (${run.timings.totalMs} ms)${run.world ? `  [${run.world}]` : ""}`);
+    if (run.verdict === "ok") continue;
+    if (run.failed.length > 0) out(`      false once quiet: ${run.failed.join("; ")}`);
+    else out(`      ${run.detail}`);
+    const artifact = artifacts.get(run);
+    if (artifact !== undefined) out(`      artifact: ${artifact}  (settle report --html report.html ${artifact})`);
+    if ((run.output ?? []).length > 0) process.stdout.write(`      controller output (last lines):\n${indent((run.output ?? []).slice(-15))}`);
   }
-  return bad(result.reference) || result.runs.some(bad) ? 1 : 0;
+  const failing = result.runs.filter((r) => r.verdict !== "ok").length;
+  out(`${failing} of ${result.runs.length} points failed`);
 }

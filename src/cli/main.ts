@@ -15,6 +15,8 @@ Commands:
   serve                       a Kubernetes-compatible API server over a store, for kubectl, helm, any client
   report <file>               render a finding as an HTML timeline or JUnit XML
   drill <scenario> -- <cmd>   kill a real controller process after each of its writes and check it converges
+  init [--crd FILE]           scaffold a scenario and a test for your controller (from a CRD if given)
+  job --shards N --image IMG -- <explore args>   print a Kubernetes Indexed Job that explores in N shards
   help [command]              show help for a command
 
 Options:
@@ -39,6 +41,8 @@ const commands: Record<string, () => Promise<Command>> = {
   serve: async () => import("./serve.ts").then((m) => ({ usage: m.serveUsage, run: m.serveCommand })),
   report: async () => import("./report.ts").then((m) => ({ usage: m.reportUsage, run: m.reportCommand })),
   drill: async () => import("./drill.ts").then((m) => ({ usage: m.drillUsage, run: m.drillCommand })),
+  init: async () => import("./init.ts").then((m) => ({ usage: m.initUsage, run: m.initCommand })),
+  job: async () => import("./job.ts").then((m) => ({ usage: m.jobUsage, run: m.jobCommand })),
 };
 
 /** The error, when it is an input error a command reports with exit code 2 (its module is loaded by then). */

@@ -36,6 +36,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     choices: file.choices,
     faults: file.faults,
     traceMode: "full",
+    semantics: file.version,
   });
   const sameTrace = outcome.traceHash === file.traceHash;
   const sameVerdict = outcome.verdict.kind === file.verdict && (outcome.verdict.property ?? null) === file.property;

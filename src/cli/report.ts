@@ -2,13 +2,14 @@
 import { formatFinding } from "../report/text.ts";
 import { emitGithubAnnotations } from "../report/junit.ts";
 import { reportDataFromReplayFile } from "../report/model.ts";
+import { isDrillArtifactFile, reportDataFromDrillArtifact } from "../drill/artifact.ts";
 import { writeHtmlReport } from "../report/html.ts";
 import { htmlReportName } from "../report/model.ts";
 import { isDirectoryTarget, junitCaseOf, writeJunitFile } from "../report/outputs.ts";
 import { join } from "node:path";
 import { parse, UsageError } from "./args.ts";
 
-export const reportUsage = `Usage: settle report <replay-file> [--html out.html | --html DIR/] [--junit out.xml]
+export const reportUsage = `Usage: settle report <replay-file | drill-artifact> [--html out.html | --html DIR/] [--junit out.xml]
 
 Re-runs a finding from its replay file, capturing every object before and after each step, and renders it.
 
@@ -33,7 +34,8 @@ export async function reportCommand(argv: string[]): Promise<number> {
   if (html === "") throw new UsageError("--html expects a file or folder path");
   if (junit === "") throw new UsageError("--junit expects a file path");
   const replayPath = positionals[0]!;
-  const data = await reportDataFromReplayFile(replayPath);
+  // A failed drill point leaves an artifact with its request timeline instead of a replay file.
+  const data = isDrillArtifactFile(replayPath) ? reportDataFromDrillArtifact(replayPath) : await reportDataFromReplayFile(replayPath);
   const finding = data.verdict.kind !== "ok";
   if (html !== undefined) {
     const path = isDirectoryTarget(html) ? join(html, htmlReportName({ scenario: data.scenarioPath }, replayPath)) : html;

@@ -2,8 +2,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { realClock } from "../api/clock.ts";
-import { createStore } from "../store/index.ts";
-import { loadSetup, parseFaultSpecs, SetupError, startServer } from "../server/index.ts";
+import { createServerStore, loadSetup, parseFaultSpecs, SetupError, startServer } from "../server/index.ts";
 import type { FaultSpec } from "../server/index.ts";
 import { intOption, parse, UsageError } from "./args.ts";
 
@@ -40,7 +39,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const host = typeof values.host === "string" ? values.host : "127.0.0.1";
   const token = typeof values.token === "string" ? values.token : undefined;
   if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) throw new UsageError("--token must be printable ASCII without spaces");
-  const store = createStore({ now: () => realClock.now() });
+  const store = createServerStore({ now: () => realClock.now() });
   try {
     loadSetup(store, (values.setup as string[] | undefined) ?? []);
   } catch (error) {

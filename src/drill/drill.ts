@@ -1,75 +1,156 @@
 // `settle drill`: the black-box version of exploration, for a controller process in any language. The
 // scenario's world is served by `settle serve` semantics in this process; the controller runs as a real
-// process group whose every request goes through a proxy; the drill applies the scenario's workload, kills
-// the group right after its k-th applied write (holding that write's response until the group is dead),
-// restarts it, waits for a quiet window and checks the scenario's properties against the server's store.
+// process group whose every request goes through a proxy; the drill applies the scenario's workload and, at
+// each point of a reference run (right after the controller's k-th applied write), applies one fault: a kill of
+// the whole group (the write's response held until the group is dead), optionally followed by a stale first list
+// (time travel), a closed watch, a failed request (500 or 409) or a lost response. It then waits for a quiet
+// window (no store write) and checks the scenario's properties against the server's store. Every phase is bounded
+// by `timeoutMs`.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { realClock } from "../api/clock.ts";
 import { isNotFound } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
 import { PropertyMonitor } from "../check/properties.ts";
-import { workloadContext, type Scenario, type ScenarioContext } from "../explore/scenario.ts";
+import type { Scenario, ScenarioContext } from "../explore/scenario.ts";
 import { createKubeClient } from "../kube/client.ts";
-import { kubeconfigText, startServer } from "../server/index.ts";
-import { Rng } from "../sim/rng.ts";
-import type { ActorContext, WorldView } from "../sim/types.ts";
+import { kubeconfigText, startServer, type SettleServer } from "../server/index.ts";
+import type { WorldView } from "../sim/types.ts";
 import { createStore } from "../store/index.ts";
-import type { Store } from "../store/types.ts";
-import { startProxy, type WriteSeen } from "./proxy.ts";
+import type { Store, StoreEvent } from "../store/types.ts";
+import { observeStore } from "./observe.ts";
+import { startProxy, type DrillProxy, type RequestSeen, type WriteSeen } from "./proxy.ts";
 import { startProcess, type ControllerProcess } from "./process.ts";
+import { targetFromScenario, type DrillTarget } from "./target.ts";
+
+/** What the drill does at a point: `kill` the group, or one of the server-side faults (`--faults`). */
+export const drillFaultKinds = ["kill", "time-travel", "close-watch", "fail-500", "fail-409", "lost-response"] as const;
+export type DrillFaultKind = (typeof drillFaultKinds)[number];
+
+export interface DrillPoint {
+  /** Right after the controller's k-th applied write (1-based) of this run. */
+  afterWrite: number;
+  fault: DrillFaultKind;
+}
 
 export interface DrillOptions {
-  scenario: Scenario;
-  ctx: ScenarioContext;
-  /** The controller's command line. */
-  command: readonly string[];
-  /** No store change for this long counts as quiet. Default 2000. */
+  /** The scenario as a drill target; or give `scenario` and `ctx` for a TypeScript scenario. */
+  target?: DrillTarget;
+  scenario?: Scenario;
+  ctx?: ScenarioContext;
+  /** The controller's command line. Default: the target's own (YAML variants declare one). */
+  command?: readonly string[];
+  /** No store write for this long counts as quiet. Default 2000. */
   quietMs?: number;
-  /** A run that is not quiet by then is reported as `no-quiet`. Default 60_000. */
+  /** Every run (start, first watch, workload, restart, quiet) must finish within this. Default 60_000. */
   timeoutMs?: number;
   /** Kill after these writes (1-based). Default: every write of the reference run. */
   killPoints?: readonly number[];
+  /** Also apply the server-side faults at every point (time travel, closed watch, 500, 409, lost response). */
+  faults?: boolean;
+  /** Points drilled at once, each with its own server and process group. Default 1. */
+  concurrency?: number;
+  /** A folder for one JSON artifact per failing point (`settle report --html` renders it). Default none. */
+  artifactsDir?: string;
   onProgress?(line: string): void;
+  /** Called with each finished run (the CLI writes artifacts and prints output from here). */
+  onRun?(run: DrillRun): void;
+}
+
+export type DrillVerdict = "ok" | "violated" | "no-quiet" | "no-watch" | "controller-failed";
+
+export interface DrillTimings {
+  /** From the start of the run (ms): the first watch, the fault, the restarted process's first watch, quiet. */
+  firstWatchMs?: number;
+  faultMs?: number;
+  rewatchMs?: number;
+  quietMs?: number;
+  totalMs: number;
 }
 
 export interface DrillRun {
-  /** The write the process was killed after, or undefined for the reference run. */
+  point?: DrillPoint;
+  /** The write the process was killed after (kill points), or undefined for the reference run. */
   killAfterWrite?: number;
   write?: WriteSeen;
-  verdict: "ok" | "violated" | "no-quiet" | "controller-failed";
-  /** Properties that were false (always: at any poll; eventually: once quiet). */
+  verdict: DrillVerdict;
+  /** Properties that were false (always: after any write; eventually: once quiet). */
   failed: string[];
   writes: number;
   detail: string;
   /** The scenario's one-line summary of the world once quiet, if it has one. */
   world?: string;
+  timings: DrillTimings;
+  /** The controller's output (every start, prefixed `[n]`), last lines; kept for runs that are not ok. */
+  output?: string[];
+  /** The controller's requests and the world's writes, for the report; kept for runs that are not ok. */
+  timeline?: DrillTimeline;
+}
+
+export interface DrillTimeline {
+  startMs: number;
+  requests: RequestSeen[];
+  events: Array<{ atMs: number; type: string; revision: number; object: unknown }>;
+  initial: unknown[];
 }
 
 export interface DrillResult {
+  target: { name: string; variant: string; workload: string };
   reference: DrillRun;
   runs: DrillRun[];
 }
 
-const pollMs = 25;
+const eventsKeptMax = 5_000;
 
-export async function drill(options: DrillOptions): Promise<DrillResult> {
-  const progress = options.onProgress ?? (() => {});
-  const reference = await drillOnce(options, undefined);
-  progress(`reference run: ${reference.writes} writes by the controller, ${reference.verdict}${reference.world ? `; ${reference.world}` : ""}`);
-  const points = options.killPoints ?? Array.from({ length: reference.writes }, (_, i) => i + 1);
-  const runs: DrillRun[] = [];
-  for (const k of points) {
-    const run = await drillOnce(options, k);
-    runs.push(run);
-    progress(`kill after write ${k}${run.write ? ` (${run.write.method} ${shortPath(run.write.path)})` : ""}: ${run.verdict}${run.world ? `; ${run.world}` : ""}`);
-  }
-  return { reference, runs };
+/** Resolves the options' target (a `DrillTarget`, or a TypeScript scenario and its context). */
+export function drillTarget(options: DrillOptions): DrillTarget {
+  if (options.target !== undefined) return options.target;
+  if (options.scenario === undefined || options.ctx === undefined) throw new Error("drill: give a target, or a scenario and its ctx");
+  return targetFromScenario(options.scenario, options.ctx);
 }
 
-function shortPath(path: string): string {
+export async function drill(options: DrillOptions): Promise<DrillResult> {
+  const target = drillTarget(options);
+  const command = options.command ?? target.command;
+  if (command === undefined || command.length === 0) throw new Error(`drill: variant "${target.variant}" declares no command; give one after --`);
+  const progress = options.onProgress ?? (() => {});
+  const reference = await drillOnce(options, target, command, undefined);
+  progress(`reference run: ${reference.writes} writes by the controller, ${reference.verdict} in ${reference.timings.totalMs} ms${reference.world ? `; ${reference.world}` : ""}`);
+  if (reference.verdict === "controller-failed" || reference.verdict === "no-watch") return { target: describe(target), reference, runs: [] };
+  const points = planPoints(options, reference.writes);
+  const runs: DrillRun[] = new Array(points.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < points.length) {
+      const index = next++;
+      const point = points[index]!;
+      const run = await drillOnce(options, target, command, point);
+      runs[index] = run;
+      options.onRun?.(run);
+      progress(`${pointLabel(point)}${run.write ? ` (${run.write.method} ${shortPath(run.write.path)})` : ""}: ${run.verdict} in ${run.timings.totalMs} ms${run.world ? `; ${run.world}` : ""}`);
+    }
+  };
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? 1, points.length));
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return { target: describe(target), reference, runs };
+}
+
+function describe(target: DrillTarget): DrillResult["target"] {
+  return { name: target.name, variant: target.variant, workload: target.workload };
+}
+
+function planPoints(options: DrillOptions, writes: number): DrillPoint[] {
+  const at = options.killPoints ?? Array.from({ length: writes }, (_, i) => i + 1);
+  const kinds: readonly DrillFaultKind[] = options.faults === true ? drillFaultKinds : ["kill"];
+  return at.flatMap((afterWrite) => kinds.map((fault) => ({ afterWrite, fault })));
+}
+
+export function pointLabel(point: DrillPoint): string {
+  return point.fault === "kill" ? `kill after write ${point.afterWrite}` : `${point.fault} after write ${point.afterWrite}`;
+}
+
+export function shortPath(path: string): string {
   return path.replace(/^\/token\/[^/]+/, "").split("?")[0]!;
 }
 
@@ -95,118 +176,268 @@ function viewOf(store: Store, externals: Record<string, unknown>): WorldView {
   };
 }
 
-function setupStore(scenario: Scenario, ctx: ScenarioContext): Store {
-  const store = createStore({ now: () => realClock.now() });
-  const world = {
-    create: <T extends KubeObject>(o: T) => structuredClone(store.create(structuredClone(o))) as T,
-    updateStatus: <T extends KubeObject>(o: T) => structuredClone(store.updateStatus(structuredClone(o))) as T,
-  };
-  for (const object of scenario.setup?.(ctx, world) ?? []) world.create(object);
-  return store;
+/** One run's moving parts, built by `openRun` and torn down in `drillOnce`'s `finally`. */
+interface RunContext {
+  target: DrillTarget;
+  point: DrillPoint | undefined;
+  startMs: number;
+  deadlineMs: number;
+  quietMs: number;
+  dir: string;
+  store: Store;
+  server: SettleServer;
+  proxy: DrillProxy;
+  view: WorldView;
+  monitor: PropertyMonitor;
+  failedAlways: Set<string>;
+  quiet: QuietTracker;
+  timeline: DrillTimeline;
+  output: string[];
+  processes: ControllerProcess[];
+  timings: DrillTimings;
+  start(): ControllerProcess;
 }
 
-async function drillOnce(options: DrillOptions, killAfterWrite: number | undefined): Promise<DrillRun> {
-  const { scenario, ctx } = options;
+async function openRun(options: DrillOptions, target: DrillTarget, command: readonly string[], point: DrillPoint | undefined): Promise<RunContext> {
+  const startMs = realClock.now();
   const quietMs = options.quietMs ?? 2000;
-  const timeoutMs = options.timeoutMs ?? 60_000;
   const dir = mkdtempSync(join(tmpdir(), "settle-drill-"));
   const token = randomBytes(16).toString("hex");
-  const store = setupStore(scenario, ctx);
+  const raw = createStore({ now: () => realClock.now() });
+  target.setup(raw);
+  const timeline: DrillTimeline = { startMs, requests: [], events: [], initial: raw.history(0).map((e) => e.object) };
+  const failedAlways = new Set<string>();
+  const monitor = new PropertyMonitor(target.properties);
+  const quiet = new QuietTracker(quietMs);
+  const view = viewOf(raw, target.externals ?? {});
+  const store = observeStore(raw, (events) => {
+    quiet.changed();
+    recordEvents(timeline, events);
+    const safety = monitor.checkSafety(view);
+    if (safety !== undefined) failedAlways.add(safety.name);
+  });
   const server = await startServer({ store, token, log: () => {} });
-  const proxy = await startProxy(server.url);
+  const proxy = await startProxy(server.url, () => realClock.now());
+  timeline.requests = proxy.requests;
   const controllerConfig = join(dir, "controller.kubeconfig");
   writeFileSync(controllerConfig, kubeconfigText(`${proxy.url}/token/${token}`, token), { mode: 0o600 });
-  const adminConfig = join(dir, "admin.kubeconfig");
-  server.writeKubeconfig(adminConfig);
-  const env = { ...process.env, KUBECONFIG: controllerConfig };
+  server.writeKubeconfig(join(dir, "admin.kubeconfig"));
+  const env = { ...process.env, ...target.env, KUBECONFIG: controllerConfig };
+  const output: string[] = [];
   const processes: ControllerProcess[] = [];
-  const start = () => {
-    const p = startProcess(options.command, env);
-    processes.push(p);
-    return p;
+  const ctx: RunContext = {
+    target, point, startMs, deadlineMs: startMs + (options.timeoutMs ?? 60_000), quietMs, dir, store, server, proxy, view, monitor, failedAlways, quiet, timeline, output, processes,
+    timings: { totalMs: 0 },
+    start: () => {
+      const incarnation = processes.length;
+      proxy.incarnation = incarnation;
+      const p = startProcess(command, env, { linePrefix: `[${incarnation}] `, onLine: (line) => keepLine(output, line), ...(target.cwd === undefined ? {} : { cwd: target.cwd }) });
+      processes.push(p);
+      return p;
+    },
   };
-  const monitor = new PropertyMonitor(scenario.properties(ctx));
-  const view = viewOf(store, scenario.externals?.(ctx) ?? {});
-  const failedAlways = new Set<string>();
-  let killed: WriteSeen | undefined;
-  let restartedWatchingAt: number | undefined;
-  try {
-    let current = start();
-    const started = await Promise.race([proxy.waitForWatch().then(() => "watching" as const), current.exited.then((code) => `exited ${code}`)]);
-    if (started !== "watching") {
-      return { verdict: "controller-failed", failed: [], writes: 0, detail: `the controller ${started} before opening a watch:\n${current.output.slice(-10).join("\n")}`, ...(killAfterWrite === undefined ? {} : { killAfterWrite }) };
-    }
-    proxy.setHooks({
-      onWrite: async (write) => {
-        if (write.index !== killAfterWrite) return "deliver";
-        killed = write;
-        await current.kill();
-        proxy.dropConnections();
-        const opensBefore = proxy.watchOpens;
-        current = start();
-        // Quiet is measured from the moment the restarted process watches again, not from the killed write.
-        void proxy.waitForWatch(opensBefore).then(() => (restartedWatchingAt = realClock.now()));
-        return "drop";
-      },
-    });
-    const workload = runWorkload(options, createKubeClient({ kubeconfig: adminConfig }));
-    let workloadDone = false;
-    void workload.finally(() => (workloadDone = true));
-    let lastRevision = store.revision;
-    let lastChange = realClock.now();
-    const deadline = realClock.now() + timeoutMs;
-    while (true) {
-      await realClock.sleep(pollMs);
-      const safety = monitor.checkSafety(view);
-      if (safety !== undefined) failedAlways.add(safety.name);
-      if (store.revision !== lastRevision) {
-        lastRevision = store.revision;
-        lastChange = realClock.now();
-      }
-      const killDone = killAfterWrite === undefined || restartedWatchingAt !== undefined;
-      const quietSince = Math.max(lastChange, restartedWatchingAt ?? 0);
-      if (workloadDone && killDone && realClock.now() - quietSince >= quietMs) break;
-      if (realClock.now() > deadline) {
-        const why = killAfterWrite !== undefined && killed === undefined ? `the controller made fewer than ${killAfterWrite} writes` : `no quiet window of ${quietMs} ms`;
-        return { verdict: "no-quiet", failed: [...failedAlways], writes: proxy.writes.length, detail: `${why} within ${timeoutMs} ms`, ...(killAfterWrite === undefined ? {} : { killAfterWrite }) };
-      }
-    }
-    await workload;
-    const failed = [...failedAlways];
-    const liveness = monitor.properties.filter((p) => p.kind === "eventually").filter((p) => monitor.checkLiveness(view, (q) => q === p) !== undefined);
-    failed.push(...liveness.map((p) => p.name));
-    const run: DrillRun = {
-      verdict: failed.length === 0 ? "ok" : "violated",
-      failed,
-      writes: proxy.writes.length,
-      detail: failed.length === 0 ? "every property held once quiet" : `quiet for ${quietMs} ms with ${failed.length} property(ies) false`,
-    };
-    if (killAfterWrite !== undefined) run.killAfterWrite = killAfterWrite;
-    if (killed !== undefined) run.write = killed;
-    if (scenario.summary !== undefined) run.world = scenario.summary(view);
-    return run;
-  } finally {
-    for (const p of processes) await p.kill().catch(() => {});
-    await proxy.close();
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
+  return ctx;
+}
+
+function keepLine(output: string[], line: string): void {
+  output.push(line);
+  if (output.length > 400) output.shift();
+}
+
+function recordEvents(timeline: DrillTimeline, events: readonly StoreEvent[]): void {
+  const atMs = realClock.now();
+  for (const event of events) {
+    if (timeline.events.length >= eventsKeptMax) return;
+    timeline.events.push({ atMs, type: event.type, revision: event.revision, object: event.object });
   }
 }
 
-async function runWorkload(options: DrillOptions, client: ReturnType<typeof createKubeClient>): Promise<void> {
-  const fn = options.scenario.workloads[options.ctx.workload];
-  if (fn === undefined) throw new Error(`drill: unknown workload "${options.ctx.workload}"`);
-  const actx: ActorContext = {
-    name: "user",
-    incarnation: 0,
-    client,
-    clock: realClock,
-    rng: new Rng(1),
-    log: () => {},
-    external: () => {
-      throw new Error("drill: workloads cannot use external state (a drill sees only the API server)");
-    },
-  };
-  // A drill has no deadlines counted from marks (it judges after a quiet window), so a mark is only accepted.
-  await fn(workloadContext(actx, options.scenario.timing, realClock.now(), () => {}), options.ctx);
+async function drillOnce(options: DrillOptions, target: DrillTarget, command: readonly string[], point: DrillPoint | undefined): Promise<DrillRun> {
+  const ctx = await openRun(options, target, command, point);
+  try {
+    return await runPhases(ctx);
+  } finally {
+    for (const p of ctx.processes) await p.kill().catch(() => {});
+    ctx.quiet.stop();
+    await ctx.proxy.close();
+    await ctx.server.close();
+    rmSync(ctx.dir, { recursive: true, force: true });
+  }
+}
+
+/** Resolves with the value, or with `"timeout"` once the run's deadline has passed. */
+async function beforeDeadline<T>(ctx: RunContext, promise: Promise<T>): Promise<T | "timeout"> {
+  const left = ctx.deadlineMs - realClock.now();
+  if (left <= 0) return "timeout";
+  let timer: { cancel(): void } | undefined;
+  const timeout = new Promise<"timeout">((resolve) => (timer = realClock.setTimer(left, () => resolve("timeout"))));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    timer?.cancel();
+  }
+}
+
+async function runPhases(ctx: RunContext): Promise<DrillRun> {
+  const first = ctx.start();
+  const started = await beforeDeadline(ctx, Promise.race([ctx.proxy.waitForWatch().then(() => "watching" as const), first.exited.then((code) => `exited ${code}`)]));
+  if (started === "timeout") {
+    const made = ctx.proxy.requests.length;
+    return finish(ctx, "no-watch", [], `the controller opened no watch within ${ctx.deadlineMs - ctx.startMs} ms (it made ${made} request(s)${made > 0 ? `, the last ${lastRequest(ctx)}` : ""})`);
+  }
+  if (started !== "watching") return finish(ctx, "controller-failed", [], `the controller ${started} before opening a watch`);
+  ctx.timings.firstWatchMs = realClock.now() - ctx.startMs;
+  const pointDone = armPoint(ctx);
+  const client = createKubeClient({ kubeconfig: join(ctx.dir, "admin.kubeconfig") });
+  const workload = ctx.target.runWorkload(client, ctx.view).then(
+    () => ctx.quiet.ready("workload"),
+    (error: unknown) => error,
+  );
+  if (ctx.point === undefined) ctx.quiet.ready("point");
+  else void pointDone.then(() => ctx.quiet.ready("point"));
+  const settled = await beforeDeadline(ctx, Promise.race([ctx.quiet.reached, workload.then((e) => (e === undefined ? new Promise<never>(() => {}) : e))]));
+  if (settled instanceof Error || (settled !== "timeout" && settled !== undefined)) {
+    return finish(ctx, "controller-failed", [], `the workload failed: ${settled instanceof Error ? settled.message : String(settled)}`);
+  }
+  if (settled === "timeout") return finish(ctx, "no-quiet", [...ctx.failedAlways], timeoutReason(ctx));
+  ctx.timings.quietMs = realClock.now() - ctx.startMs;
+  const failed = [...ctx.failedAlways];
+  const liveness = ctx.monitor.properties.filter((p) => p.kind === "eventually").filter((p) => ctx.monitor.checkLiveness(ctx.view, (q) => q === p) !== undefined);
+  failed.push(...liveness.map((p) => p.name));
+  const detail = failed.length === 0 ? "every property held once quiet" : `quiet for ${ctx.quietMs} ms with ${failed.length} property(ies) false`;
+  return finish(ctx, failed.length === 0 ? "ok" : "violated", failed, detail);
+}
+
+function lastRequest(ctx: RunContext): string {
+  const last = ctx.proxy.requests.at(-1);
+  return last === undefined ? "" : `${last.method} ${last.path} -> ${last.status}`;
+}
+
+function timeoutReason(ctx: RunContext): string {
+  const within = `within ${ctx.deadlineMs - ctx.startMs} ms`;
+  if (ctx.point !== undefined && ctx.timings.faultMs === undefined) return `the controller made fewer than ${ctx.point.afterWrite} writes ${within}`;
+  if (ctx.point?.fault === "kill" || ctx.point?.fault === "time-travel") {
+    if (ctx.timings.rewatchMs === undefined) return `the restarted controller opened no watch ${within}`;
+  }
+  if (!ctx.quiet.isReady("workload")) return `the workload did not finish ${within}`;
+  return `no quiet window of ${ctx.quietMs} ms ${within}`;
+}
+
+function finish(ctx: RunContext, verdict: DrillVerdict, failed: string[], detail: string): DrillRun {
+  ctx.timings.totalMs = realClock.now() - ctx.startMs;
+  const run: DrillRun = { verdict, failed, writes: ctx.proxy.writes.length, detail, timings: ctx.timings };
+  if (ctx.point !== undefined) {
+    run.point = ctx.point;
+    if (ctx.point.fault === "kill") run.killAfterWrite = ctx.point.afterWrite;
+    const write = ctx.proxy.writes[ctx.point.afterWrite - 1];
+    if (write !== undefined) run.write = write;
+  }
+  if (ctx.target.summary !== undefined && (verdict === "ok" || verdict === "violated")) run.world = ctx.target.summary(ctx.view);
+  if (verdict !== "ok") {
+    run.output = [...ctx.output];
+    run.timeline = { ...ctx.timeline, requests: [...ctx.proxy.requests] };
+  }
+  return run;
+}
+
+/**
+ * Arms the run's point on the proxy: at the controller's k-th applied write, apply the fault. Resolves once the
+ * fault's effect is complete (for a kill: the restarted process watches again).
+ */
+function armPoint(ctx: RunContext): Promise<void> {
+  const point = ctx.point;
+  if (point === undefined) return Promise.resolve();
+  return new Promise<void>((done) => {
+    ctx.proxy.setHooks({
+      onWrite: async (write) => {
+        if (write.index !== point.afterWrite) return "deliver";
+        ctx.timings.faultMs = realClock.now() - ctx.startMs;
+        ctx.quiet.changed();
+        if (point.fault !== "kill" && point.fault !== "time-travel") {
+          applyServerFault(ctx, point.fault);
+          done();
+          return "deliver";
+        }
+        await restart(ctx, point.fault === "time-travel" ? write : undefined).then(done);
+        return "drop";
+      },
+    });
+  });
+}
+
+function applyServerFault(ctx: RunContext, fault: Exclude<DrillFaultKind, "kill" | "time-travel">): void {
+  if (fault === "close-watch") ctx.proxy.closeWatches();
+  else if (fault === "fail-500") ctx.proxy.armFault({ kind: "fail-request", code: 500 });
+  else if (fault === "fail-409") ctx.proxy.armFault({ kind: "fail-request", code: 409 });
+  else ctx.proxy.armFault({ kind: "lost-response" });
+}
+
+/**
+ * Kills the group while the write's response is held, starts the controller again and resolves once it watches.
+ * With `staleFrom` (time travel), the restarted process's first list is served from before that write: a lagging
+ * API server cache, as after a restart behind a load balancer.
+ */
+async function restart(ctx: RunContext, staleFrom: WriteSeen | undefined): Promise<void> {
+  const current = ctx.processes.at(-1)!;
+  await current.kill();
+  ctx.proxy.dropConnections();
+  if (staleFrom !== undefined) {
+    const writeRevision = staleFrom.revision ?? ctx.store.revision;
+    const lagRevisions = Math.max(1, ctx.store.revision - writeRevision + 1);
+    ctx.server.injectFaults([{ kind: "stale-read", verb: "list", lagRevisions, count: 1 }]);
+  }
+  const opensBefore = ctx.proxy.watchOpens;
+  ctx.start();
+  // Quiet is measured from the moment the restarted process watches again, not from the killed write.
+  void ctx.proxy.waitForWatch(opensBefore).then(() => {
+    ctx.timings.rewatchMs = realClock.now() - ctx.startMs;
+    ctx.quiet.changed();
+  });
+  await ctx.proxy.waitForWatch(opensBefore);
+}
+
+/**
+ * Quiet: every condition is ready (the workload is done, the point's fault has played out) and the store saw no
+ * write for `quietMs`. One timer, re-armed on each write; no polling.
+ */
+class QuietTracker {
+  readonly reached: Promise<void>;
+  private readonly waiting = new Set(["workload", "point"]);
+  private lastChangeMs = realClock.now();
+  private timer: { cancel(): void } | undefined;
+  private wake: () => void = () => {};
+  private stopped = false;
+
+  constructor(private readonly quietMs: number) {
+    this.reached = new Promise((resolve) => (this.wake = resolve));
+  }
+
+  changed(): void {
+    this.lastChangeMs = realClock.now();
+    this.arm();
+  }
+
+  ready(condition: "workload" | "point"): void {
+    this.waiting.delete(condition);
+    this.arm();
+  }
+
+  isReady(condition: "workload" | "point"): boolean {
+    return !this.waiting.has(condition);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.timer?.cancel();
+  }
+
+  private arm(): void {
+    this.timer?.cancel();
+    if (this.stopped || this.waiting.size > 0) return;
+    const left = this.lastChangeMs + this.quietMs - realClock.now();
+    this.timer = realClock.setTimer(Math.max(0, left), () => {
+      if (realClock.now() - this.lastChangeMs >= this.quietMs) this.wake();
+      else this.arm();
+    });
+  }
 }

@@ -18,15 +18,60 @@ const outputLinesMax = 200;
 const deathPollMs = 10;
 const deathWaitMsMax = 10_000;
 
-export function startProcess(command: readonly string[], env: NodeJS.ProcessEnv): ControllerProcess {
+/**
+ * Process groups started and not yet seen dead. If the drill itself ends (its own exit, Ctrl-C, SIGTERM) they are
+ * killed synchronously, so a drill never leaves a controller running that keeps writing to a port someone else
+ * may reuse.
+ */
+const liveGroups = new Set<number>();
+let exitHooksInstalled = false;
+
+function killLiveGroups(): void {
+  for (const pgid of liveGroups) signalGroup(pgid, "SIGKILL");
+  liveGroups.clear();
+}
+
+function installExitHooks(): void {
+  if (exitHooksInstalled) return;
+  exitHooksInstalled = true;
+  process.on("exit", killLiveGroups);
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]] as const) {
+    process.on(signal, () => {
+      killLiveGroups();
+      process.stderr.write(`settle drill: ${signal}: killed the controller's process group(s)\n`);
+      process.exit(code);
+    });
+  }
+}
+
+/** The process groups the drill has running now (for tests of the exit hooks). */
+export function liveProcessGroups(): number[] {
+  return [...liveGroups];
+}
+
+export interface StartProcessOptions {
+  /** Prefix of every output line, e.g. `[1] ` for the first restart. Default none. */
+  linePrefix?: string;
+  /** Receives every output line as it arrives (the drill's per-kill-point log). */
+  onLine?(line: string): void;
+  /** Working directory. Default: this process's. */
+  cwd?: string;
+}
+
+export function startProcess(command: readonly string[], env: NodeJS.ProcessEnv, options: StartProcessOptions = {}): ControllerProcess {
   const [file, ...args] = command;
   if (file === undefined) throw new Error("drill: no controller command given after --");
-  const child: ChildProcess = spawn(file, args, { detached: true, env, stdio: ["ignore", "pipe", "pipe"] });
+  installExitHooks();
+  const child: ChildProcess = spawn(file, args, { detached: true, env, stdio: ["ignore", "pipe", "pipe"], ...(options.cwd === undefined ? {} : { cwd: options.cwd }) });
+  if (child.pid !== undefined) liveGroups.add(child.pid);
   const output: string[] = [];
+  const prefix = options.linePrefix ?? "";
   const collect = (chunk: Buffer) => {
-    for (const line of chunk.toString("utf8").split("\n")) {
-      if (line.length === 0) continue;
+    for (const text of chunk.toString("utf8").split("\n")) {
+      if (text.length === 0) continue;
+      const line = `${prefix}${text}`;
       output.push(line);
+      options.onLine?.(line);
       if (output.length > outputLinesMax) output.shift();
     }
   };
@@ -49,6 +94,7 @@ export function startProcess(command: readonly string[], env: NodeJS.ProcessEnv)
         if (realClock.now() > deadline) throw new Error(`drill: process group ${pid} survived SIGKILL for ${deathWaitMsMax} ms`);
         await realClock.sleep(deathPollMs);
       }
+      liveGroups.delete(pid);
       await exited;
     },
   };

@@ -11,8 +11,39 @@ export interface WriteSeen {
   /** 1-based, counting writes the server applied (2xx answers). */
   index: number;
   method: string;
+  /** The request path without the token prefix (a drill never shows the token). */
   path: string;
   status: number;
+  /** `metadata.resourceVersion` of the answer, when it was JSON: the store revision of the write. */
+  revision?: number;
+}
+
+/** One request of the controller, for the timeline of a drill's report. */
+export interface RequestSeen {
+  /** Real ms since the Unix epoch when the answer (or the fault) came. */
+  atMs: number;
+  /** Which start of the controller made it: 0 the first, 1 the first restart, ... */
+  incarnation: number;
+  method: string;
+  /** Without the token prefix and the query. */
+  path: string;
+  query: string;
+  status: number;
+  watch: boolean;
+  /** The applied write's number, for writes the server applied. */
+  write?: number;
+  /** What the drill did to it: "held, group killed", "failed 500 (injected)", ... */
+  note?: string;
+}
+
+/** A fault the proxy applies to the controller's next request of a kind (only the controller's requests pass it). */
+export type ProxyFault = { kind: "fail-request"; code: 409 | 500 } | { kind: "lost-response" };
+
+const requestsSeenMax = 5_000;
+
+/** The path as the drill shows it: the `/token/<token>` prefix the server accepts instead of a header removed. */
+export function redactPath(path: string): string {
+  return path.replace(/^\/token\/[^/?]+/, "");
 }
 
 export interface ProxyHooks {
@@ -35,6 +66,14 @@ export interface DrillProxy {
   /** Resolves once more than `after` watches have ever been opened (default 0: the first one). */
   waitForWatch(after?: number): Promise<void>;
   setHooks(hooks: ProxyHooks): void;
+  /** Every request the controller made, in answer order (bounded). */
+  readonly requests: RequestSeen[];
+  /** The incarnation later requests are counted to (the drill bumps it when it restarts the controller). */
+  incarnation: number;
+  /** Arms a fault for the controller's next write. */
+  armFault(fault: ProxyFault): void;
+  /** Ends the controller's open watches normally, as a server restart does; returns how many. */
+  closeWatches(): number;
   /** Ends every connection of the process (after a kill, nothing of it may linger). */
   dropConnections(): void;
   close(): Promise<void>;
@@ -45,44 +84,68 @@ function isWatch(req: IncomingMessage): boolean {
   return req.method === "GET" && (url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1" || url.pathname.includes("/watch/"));
 }
 
-export async function startProxy(upstream: string): Promise<DrillProxy> {
+export async function startProxy(upstream: string, now: () => number): Promise<DrillProxy> {
   const target = new URL(upstream);
   const writes: WriteSeen[] = [];
+  const requests: RequestSeen[] = [];
   let hooks: ProxyHooks = {};
   let watchesOpen = 0;
   let watchOpens = 0;
   let watchWaiters: Array<{ after: number; wake: () => void }> = [];
+  const openWatches = new Set<ServerResponse>();
   const sockets = new Set<import("node:net").Socket>();
+  const armed: ProxyFault[] = [];
+  const state = { incarnation: 0 };
+
+  const record = (req: IncomingMessage, status: number, extra: Partial<RequestSeen> = {}): void => {
+    const url = new URL(redactPath(req.url ?? "/"), "http://proxy.invalid");
+    if (requests.length >= requestsSeenMax) requests.shift();
+    requests.push({ atMs: now(), incarnation: state.incarnation, method: req.method ?? "", path: url.pathname, query: url.search, status, watch: isWatch(req), ...extra });
+  };
 
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const watch = isWatch(req);
+    const write = writeMethods.has(req.method ?? "");
+    const fault = write ? armed.shift() : undefined;
+    if (fault?.kind === "fail-request") return void failRequest(req, res, fault.code, record);
     const upstreamReq = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
-      (upstreamRes) => void answer(req, res, upstreamRes, watch),
+      (upstreamRes) => void answer(req, res, upstreamRes, watch, fault),
     );
     upstreamReq.on("error", () => res.destroy());
     req.pipe(upstreamReq);
   };
 
-  const answer = async (req: IncomingMessage, res: ServerResponse, upstreamRes: IncomingMessage, watch: boolean): Promise<void> => {
+  const answer = async (req: IncomingMessage, res: ServerResponse, upstreamRes: IncomingMessage, watch: boolean, fault: ProxyFault | undefined): Promise<void> => {
     const status = upstreamRes.statusCode ?? 0;
     if (writeMethods.has(req.method ?? "") && status >= 200 && status < 300) {
       const body = await readAll(upstreamRes);
-      const seen: WriteSeen = { index: writes.length + 1, method: req.method!, path: req.url ?? "", status };
+      const seen: WriteSeen = { index: writes.length + 1, method: req.method!, path: redactPath(req.url ?? ""), status };
+      const revision = revisionOf(body, upstreamRes.headers["content-type"]);
+      if (revision !== undefined) seen.revision = revision;
       writes.push(seen);
+      if (fault?.kind === "lost-response") {
+        record(req, status, { write: seen.index, note: "applied, response lost (injected)" });
+        return void res.destroy();
+      }
       const decision = (await hooks.onWrite?.(seen)) ?? "deliver";
+      record(req, status, { write: seen.index, ...(decision === "drop" ? { note: "applied, response held, process group killed" } : {}) });
       if (decision === "drop") return void res.destroy();
       res.writeHead(status, upstreamRes.headers);
       return void res.end(body);
     }
+    if (fault !== undefined) armed.unshift(fault);
+    record(req, status);
     res.writeHead(status, upstreamRes.headers);
     if (watch && status === 200) {
       watchesOpen++;
       watchOpens++;
+      openWatches.add(res);
       for (const waiter of watchWaiters) if (watchOpens > waiter.after) waiter.wake();
       watchWaiters = watchWaiters.filter((waiter) => watchOpens <= waiter.after);
       const done = () => {
         watchesOpen--;
+        openWatches.delete(res);
         upstreamRes.destroy();
       };
       res.once("close", done);
@@ -100,6 +163,13 @@ export async function startProxy(upstream: string): Promise<DrillProxy> {
   return {
     url: `http://127.0.0.1:${port}`,
     writes,
+    requests,
+    get incarnation() {
+      return state.incarnation;
+    },
+    set incarnation(n: number) {
+      state.incarnation = n;
+    },
     get watchesOpen() {
       return watchesOpen;
     },
@@ -108,6 +178,12 @@ export async function startProxy(upstream: string): Promise<DrillProxy> {
     },
     waitForWatch: (after = 0) => (watchOpens > after ? Promise.resolve() : new Promise<void>((wake) => watchWaiters.push({ after, wake }))),
     setHooks: (next) => void (hooks = next),
+    armFault: (fault) => void armed.push(fault),
+    closeWatches: () => {
+      const open = [...openWatches];
+      for (const res of open) res.end();
+      return open.length;
+    },
     dropConnections: () => {
       for (const socket of sockets) socket.destroy();
     },
@@ -117,6 +193,27 @@ export async function startProxy(upstream: string): Promise<DrillProxy> {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Answers a write with an injected Status error instead of forwarding it: the write is not applied. */
+function failRequest(req: IncomingMessage, res: ServerResponse, code: 409 | 500, record: (req: IncomingMessage, status: number, extra: Partial<RequestSeen>) => void): void {
+  req.resume();
+  const reason = code === 409 ? "Conflict" : "InternalError";
+  const message = code === 409 ? "Operation cannot be fulfilled: the object has been modified; please apply your changes to the latest version and try again" : "Internal error occurred: injected by settle drill";
+  record(req, code, { note: `failed ${code} (injected)` });
+  res.writeHead(code, { "content-type": "application/json" });
+  res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message, reason, code }));
+}
+
+function revisionOf(body: Buffer, contentType: string | undefined): number | undefined {
+  if (contentType === undefined || !contentType.includes("json")) return undefined;
+  try {
+    const parsed = JSON.parse(body.toString("utf8")) as { metadata?: { resourceVersion?: string } };
+    const revision = Number(parsed.metadata?.resourceVersion);
+    return Number.isInteger(revision) && revision > 0 ? revision : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function readAll(stream: IncomingMessage): Promise<Buffer> {

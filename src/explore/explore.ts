@@ -10,6 +10,7 @@ import { runScenario, type RunOutcome } from "./run.ts";
 import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
 import { prebuildForWorkers } from "./load.ts";
+import { exploreBounded, type BoundedOptions, type BoundedStats } from "./bounded.ts";
 
 export interface ExploreOptions {
   /** Absolute path of the scenario file (worker threads load it again). */
@@ -25,6 +26,8 @@ export interface ExploreOptions {
   shard?: { index: number; count: number };
   /** Stop at the first finding. */
   first: boolean;
+  /** The bounded strategy's bounds, reduction and checkpoint (src/explore/bounded.ts). */
+  bounded?: BoundedOptions;
   onProgress?(progress: { done: number; total: number; findings: number }): void;
 }
 
@@ -61,6 +64,8 @@ export interface ExploreResult {
   wallMs: number;
   /** Counters summed over every run: how often each property was evaluated and failed (fixed names and counts only). */
   counters: PropertyCounter[];
+  /** The bounded strategy's figures: whether its space was covered completely, schedules run and pruned. */
+  bounded?: BoundedStats;
 }
 
 export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed">): Promise<FaultPoint[]> {
@@ -77,6 +82,7 @@ export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptio
 }
 
 export async function explore(scenario: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
+  if (options.strategy === "bounded") return exploreBounded(scenario, options, clockMs);
   const startedMs = clockMs();
   const points = options.strategy === "random" || options.strategy === "pct" ? [] : await faultPoints(scenario, options);
   const ctx: PlanContext = {
@@ -223,7 +229,7 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
   return summaries;
 }
 
-async function collectFindings(scenario: Scenario, options: ExploreOptions, summaries: RunSummary[]): Promise<Finding[]> {
+export async function collectFindings(scenario: Scenario, options: ExploreOptions, summaries: RunSummary[]): Promise<Finding[]> {
   const byKey = new Map<string, { run: RunSummary; occurrences: number }>();
   for (const summary of summaries) {
     if (!isFinding(summary.verdict)) continue;

@@ -13,9 +13,11 @@ import type { Params } from "./scenario.ts";
  * The version of the replay format and of the semantics a replay depends on (scheduling, the trace's hashed
  * fields, fault placement). A change to any of them bumps it, and the run of an older file keeps that older
  * version's semantics, so a file a user committed as a regression test keeps reproducing. Version 1: requests
- * take no virtual time; faults only where planned or drawn from the scenario's budget.
+ * take no virtual time, and every write counts against "settled". Version 2: each request takes a seeded
+ * latency (`timing.requestLatencyMs`), heartbeat writes (Leases) do not unsettle the world, and settled means
+ * quiescent. It equals `currentSemantics` in run.ts: a replay runs with `semantics: file.version`.
  */
-export const replayFormatVersion = 1;
+export const replayFormatVersion = 2;
 
 export interface ReplayFile {
   version: number;
@@ -45,9 +47,8 @@ export function findingId(verdict: string, property: string | null): string {
 }
 
 /** Writes the replay file and its trace atomically (temp file + rename); returns the path relative to `cwd`. */
-export function writeReplayFile(cwd: string, file: ReplayFile, trace: readonly TraceRecord[]): string {
+export function writeReplayFile(cwd: string, file: ReplayFile, trace: readonly TraceRecord[], scenarioName: string): string {
   const name = `${file.variant}-${findingId(file.verdict, file.property)}`;
-  const scenarioName = file.scenario.replace(/[\\/]scenario\.[mc]?[jt]s$/, "").split(/[\\/]/).pop() ?? "scenario";
   const dir = join(cwd, ".settle", "findings", scenarioName);
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.json`);
@@ -82,7 +83,7 @@ export function readReplayFile(path: string): { file: ReplayFile; trace?: TraceR
   if (typeof data !== "object" || data === null || Array.isArray(data)) throw new ReplayFileError(`${path}: expected a JSON object`);
   const o = data as Record<string, unknown>;
   const version = field<number>(o, path, "version", isInt, "an integer");
-  if (version !== replayFormatVersion) throw new ReplayFileError(`${path}: format version ${version} is not supported (this settle reads ${replayFormatVersion})`);
+  if (version < 1 || version > replayFormatVersion) throw new ReplayFileError(`${path}: format version ${version} is not supported (this settle reads 1 to ${replayFormatVersion})`);
   const isCount = (v: unknown) => Number.isInteger(v) && (v as number) >= 0;
   const pairs = (v: unknown) => Array.isArray(v) && v.every((p) => Array.isArray(p) && p.length === 2 && p.every(isCount));
   const faultsOk = (v: unknown) => Array.isArray(v) && v.every((f) => typeof f === "object" && f !== null && isCount((f as PlannedFault).atStep) && isString((f as PlannedFault).kind) && isString((f as PlannedFault).target));

@@ -8,7 +8,7 @@ import { createRequire, register } from "node:module";
 import { isScenario, type Scenario } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
 
-const scenarioFiles = ["scenario.ts", "scenario.mts", "scenario.js", "scenario.mjs"];
+const scenarioFiles = ["scenario.ts", "scenario.mts", "scenario.cts", "scenario.js", "scenario.mjs", "scenario.cjs"];
 
 /** A scenario file, or an example folder holding one, to the absolute path of the file. */
 export function resolveScenarioPath(target: string): string {
@@ -181,8 +181,20 @@ export async function loadScenario(path: string): Promise<Scenario> {
  * `import.meta.url`, and a CommonJS file its `require`. Returns undefined from source (the tests' workers load
  * TypeScript through tsx) or when the bundle cannot be built (the worker then loads the file through tsx).
  */
-export async function prebuildForWorkers(path: string): Promise<string | undefined> {
-  if (runningFromSource) return undefined;
+export function prebuildForWorkers(path: string): Promise<string | undefined> {
+  if (runningFromSource) return Promise.resolve(undefined);
+  // Once per file and process: exploring every variant of a scenario bundles it once.
+  let bundle = prebuilt.get(path);
+  if (bundle === undefined) {
+    bundle = bundleForWorkers(path);
+    prebuilt.set(path, bundle);
+  }
+  return bundle;
+}
+
+const prebuilt = new Map<string, Promise<string | undefined>>();
+
+async function bundleForWorkers(path: string): Promise<string | undefined> {
   try {
     const esbuild = await import("esbuild");
     const result = await esbuild.build({

@@ -7,7 +7,7 @@ import type { TraceRecord } from "../sim/trace.ts";
 import type { Params, Scenario } from "./scenario.ts";
 import { WORKLOAD_ACTOR, type RunSpec } from "./run.ts";
 
-export const strategyNames = ["mix", "random", "pct", "systematic"] as const;
+export const strategyNames = ["mix", "random", "pct", "systematic", "bounded"] as const;
 export type StrategyName = (typeof strategyNames)[number];
 
 /** A fault point of the systematic strategy: one fault planned at a step of a fault-free reference run. */

@@ -9,7 +9,7 @@ import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadli
 import type { Verdict } from "../check/verdict.ts";
 import { describeRef, type KubeObject } from "../api/object.ts";
 import { isApiError } from "../api/errors.ts";
-import { faultBudgetOf, workloadContext, type Params, type Scenario, type ScenarioContext, type SetupWorld } from "./scenario.ts";
+import { faultBudgetOf, workloadContext, type HeartbeatRef, type Params, type Scenario, type ScenarioContext, type SetupWorld } from "./scenario.ts";
 
 /** The name of the actor that runs the workload. */
 export const WORKLOAD_ACTOR = "user";
@@ -30,7 +30,16 @@ export interface RunSpec {
   traceMode?: TraceMode;
   /** Stop at the first step that differs from this trace (replay). */
   expectTrace?: readonly TraceRecord[];
+  /**
+   * The semantics to run under: the replay format version a replay file was recorded with. Default: the
+   * current one. Version 1: requests take no virtual time, every write counts against "settled", and a world
+   * with no step ready at the horizon counts as settled.
+   */
+  semantics?: number;
 }
+
+/** The semantics version fresh runs use; replay files record it (see `replayFormatVersion`). */
+export const currentSemantics = 2;
 
 export interface RunOutcome {
   verdict: Verdict;
@@ -52,8 +61,12 @@ export class ScenarioError extends Error {
 }
 
 interface Progress {
-  /** Virtual time of the last change of state (store revision or external state). */
+  /** Virtual time of the last change of state (store revision or external state), heartbeats aside. */
   lastChangeMs: number;
+  /** The latest state changes, to name what keeps changing when the world never settles. */
+  recentChanges: Ring<Change>;
+  /** The latest steps, to name the loop when a run reaches its step bound. */
+  recentSteps: Ring<TraceRecord>;
   workloadDone: boolean;
   verdict: Verdict | undefined;
 }
@@ -67,15 +80,20 @@ export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<Ru
     throw new ScenarioError(`unknown workload "${spec.workload}" (known: ${Object.keys(scenario.workloads).join(", ")})`);
   }
   const ctx: ScenarioContext = { variant: spec.variant, workload: spec.workload, params: spec.params };
+  const semantics = spec.semantics ?? currentSemantics;
+  if (!Number.isInteger(semantics) || semantics < 1 || semantics > currentSemantics) {
+    throw new ScenarioError(`semantics version ${String(semantics)} is not one this settle runs (1 to ${currentSemantics})`);
+  }
   const sim = createSimulation({
     seed: spec.seed,
     createStore,
     traceMode: spec.traceMode ?? "hash-only",
+    requestLatencyMs: semantics >= 2 ? scenario.timing.requestLatencyMs : [0, 0],
     ...(scenario.admission === undefined ? {} : { admission: scenario.admission }),
   });
   buildWorld(scenario, ctx, sim);
   const epochMs = sim.clock.now();
-  const progress: Progress = { lastChangeMs: epochMs, workloadDone: false, verdict: undefined };
+  const progress: Progress = { lastChangeMs: epochMs, recentChanges: new Ring<Change>(recentChangesMax), recentSteps: new Ring<TraceRecord>(recentStepsMax), workloadDone: false, verdict: undefined };
   sim.addActor(
     defineActor({
       name: WORKLOAD_ACTOR,
@@ -88,7 +106,7 @@ export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<Ru
     }),
   );
   const monitor = new PropertyMonitor(scenario.properties(ctx));
-  const outcome = await runPhases({ scenario, spec, sim, monitor, progress, epochMs });
+  const outcome = await runPhases({ scenario, spec, sim, monitor, progress, epochMs, semantics });
   return { ...outcome, counters: monitor.snapshot() };
 }
 
@@ -116,6 +134,79 @@ function changesState(record: TraceRecord): boolean {
   return record.kind === "external" && record.access === "write";
 }
 
+/** A state change as the no-convergence verdict names it: who changed what, when. */
+interface Change {
+  timeMs: number;
+  actor: string;
+  what: string;
+}
+
+const recentChangesMax = 4096;
+const recentStepsMax = 512;
+
+/** The last `capacity` items pushed, oldest first on `items()`; a push costs the same however full it is. */
+class Ring<T> {
+  private readonly slots: T[] = [];
+  private next = 0;
+
+  constructor(private readonly capacity: number) {}
+
+  push(item: T): void {
+    if (this.slots.length < this.capacity) this.slots.push(item);
+    else this.slots[this.next] = item;
+    this.next = (this.next + 1) % this.capacity;
+  }
+
+  items(): T[] {
+    if (this.slots.length < this.capacity) return [...this.slots];
+    return [...this.slots.slice(this.next), ...this.slots.slice(0, this.next)];
+  }
+}
+
+/** A write to an object the scenario declares a heartbeat (a Lease renewal): it does not unsettle the world. */
+function isHeartbeat(record: TraceRecord, heartbeats: readonly HeartbeatRef[]): boolean {
+  const object = record.object;
+  if (object === undefined || record.kind === "fault") return false;
+  return heartbeats.some((h) => h.kind === object.kind && (h.namespace === undefined || h.namespace === object.namespace) && (h.name === undefined || h.name === object.name));
+}
+
+/** What a state-changing step changed, for people: an object, an external cell, a fault, the collector. */
+function describeChange(record: TraceRecord): string {
+  if (record.kind === "fault") return `fault ${record.label}`;
+  if (record.external !== undefined) return `external ${record.external}`;
+  if (record.object !== undefined) return describeRef(record.object);
+  return record.label;
+}
+
+/** Keeps the progress bookkeeping of one step: the last change of state (heartbeats aside) and what it was. */
+function trackStep(progress: Progress, record: TraceRecord, semantics: number, heartbeats: readonly HeartbeatRef[]): void {
+  progress.recentSteps.push(record);
+  if (!changesState(record)) return;
+  if (semantics >= 2 && isHeartbeat(record, heartbeats)) return;
+  progress.lastChangeMs = record.timeMs;
+  progress.recentChanges.push({ timeMs: record.timeMs, actor: record.actor, what: describeChange(record) });
+}
+
+/** The most frequent of `items` with its count (ties: the latest wins, so the answer is stable). */
+function mostFrequent(items: readonly string[]): { item: string; count: number } | undefined {
+  const counts = new Map<string, number>();
+  let best: { item: string; count: number } | undefined;
+  for (const item of items) {
+    const count = (counts.get(item) ?? 0) + 1;
+    counts.set(item, count);
+    if (best === undefined || count >= best.count) best = { item, count };
+  }
+  return best;
+}
+
+/** Why the world never settled: what was changed most in the last settle window, and by whom. */
+function stillChanging(progress: Progress, nowMs: number, settleWindowMs: number, horizonMs: number): string {
+  const recent = progress.recentChanges.items().filter((c) => c.timeMs > nowMs - settleWindowMs);
+  const top = mostFrequent(recent.map((c) => `${c.actor} kept changing ${c.what}`));
+  if (top === undefined) return `the world was still changing at the ${horizonMs} ms horizon`;
+  return `the world was still changing at the ${horizonMs} ms horizon: ${top.item} (${top.count} of ${recent.length} changes in the last ${settleWindowMs} ms)`;
+}
+
 type Outcome = Omit<RunOutcome, "counters">;
 
 interface PhasesOptions {
@@ -128,10 +219,12 @@ interface PhasesOptions {
   progress: Progress;
   /** Virtual time at the start of the run. */
   epochMs: number;
+  /** The semantics version (see `RunSpec.semantics`). */
+  semantics: number;
 }
 
-async function runPhases({ scenario, spec, sim, monitor, progress, epochMs }: PhasesOptions): Promise<Outcome> {
-  const { faultPhaseMs, horizonMs, settleWindowMs, stepsMax } = scenario.timing;
+async function runPhases({ scenario, spec, sim, monitor, progress, epochMs, semantics }: PhasesOptions): Promise<Outcome> {
+  const { faultPhaseMs, horizonMs, settleWindowMs, stepsMax, heartbeats } = scenario.timing;
   const elapsed = () => sim.clock.now() - epochMs;
   const settledNow = (): boolean => progress.workloadDone && sim.clock.now() - progress.lastChangeMs >= settleWindowMs;
   let healing = false;
@@ -143,7 +236,7 @@ async function runPhases({ scenario, spec, sim, monitor, progress, epochMs }: Ph
       progress.verdict = markedDeadlineVerdict(sim, late, epochMs, progress.workloadDone && late.atMs - progress.lastChangeMs >= settleWindowMs);
       return "stop";
     }
-    if (changesState(record)) progress.lastChangeMs = record.timeMs;
+    trackStep(progress, record, semantics, heartbeats);
     const violated = monitor.checkSafety(view, last);
     if (violated !== undefined) {
       progress.verdict = verdict("safety-violation", sim, elapsed(), `${violated.name} became false`, violated.name);
@@ -197,11 +290,15 @@ async function runPhases({ scenario, spec, sim, monitor, progress, epochMs }: Ph
     const stopped = judgeStatus(result, sim, elapsed(), progress);
     if (stopped !== undefined) return finish(result, stopped);
   }
-  const settled = settledNow() || (progress.workloadDone && sim.idle()) || (result.status === "idle" && !progress.workloadDone);
+  // Version 2: settled is quiescent — no change for a settle window, or nothing left to run at all. (Version 1 also
+  // took "no step ready at this instant", which a controller writing every few seconds forever passed.)
+  const nothingLeft = semantics >= 2 ? sim.idle(Number.POSITIVE_INFINITY) : sim.idle();
+  const settled = settledNow() || (progress.workloadDone && nothingLeft) || (result.status === "idle" && !progress.workloadDone);
   const lateMark = monitor.closeMarkedDeadlines(sim.view(), epochMs + horizonMs);
   if (lateMark !== undefined) return finish(result, markedDeadlineVerdict(sim, lateMark, epochMs, settled));
   if (!settled) {
-    return finish(result, verdict("no-convergence", sim, elapsed(), `the world was still changing at the ${horizonMs} ms horizon`));
+    const detail = semantics >= 2 ? stillChanging(progress, sim.clock.now(), settleWindowMs, horizonMs) : `the world was still changing at the ${horizonMs} ms horizon`;
+    return finish(result, verdict("no-convergence", sim, elapsed(), detail));
   }
   const failed = monitor.checkLiveness(sim.view());
   if (failed !== undefined) {
@@ -228,8 +325,12 @@ function judgeStatus(result: RunResult, sim: Simulation, elapsedMs: number, prog
       return { ...verdict("actor-error", sim, elapsedMs, result.message ?? result.status), actor: result.actor ?? "?" };
     case "divergence":
       return verdict("nondeterminism", sim, elapsedMs, result.message ?? "the replay diverged");
-    case "max-steps":
-      return verdict("no-convergence", sim, elapsedMs, `the run reached its bound of ${result.steps} steps (a hot loop?)`);
+    case "max-steps": {
+      const steps = progress.recentSteps.items().map((r) => `${r.actor}: ${r.label}`);
+      const loop = mostFrequent(steps);
+      const where = loop === undefined ? "" : `; most of the last ${steps.length} steps were ${loop.item} (${loop.count})`;
+      return verdict("no-convergence", sim, elapsedMs, `the run reached its bound of ${result.steps} steps (a hot loop?)${where}`);
+    }
     case "sim-error":
       throw new Error(`simulator error: ${result.message ?? "unknown"}`);
     default:

@@ -57,6 +57,23 @@ export interface Timing {
   settleWindowMs: number;
   /** A bound on scheduled steps per run. Default 200_000. */
   stepsMax: number;
+  /**
+   * The range of a request's latency, `[min, max]` virtual ms, drawn per request from the seed. Default [1, 20]:
+   * what a request to a nearby API server takes, and enough that no loop of requests can stop the clock.
+   */
+  requestLatencyMs: readonly [number, number];
+  /**
+   * Writes that do not count against "settled": objects written on a schedule by design (a heartbeat). Default:
+   * Leases (leader election and node heartbeats renew them forever).
+   */
+  heartbeats: readonly HeartbeatRef[];
+}
+
+/** A kind (optionally one namespace or one name) whose writes are heartbeats. */
+export interface HeartbeatRef {
+  kind: string;
+  namespace?: string;
+  name?: string;
 }
 
 export interface ScenarioDefinition<P extends Params = Params> {
@@ -140,6 +157,8 @@ export const defaultTiming: Timing = {
   horizonMs: 600_000,
   settleWindowMs: 60_000,
   stepsMax: 200_000,
+  requestLatencyMs: [1, 20],
+  heartbeats: [{ kind: "Lease" }],
 };
 
 const scenarioName = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -160,9 +179,17 @@ export function scenario<P extends Params = Params>(definition: ScenarioDefiniti
   if (Object.keys(definition.workloads ?? {}).length === 0) throw new TypeError(`${where}: workloads must name at least one workload`);
   if (typeof definition.actors !== "function") throw new TypeError(`${where}: actors must be a function of the variant`);
   if (typeof definition.properties !== "function") throw new TypeError(`${where}: properties must be a function`);
-  const timing = { ...defaultTiming, ...definition.timing };
-  for (const [key, value] of Object.entries(timing)) {
+  const timing: Timing = { ...defaultTiming, ...definition.timing };
+  for (const key of ["faultPhaseMs", "horizonMs", "settleWindowMs", "stepsMax"] as const) {
+    const value = timing[key];
     if (!Number.isInteger(value) || value <= 0) throw new TypeError(`${where}: timing.${key} must be a positive integer`);
+  }
+  const [latencyMin, latencyMax] = Array.isArray(timing.requestLatencyMs) ? timing.requestLatencyMs : [];
+  if (!Number.isInteger(latencyMin) || !Number.isInteger(latencyMax) || latencyMin! < 0 || latencyMax! < latencyMin!) {
+    throw new TypeError(`${where}: timing.requestLatencyMs must be [min, max] whole ms with 0 <= min <= max`);
+  }
+  if (!Array.isArray(timing.heartbeats) || !timing.heartbeats.every((h) => typeof h?.kind === "string")) {
+    throw new TypeError(`${where}: timing.heartbeats must be a list of { kind, namespace?, name? }`);
   }
   if (timing.faultPhaseMs >= timing.horizonMs) throw new TypeError(`${where}: timing.faultPhaseMs must be below timing.horizonMs`);
   const faults = definition.faults;

@@ -3,7 +3,7 @@
 // One function builds all three, so the CLI and the test API cannot drift apart.
 import { relative } from "node:path";
 import type { ExploreResult } from "./explore.ts";
-import { writeReplayFile } from "./findings.ts";
+import { replayFormatVersion, writeReplayFile } from "./findings.ts";
 import { formatFinding } from "../report/text.ts";
 
 export interface FindingSummary {
@@ -48,7 +48,7 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
     const replay = writeReplayFile(
       cwd,
       {
-        version: 1,
+        version: replayFormatVersion,
         scenario: relative(cwd, scenarioPath),
         variant,
         workload: f.run.workload,
@@ -63,6 +63,7 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
         run: f.run.index,
       },
       outcome.trace,
+      name,
     );
     reports.push(
       formatFinding({

@@ -60,6 +60,7 @@ export async function reportDataFromReplayFile(replayPath: string, options: Repo
     seed: file.seed,
     choices: file.choices,
     faults: file.faults,
+    semantics: file.version,
   });
   const shownPath = absolute.startsWith(resolve(cwd)) ? relative(cwd, absolute) : absolute;
   const { outcome } = capture;

@@ -143,7 +143,9 @@ function writeField(w: Writer, spec: WireField, value: unknown): void {
 export function encodeMessage(value: Json, message: string): Uint8Array {
   const w = new Writer();
   for (const spec of wireFields(message)) {
-    if (Object.hasOwn(value, spec.name)) writeField(w, spec, value[spec.name]);
+    // A Go-inlined struct takes its fields from the parent's JSON; Go writes it even when empty.
+    if (spec.inline === true) w.bytes(spec.id, encodeMessage(value, spec.type));
+    else if (Object.hasOwn(value, spec.name)) writeField(w, spec, value[spec.name]);
   }
   return w.finish();
 }

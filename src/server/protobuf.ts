@@ -233,6 +233,9 @@ export function decodeMessage(raw: Uint8Array, message: string, depth = 0): Json
       if (value !== undefined) setKey(entries, key, value);
     } else if (spec.repeated === true) {
       ((out[spec.name] ??= []) as unknown[]).push(...repeatedValues(spec, f, depth));
+    } else if (spec.inline === true) {
+      // A Go-inlined struct: its fields are the parent's in JSON.
+      Object.assign(out, decodeMessage(bytesOf(f), spec.type, depth + 1));
     } else {
       const value = valueOf(spec.type, f, depth);
       // Only scalars have zero values to drop: a present message (an `IntOrString` of 0) was set by the client.

@@ -56,7 +56,12 @@ function messageNode(message: string): SchemaNode {
   if (cached !== undefined) return cached;
   messageNodes.set(message, anyNode);
   const fields: Record<string, SchemaNode> = {};
-  for (const field of wireFields(message)) fields[field.name] = fieldNode(field);
+  for (const field of wireFields(message)) {
+    const node = fieldNode(field);
+    // A Go-inlined struct's fields are the parent's in JSON.
+    if (field.inline === true && node.t === "struct") Object.assign(fields, node.fields);
+    else fields[field.name] = node;
+  }
   const node: SchemaNode = atomicStructs.has(message) ? { t: "struct", fields, atomic: true } : { t: "struct", fields };
   messageNodes.set(message, node);
   return node;

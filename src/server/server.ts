@@ -8,7 +8,7 @@ import { assert } from "../api/assert.ts";
 import type { Clock } from "../api/clock.ts";
 import { realClock } from "../api/clock.ts";
 import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
-import { createStore } from "../store/index.ts";
+import { createServerStore } from "./admission.ts";
 import type { Store } from "../store/index.ts";
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo } from "./discovery.ts";
 import { ManagedFields } from "./apply.ts";
@@ -26,7 +26,10 @@ import { Tables, wantsTable } from "./table.ts";
 import { WatchStream } from "./watch.ts";
 
 export interface ServerOptions {
-  /** The store to serve. Default: a new store on `clock`, with the namespaces of a fresh cluster. */
+  /**
+   * The store to serve. Default: a new store on `clock`, with the namespaces of a fresh cluster and the server's
+   * defaulting and Service allocation (`createServerStore`); a store given here has them only if it was made so.
+   */
   store?: Store;
   /** Time for the store's timestamps, watch timeouts, bookmarks and the GC loop. Default `realClock`. */
   clock?: Clock;
@@ -113,7 +116,7 @@ function resolveOptions(options: ServerOptions): Resolved {
   const clock = options.clock ?? realClock;
   const resolved: Resolved = {
     clock,
-    store: options.store ?? createStore({ now: () => clock.now() }),
+    store: options.store ?? createServerStore({ now: () => clock.now() }),
     host: options.host ?? "127.0.0.1",
     port: options.port ?? 0,
     token: options.token ?? randomBytes(32).toString("hex"),

@@ -88,7 +88,23 @@ function jobStatus(o: Json): string {
   return o.spec?.suspend === true ? "Suspended" : "Running";
 }
 
+/** Service columns as kube's printer: external IPs from the spec or the load balancer, ports as `80:30080/TCP`. */
+function serviceCells(o: Json, age: (t: unknown) => string): Cell[] {
+  const spec = o.spec ?? {};
+  const ingress: Json[] = Array.isArray(o.status?.loadBalancer?.ingress) ? o.status.loadBalancer.ingress : [];
+  const fromBalancer = ingress.map((i) => i?.ip ?? i?.hostname).filter((x): x is string => typeof x === "string");
+  const external: string[] = [...(Array.isArray(spec.externalIPs) ? spec.externalIPs : []), ...fromBalancer];
+  let externalText = external.length > 0 ? external.join(",") : "<none>";
+  if (spec.type === "ExternalName") externalText = spec.externalName ?? "<none>";
+  else if (spec.type === "LoadBalancer" && external.length === 0) externalText = "<pending>";
+  const ports: Json[] = Array.isArray(spec.ports) ? spec.ports : [];
+  const portText = ports.map((p) => `${p?.port}${typeof p?.nodePort === "number" && p.nodePort !== 0 ? `:${p.nodePort}` : ""}/${p?.protocol ?? "TCP"}`).join(",");
+  const selector = Object.entries(spec.selector ?? {}).map(([k, v]) => `${k}=${String(v)}`).join(",");
+  return [o.metadata?.name ?? "", spec.type ?? "ClusterIP", spec.type === "ExternalName" ? "<none>" : (spec.clusterIP ?? "<none>"), externalText, portText === "" ? "<none>" : portText, age(o.metadata?.creationTimestamp), selector === "" ? "<none>" : selector];
+}
+
 const printers: Readonly<Record<string, Printer>> = {
+  "/Service": { columns: [nameColumn, col("Type"), col("Cluster-IP"), col("External-IP"), col("Port(s)"), ageColumn, col("Selector", "string", 1)], cells: serviceCells },
   "/Namespace": { columns: [nameColumn, col("Status"), ageColumn], cells: (o, age) => [o.metadata?.name ?? "", o.status?.phase ?? "Active", age(o.metadata?.creationTimestamp)] },
   "/ConfigMap": { columns: [nameColumn, col("Data", "integer"), ageColumn], cells: (o, age) => [o.metadata?.name ?? "", count(o.data) + count(o.binaryData), age(o.metadata?.creationTimestamp)] },
   "/Secret": { columns: [nameColumn, col("Type"), col("Data", "integer"), ageColumn], cells: (o, age) => [o.metadata?.name ?? "", o.type ?? "Opaque", count(o.data), age(o.metadata?.creationTimestamp)] },

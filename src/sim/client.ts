@@ -90,7 +90,7 @@ export class SimClient implements Client {
         owner: state,
         run: () => {
           const { ok, value, result } = this.apply(ref, apply);
-          kernel.enqueue({
+          kernel.enqueueAfter(kernel.drawLatencyMs(), {
             actor: state.name,
             kind: "response",
             label,

@@ -91,11 +91,16 @@ export interface KernelOptions {
   watchQueueMax: number;
   /** Ready steps (all actors) beyond which the run fails. */
   readyStepsMax: number;
+  /** The range a request's latency is drawn from (virtual ms between its request step and its response). */
+  requestLatencyMs: readonly [number, number];
   hooks: KernelHooks;
 }
 
 /** Default delay before a crashed or exited actor starts again. */
 export const RESTART_DELAY_MS_DEFAULT = 1000;
+
+/** External writes the kernel remembers by name, for the property monitor's change feed. */
+const EXTERNAL_LOG_MAX = 4096;
 
 type StepRecord = Omit<TraceRecord, "step" | "timeMs">;
 
@@ -107,14 +112,22 @@ export class Kernel {
   readonly watchQueueMax: number;
   private readonly readyStepsMax: number;
   private readonly hooks: KernelHooks;
+  private readonly requestLatencyMs: readonly [number, number];
+  /** Its own stream, so latencies never shift the draws of schedules, faults or actors. */
+  private readonly latencyRng: Rng;
   private readonly actorsByName = new Map<string, ActorRecord>();
   private readonly externals = new Map<string, unknown>();
+  /** Names of the external cells written, in order, from write number `externalLogBase` on (bounded). */
+  private externalLog: string[] = [];
+  private externalLogBase = 0;
   /** Open watches by id, for watch faults. */
   private readonly openWatches = new Map<string, SimWatch>();
   private readonly readySteps: Step[] = [];
   private readonly paused = new Set<ActorRecord>();
   /** Typed facts of timers whose firing is more than a timer (a delayed watch delivery). */
   private readonly timerFacts = new WeakMap<TimerEntry, StepFacts>();
+  /** Steps that become ready when their timer is due (a response after its request's latency). */
+  private readonly deferred = new WeakMap<TimerEntry, Omit<Step, "seq">>();
   private stepNumber = 0;
   /** The actor whose step is running, "sim"/"gc" for others, undefined between steps. */
   private currentActor: string | undefined;
@@ -136,6 +149,16 @@ export class Kernel {
     this.watchQueueMax = options.watchQueueMax;
     this.readyStepsMax = options.readyStepsMax;
     this.hooks = options.hooks;
+    const [min, max] = options.requestLatencyMs;
+    assert(Number.isInteger(min) && min >= 0 && Number.isInteger(max) && max >= min, "requestLatencyMs is [min, max] in whole ms, 0 <= min <= max");
+    this.requestLatencyMs = options.requestLatencyMs;
+    this.latencyRng = options.rng.fork("latency");
+  }
+
+  /** A request's latency, drawn when it is applied: how long its response takes to arrive. */
+  drawLatencyMs(): number {
+    const [min, max] = this.requestLatencyMs;
+    return max === 0 ? 0 : this.latencyRng.between(min, max);
   }
 
   // ---- Read-only views -------------------------------------------------------------------------------
@@ -385,6 +408,28 @@ export class Kernel {
   setExternal(name: string, value: unknown): void {
     assert(this.externals.has(name), `external "${name}" is defined`);
     this.externals.set(name, deepFreeze(cloneJson(value)));
+    this.logExternalWrite(name);
+  }
+
+  /** External writes so far: a cursor for `externalWritesSince`. */
+  get externalWriteCount(): number {
+    return this.externalLogBase + this.externalLog.length;
+  }
+
+  /** The names of the cells written since write number `count`; undefined when the log no longer reaches back. */
+  externalWritesSince(count: number): readonly string[] | undefined {
+    assert(count <= this.externalWriteCount, "an external write cursor is not ahead of the log");
+    if (count < this.externalLogBase) return undefined;
+    return this.externalLog.slice(count - this.externalLogBase);
+  }
+
+  private logExternalWrite(name: string): void {
+    this.externalLog.push(name);
+    // Readers look a step or two back; keeping the newest half bounds the log without losing them.
+    if (this.externalLog.length <= EXTERNAL_LOG_MAX) return;
+    const dropped = this.externalLog.length >> 1;
+    this.externalLog = this.externalLog.slice(dropped);
+    this.externalLogBase += dropped;
   }
 
   /** A fresh number for a request, carried by its request and response records to pair them. */
@@ -450,11 +495,31 @@ export class Kernel {
     if (step !== undefined) this.remove(step);
   }
 
+  /**
+   * Makes `step` ready `ms` from now (now when `ms` is 0): the step itself, not a timer firing, is what the
+   * strategy then chooses and the trace records. It belongs to its owner's incarnation like a timer: a crash
+   * before it is due removes it.
+   */
+  enqueueAfter(ms: number, step: Omit<Step, "seq"> & { owner: ActorState }): void {
+    assert(ms >= 0, "a deferred step waits a non-negative time");
+    if (ms === 0) {
+      this.enqueue(step);
+      return;
+    }
+    const entry = this.scheduleFor(step.owner, ms, () => {}, step.label, step.kind);
+    this.deferred.set(entry, step);
+  }
+
   /** Moves every due timer into the ready list, in `(dueAt, sequence)` order. */
   promoteDue(): void {
     for (let entry = this.clock.takeDue(); entry !== undefined; entry = this.clock.takeDue()) {
       const timer = entry;
       const owner = this.actorsByName.get(timer.owner);
+      const step = this.deferred.get(timer);
+      if (step !== undefined) {
+        this.promoteDeferred(timer, step, owner);
+        continue;
+      }
       this.enqueue({
         actor: timer.owner,
         kind: timer.kind as StepKind,
@@ -469,6 +534,14 @@ export class Kernel {
         },
       });
     }
+  }
+
+  private promoteDeferred(timer: TimerEntry, step: Omit<Step, "seq">, owner: ActorRecord | undefined): void {
+    this.deferred.delete(timer);
+    assert(owner !== undefined && owner.timers.has(timer), "a deferred step is still its owner's when due");
+    owner.timers.delete(timer);
+    timer.state = "fired";
+    this.enqueue(step);
   }
 
   /** The ready steps a strategy may choose: all of them unless some actor is paused. */

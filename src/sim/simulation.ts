@@ -11,6 +11,7 @@ import { cloneJson } from "../api/json.ts";
 import { applyFault, drawFault } from "./faults.ts";
 import { simulationHost } from "./host.ts";
 import { Kernel, type ActorState, type Step } from "./kernel.ts";
+import { changeFeedKey, everythingChanged, kindKey, objectKey, type ChangeFeed } from "./changes.ts";
 import { Rng } from "./rng.ts";
 import { randomStrategy, replayStrategy, type ReadyStep, type Strategy } from "./strategy.ts";
 import { recordKey, type TraceRecord } from "./trace.ts";
@@ -106,6 +107,7 @@ class SimulationImpl implements Simulation {
       traceMode: options.traceMode ?? "full",
       watchQueueMax: options.watchQueueMax ?? 10_000,
       readyStepsMax: options.readyStepsMax ?? 1_000_000,
+      requestLatencyMs: options.requestLatencyMs ?? [0, 0],
       hooks: {
         context: (state) => this.context(state),
         crashContext: (state) => ({
@@ -327,6 +329,26 @@ function makeView(store: Store, clock: VirtualClock, kernel: Kernel): WorldView 
     },
     external<T>(name: string): T {
       return kernel.getExternal(name) as T;
+    },
+    [changeFeedKey]: changeFeed(store, kernel),
+  } as WorldView;
+}
+
+/** What the store and the kernel's external cells wrote since a cursor: the property monitor's input. */
+function changeFeed(store: Store, kernel: Kernel): ChangeFeed {
+  return {
+    cursor: () => ({ revision: store.revision, externalWrites: kernel.externalWriteCount }),
+    since(cursor) {
+      const externals = kernel.externalWritesSince(cursor.externalWrites);
+      if (externals === undefined || cursor.revision < store.compactedRevision) return everythingChanged;
+      if (cursor.revision === store.revision) return { everything: false, kinds: [], objects: [], externals };
+      const kinds: string[] = [];
+      const objects: string[] = [];
+      for (const { object } of store.history(cursor.revision)) {
+        kinds.push(kindKey(object.apiVersion, object.kind));
+        objects.push(objectKey(object.apiVersion, object.kind, object.metadata.name));
+      }
+      return { everything: false, kinds, objects, externals };
     },
   };
 }

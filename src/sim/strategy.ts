@@ -2,6 +2,7 @@
 // ready list (ordered by when each step became ready); 0 is the oldest step, the FIFO default that
 // shrinking falls back to.
 import type { Rng } from "./rng.ts";
+import type { StepFacts } from "./trace.ts";
 import { assert } from "../api/assert.ts";
 
 export type StepKind = "start" | "request" | "response" | "watch" | "timer" | "external" | "fault" | "gc" | "log";
@@ -15,6 +16,8 @@ export interface ReadyStep {
   readonly kind: StepKind;
   /** Stable across runs with the same choices: `get ConfigMap ns/a`, `sleep 30000ms`, ... */
   readonly label: string;
+  /** What the step will touch, where known (the same facts its trace record gets): for reduction. */
+  readonly facts?: StepFacts;
 }
 
 export interface Strategy {

@@ -134,6 +134,12 @@ export interface SimulationOptions {
   watchQueueMax?: number;
   /** Ready steps (all actors) beyond which the run fails: a bound against runaway fan-out. Default 1_000_000. */
   readyStepsMax?: number;
+  /**
+   * The range of a request's latency in virtual ms, drawn per request from the seed: its response arrives that
+   * long after it was applied, so a loop of requests moves the clock as on a real cluster. Default [0, 0] (a
+   * response is ready at once); scenarios run with their `timing.requestLatencyMs`.
+   */
+  requestLatencyMs?: readonly [number, number];
 }
 
 export interface RunOptions {

@@ -23,6 +23,7 @@ import type {
   StoreWatchOptions,
 } from "./types.ts";
 import { crdInfo, crdStatus, createSchemaCompiler, pruneUnknown, schemaErrors, validateCrd } from "./crd.ts";
+import { celRuleDefinitionErrors, celRuleErrors } from "./cel.ts";
 import type { CustomSchemas } from "./registry.ts";
 import { isFinalized, planDelete } from "./delete.ts";
 import { GarbageCollector, locOf } from "./gc.ts";
@@ -557,7 +558,10 @@ export class MemoryStore implements Store {
     if (validator === undefined) return validateKind(object, old, resource);
     // The schema is written for the version the client speaks, so validate the object as it sent it.
     const asSent = { ...object, apiVersion: formatApiVersion(resource) };
-    return validator(asSent) ? [] : schemaErrors(validator.errors ?? [], asSent);
+    if (!validator(asSent)) return schemaErrors(validator.errors ?? [], asSent);
+    // CEL rules run only on an object that fits its schema, so a rule can trust the types it reads.
+    const schema = state.custom?.schemas.get(resource.version);
+    return schema === undefined ? [] : celRuleErrors(schema, asSent, old === undefined ? undefined : { ...old, apiVersion: formatApiVersion(resource) });
   }
 
   #crdSchemaErrors(crd: KubeObject): FieldError[] {
@@ -566,6 +570,7 @@ export class MemoryStore implements Store {
     crdInfo(crd).versions.forEach((version, i) => {
       try {
         this.#compileSchema(version.schema);
+        errors.push(...celRuleDefinitionErrors(version.schema, `spec.versions[${i}].schema.openAPIV3Schema`));
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         errors.push({ field: `spec.versions[${i}].schema.openAPIV3Schema`, type: "FieldValueInvalid", message: `Invalid value: ${message}` });

@@ -65,7 +65,8 @@ const marked = scenario({
       await ctx.client.update({ object: { ...again, data: { touched: "yes" } } });
     },
   },
-  timing: { faultPhaseMs: 10_000, horizonMs: 120_000, settleWindowMs: 10_000 },
+  // Instant requests, so the marks fall on the exact milliseconds the assertions name.
+  timing: { faultPhaseMs: 10_000, horizonMs: 120_000, settleWindowMs: 10_000, requestLatencyMs: [0, 0] },
   properties: () => [
     eventually("the child exists within 5 s of the label", (view) => view.get(childRef) !== undefined, { withinMs: 5000, from: "labelled" }),
     always("no child is deleted while its parent exists", (view, last) =>
@@ -77,7 +78,7 @@ const marked = scenario({
 test("a child made 1 s after the label meets a 5 s deadline counted from the workload's mark", async () => {
   const outcome = await runScenario(marked, { variant: "fast", workload: "label", params: {}, seed: 1 });
   assert.equal(outcome.verdict.kind, "ok", outcome.verdict.detail);
-  assert.deepEqual(seen.timing, { faultPhaseMs: 10_000, horizonMs: 120_000, settleWindowMs: 10_000, stepsMax: 200_000 });
+  assert.deepEqual(seen.timing, { faultPhaseMs: 10_000, horizonMs: 120_000, settleWindowMs: 10_000, stepsMax: 200_000, requestLatencyMs: [0, 0], heartbeats: [{ kind: "Lease" }] });
   assert.equal((seen.markedAtMs ?? 0) - (seen.startMs ?? 0), 30_000, "the workload sees the run's start and timing");
 });
 

@@ -21,6 +21,7 @@ async function replayFixed(fixture: string) {
     seed: file.seed,
     choices: file.choices,
     faults: file.faults,
+    semantics: file.version,
   });
   return outcome;
 }

@@ -17,6 +17,7 @@ const zooDir = join(repo, "examples", "zoo");
 
 /** Each case and the finding its buggy form must produce: `verdict:property` (the property is empty for a hot loop). */
 const zooCases: Readonly<Record<string, string>> = {
+  "cache-mutation": "silent-divergence:configmap replicas == spec.replicas",
   "fighting-controllers": "no-convergence:",
   "finalizer-external-gone": "silent-divergence:a deleted Bucket object is removed",
   "generate-name-duplicates": "safety-violation:workers <= spec.replicas",

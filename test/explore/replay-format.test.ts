@@ -24,6 +24,7 @@ test("the version 1 replay file committed in test/report/fixtures still reproduc
     choices: file.choices,
     faults: file.faults,
     traceMode: "full",
+    semantics: file.version,
   });
   assert.equal(outcome.verdict.kind, file.verdict);
   assert.equal(outcome.verdict.property, file.property);

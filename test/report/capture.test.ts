@@ -16,7 +16,7 @@ const fixture = join(repo, "test", "report", "fixtures", "ensemble-delta.json");
 async function load() {
   const { file } = readReplayFile(fixture);
   const scenario = await loadScenario(join(repo, file.scenario));
-  const spec = { variant: file.variant, workload: file.workload, params: replayParams(scenario, file, fixture), seed: file.seed, choices: file.choices, faults: file.faults };
+  const spec = { variant: file.variant, workload: file.workload, params: replayParams(scenario, file, fixture), seed: file.seed, choices: file.choices, faults: file.faults, semantics: file.version };
   return { file, scenario, spec };
 }
 

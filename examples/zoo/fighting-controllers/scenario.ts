@@ -1,7 +1,6 @@
 // Two controllers fighting over one field (the HPA-versus-operator fight every operator tracker has an issue
 // about): the App says 2 replicas, the autoscaler says the load needs 4.
 import { defineActor, eventually, scenario, type WorldView } from "settle/sim";
-import type { KubeObject } from "settle";
 import { crdFor, namespace, namespaceObject, zooTiming } from "../common.ts";
 import { appKind, autoscaledReplicas, runAppOperator, runAutoscaler, workloadKind, type App, type Workload } from "./controllers.ts";
 
@@ -23,7 +22,7 @@ export default scenario({
     crdFor("App", "apps"),
     crdFor("Workload", "workloads"),
     namespaceObject(),
-    { ...appKind, metadata: { name, namespace }, spec: { replicas: 2, autoscaling: bounds } } as App as KubeObject,
+    { ...appKind, metadata: { name, namespace }, spec: { replicas: 2, autoscaling: bounds } } satisfies App,
   ],
   externals: () => ({ metrics: { load: 350 } }),
   actors: ({ variant }) => [

@@ -40,7 +40,12 @@ export async function runWidgetController(ctx: ActorContext, variant: string): P
       if (passes(variant, before, after)) queue.add(keyOf(after.metadata));
     },
   });
-  void informer.start();
+  // The informer and the worker run side by side; either failing fails the process, as in a real controller.
+  await Promise.all([informer.start(), work(ctx, informer, queue)]);
+}
+
+/** One worker: a key at a time from the queue, retried through the rate limiter when its reconcile fails. */
+async function work(ctx: ActorContext, informer: Informer, queue: WorkQueue<string>): Promise<void> {
   for (;;) {
     const key = await queue.get();
     if (key === undefined) return;

@@ -21,17 +21,17 @@ export function configName(cache: string): string {
 }
 
 /** Creates or updates the ConfigMap to `spec.size`; reads it live, so the decision is never made on a stale copy. */
-async function render(ctx: ActorContext["client"], cache: Cache): Promise<void> {
+async function render(client: ActorContext["client"], cache: Cache): Promise<void> {
   const ns = cache.metadata.namespace!;
   const name = configName(cache.metadata.name!);
   const desired = setControllerReference(cache, { ...configMapKind, metadata: { name, namespace: ns }, data: { size: cache.spec.size } } as KubeObject);
   try {
-    await ctx.create({ object: desired });
+    await client.create({ object: desired });
     return;
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
   }
-  await ctx.patch({ ...configMapKind, namespace: ns, name, patchType: "merge", patch: { data: { size: cache.spec.size } } });
+  await client.patch({ ...configMapKind, namespace: ns, name, patchType: "merge", patch: { data: { size: cache.spec.size } } });
 }
 
 export async function runCacheController(ctx: ActorContext, variant: string): Promise<void> {

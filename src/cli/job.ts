@@ -1,0 +1,163 @@
+// `settle job`: exploration past one machine, on the engine users already run. Prints a Kubernetes Indexed Job
+// whose pod i runs `settle explore <args> --shard i/N` (Kubernetes sets JOB_COMPLETION_INDEX in each pod of an
+// Indexed Job) and, with a volume, the Job that merges the shards' findings with `settle merge`. Shards are
+// disjoint and their union is the unsharded run, so the merged findings equal one machine's.
+import { stringify } from "yaml";
+import { intOption, parse, UsageError } from "./args.ts";
+
+export const jobUsage = `Usage: settle job --shards N --image IMG [options] -- <settle explore arguments>
+
+Prints, as YAML, a Kubernetes Indexed Job (completionMode Indexed, N completions) whose pod i runs
+"settle explore <arguments> --shard i/N". With --pvc, each shard copies its findings to the claim
+(<findings-dir>/shard-i) and a second Job merges them ("settle merge", into <findings-dir>/merged); without
+it, findings go to each pod's stdout (kubectl logs).
+
+  settle job --shards 8 --image registry.example/my-explorer:1 --pvc settle-findings -- examples/ensemble --runs 4000 | kubectl apply -f -
+  kubectl wait --for=condition=complete job/settle-explore --timeout=1h   # then the merge Job runs to completion
+
+The image is node:20 with your scenarios and "npm install settle" in --workdir (default /app), and
+node_modules/.bin on PATH; the README's CLI reference has the recipe (Sharding).
+
+Options:
+  --shards N           pods, one shard each (N >= 1)
+  --image IMG          the container image
+  --name NAME          the Job's name (default settle-explore; the merge Job is NAME-merge)
+  --namespace NS       the Jobs' namespace (default: the one kubectl uses)
+  --pvc CLAIM          a PersistentVolumeClaim (ReadWriteMany) for the findings, mounted at --findings-dir
+  --findings-dir DIR   where shards copy their findings (default /findings)
+  --workdir DIR        the container's working directory (default /app)
+  --parallelism P      pods at once (default N)
+
+Exit codes: 0 printed, 2 usage error.
+`;
+
+const shardsMax = 10_000;
+const nameRe = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Quotes a word for sh, so explore arguments reach settle unchanged. */
+function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_./=:,@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", `'"'"'`)}'`;
+}
+
+export interface JobSpec {
+  name: string;
+  namespace: string | undefined;
+  image: string;
+  shards: number;
+  parallelism: number;
+  pvc: string | undefined;
+  findingsDir: string;
+  workdir: string;
+  exploreArgs: string[];
+}
+
+/**
+ * The shell script each shard pod runs. Exit code 1 of `settle explore` means "findings", which is this Job's
+ * output, not a failed pod: it exits 0 then, and keeps 2 (bad input) as a failure. Runs the same way locally
+ * with JOB_COMPLETION_INDEX set, which is how the tests check the shards.
+ */
+export function shardScript(spec: JobSpec): string {
+  const explore = ["settle", "explore", ...spec.exploreArgs].map(shellQuote).join(" ");
+  const lines = [`${explore} --shard "$JOB_COMPLETION_INDEX/${spec.shards}"`, "code=$?", '[ "$code" -le 1 ] || exit "$code"'];
+  if (spec.pvc !== undefined) {
+    // The marker is written last, so the merge Job never reads a shard that is still being copied.
+    const target = `${shellQuote(spec.findingsDir)}/shard-"$JOB_COMPLETION_INDEX"`;
+    lines.unshift(`rm -f ${target}.done`);
+    lines.push(`rm -rf ${target} && mkdir -p ${target}`, `if [ -d .settle/findings ]; then cp -R .settle/findings/. ${target}/; fi`, `touch ${target}.done`);
+  }
+  return lines.join("\n");
+}
+
+function podSpec(spec: JobSpec, container: Record<string, unknown>): Record<string, unknown> {
+  const mount = spec.pvc === undefined ? {} : { volumeMounts: [{ name: "findings", mountPath: spec.findingsDir }] };
+  const volumes = spec.pvc === undefined ? {} : { volumes: [{ name: "findings", persistentVolumeClaim: { claimName: spec.pvc } }] };
+  return { restartPolicy: "Never", containers: [{ ...container, image: spec.image, workingDir: spec.workdir, ...mount }], ...volumes };
+}
+
+function metadata(spec: JobSpec, name: string): Record<string, unknown> {
+  return { name, ...(spec.namespace === undefined ? {} : { namespace: spec.namespace }), labels: { "app.kubernetes.io/name": "settle", "app.kubernetes.io/instance": spec.name } };
+}
+
+/**
+ * The merge pod's script. Kubernetes starts both Jobs at once, so it waits until every shard has written its
+ * marker, then merges; exit code 1 of `settle merge` again means "findings", not a failure.
+ */
+function mergeScript(dir: string, shards: number): string {
+  return [
+    `until [ "$(ls ${dir}/shard-*.done 2>/dev/null | wc -l)" -ge ${shards} ]; do sleep 5; done`,
+    `settle merge ${dir}/shard-* --out ${dir}/merged`,
+    "code=$?",
+    '[ "$code" -le 1 ] || exit "$code"',
+  ].join("\n");
+}
+
+/** The Indexed Job and, with a claim, the merge Job. */
+export function jobManifests(spec: JobSpec): Array<Record<string, unknown>> {
+  const explore = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: metadata(spec, spec.name),
+    spec: {
+      completionMode: "Indexed",
+      completions: spec.shards,
+      parallelism: spec.parallelism,
+      backoffLimit: spec.shards,
+      template: { spec: podSpec(spec, { name: "explore", command: ["sh", "-c", shardScript(spec)] }) },
+    },
+  };
+  if (spec.pvc === undefined) return [explore];
+  const dir = shellQuote(spec.findingsDir);
+  const merge = {
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: metadata(spec, `${spec.name}-merge`),
+    spec: {
+      completions: 1,
+      backoffLimit: 2,
+      template: { spec: podSpec(spec, { name: "merge", command: ["sh", "-c", mergeScript(dir, spec.shards)] }) },
+    },
+  };
+  return [explore, merge];
+}
+
+function jobSpec(argv: string[]): JobSpec {
+  const split = argv.indexOf("--");
+  if (split === -1 || split === argv.length - 1) throw new UsageError("expects the explore arguments after --, e.g. -- examples/ensemble --runs 4000");
+  const exploreArgs = argv.slice(split + 1);
+  if (exploreArgs.some((a) => a === "--shard" || a.startsWith("--shard="))) throw new UsageError("the explore arguments must not set --shard: each pod gets its own");
+  const { values, positionals } = parse(argv.slice(0, split), {
+    shards: { type: "string" }, image: { type: "string" }, name: { type: "string" }, namespace: { type: "string" },
+    pvc: { type: "string" }, "findings-dir": { type: "string" }, workdir: { type: "string" }, parallelism: { type: "string" },
+  });
+  if (positionals.length > 0) throw new UsageError(`unexpected "${positionals[0]}" before --`);
+  if (values.shards === undefined) throw new UsageError("--shards N is required");
+  if (typeof values.image !== "string" || values.image === "") throw new UsageError("--image IMG is required");
+  const shards = intOption(values, "shards", 1, 1);
+  if (shards > shardsMax) throw new UsageError(`--shards expects at most ${shardsMax}, got ${shards}`);
+  const name = typeof values.name === "string" ? values.name : "settle-explore";
+  if (!nameRe.test(name) || name.length > 57) throw new UsageError(`--name must be a DNS label of at most 57 characters (the merge Job adds "-merge"), got "${name}"`);
+  const absolute = (key: string, fallback: string) => {
+    const value = typeof values[key] === "string" ? (values[key] as string) : fallback;
+    if (!value.startsWith("/")) throw new UsageError(`--${key} expects an absolute path, got "${value}"`);
+    return value;
+  };
+  return {
+    name,
+    namespace: typeof values.namespace === "string" ? values.namespace : undefined,
+    image: values.image,
+    shards,
+    parallelism: Math.min(intOption(values, "parallelism", shards, 1), shards),
+    pvc: typeof values.pvc === "string" ? values.pvc : undefined,
+    findingsDir: absolute("findings-dir", "/findings"),
+    workdir: absolute("workdir", "/app"),
+    exploreArgs,
+  };
+}
+
+export async function jobCommand(argv: string[]): Promise<number> {
+  const spec = jobSpec(argv);
+  const documents = jobManifests(spec).map((doc) => stringify(doc, { lineWidth: 0 }));
+  const header = `# settle job: ${spec.shards} shard(s) of settle explore ${spec.exploreArgs.join(" ")}\n`;
+  process.stdout.write(header + documents.join("---\n"));
+  return 0;
+}

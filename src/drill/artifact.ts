@@ -1,0 +1,129 @@
+// A drill point that failed leaves an artifact: one JSON file with the point, the verdict, the controller's output
+// and the timeline (every request of the controller, every write the store saw, the objects before and after).
+// `settle report --html` renders it as it renders a simulator finding: swimlanes for the controller's starts, the
+// workload and the garbage collector, a row per object. A drill cannot be replayed step by step (the controller is
+// a real process), so the report's "replay" line is the command that drills the same point again.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
+import { isRecord } from "../api/json.ts";
+import type { KubeObject } from "../api/object.ts";
+import type { Change, ObjectVersion } from "../report/capture.ts";
+import { reportFormatVersion, type ReportData } from "../report/model.ts";
+import type { TraceRecord } from "../sim/trace.ts";
+import type { DrillResult, DrillRun } from "./drill.ts";
+import { pointLabel } from "./drill.ts";
+
+export const drillArtifactKind = "settle-drill-finding";
+
+export interface DrillArtifact {
+  kind: typeof drillArtifactKind;
+  format: 1;
+  scenario: string;
+  variant: string;
+  workload: string;
+  /** The command that drills this point again (the controller command after `--` is the user's). */
+  rerun: string;
+  run: DrillRun;
+}
+
+/** Writes the artifact of a failed run into `dir` and returns its path. */
+export function writeDrillArtifact(dir: string, result: Pick<DrillResult, "target">, run: DrillRun, rerun: string): string {
+  const point = run.point === undefined ? "reference" : `${run.point.fault}-${run.point.afterWrite}`;
+  const path = join(dir, `${result.target.variant}-${point}.json`);
+  mkdirSync(dir, { recursive: true });
+  const artifact: DrillArtifact = { kind: drillArtifactKind, format: 1, scenario: result.target.name, variant: result.target.variant, workload: result.target.workload, rerun, run };
+  writeFileSync(path, `${JSON.stringify(artifact)}\n`);
+  return path;
+}
+
+/** Whether a JSON file is a drill artifact (rather than a simulator replay file). */
+export function isDrillArtifactFile(path: string): boolean {
+  try {
+    const parsed = JSON.parse(readFileSync(path, "utf8")) as unknown;
+    return isRecord(parsed) && parsed.kind === drillArtifactKind;
+  } catch {
+    return false;
+  }
+}
+
+function refOf(object: unknown): string {
+  const o = object as KubeObject;
+  const ns = o.metadata?.namespace;
+  return `${o.kind} ${ns === undefined || ns === "" ? "" : `${ns}/`}${o.metadata?.name ?? ""}`;
+}
+
+/** The report model of an artifact: records from the controller's requests and the store's writes, in time order. */
+export function reportDataFromDrillArtifact(path: string, cwd = process.cwd()): ReportData {
+  const artifact = JSON.parse(readFileSync(path, "utf8")) as DrillArtifact;
+  if (artifact.kind !== drillArtifactKind || artifact.run.timeline === undefined) throw new Error(`${path}: not a drill artifact with a timeline`);
+  const { run } = artifact;
+  const timeline = run.timeline!;
+  const versions: ObjectVersion[] = timeline.initial.map((object) => ({ key: refOf(object), revision: Number((object as KubeObject).metadata?.resourceVersion ?? 0), object }));
+  const initial = versions.map((_, i) => i);
+  const latest = new Map<string, number>(versions.map((v, i) => [v.key, i]));
+  const records: TraceRecord[] = [];
+  let revision = Math.max(0, ...versions.map((v) => v.revision ?? 0));
+  const changes: Array<[number, Change[]]> = [];
+  type Item = { atMs: number; order: number; make: () => void };
+  const items: Item[] = [];
+  timeline.requests.forEach((request, order) => {
+    items.push({
+      atMs: request.atMs,
+      order,
+      make: () => {
+        const label = `${request.method} ${request.path}${request.watch ? " (watch)" : ""}`;
+        const result = request.note ?? (request.status >= 200 && request.status < 300 ? "ok" : String(request.status));
+        records.push({ step: records.length, timeMs: request.atMs, actor: `controller[${request.incarnation}]`, kind: "request", label, write: request.write !== undefined, revisionBefore: revision, revisionAfter: revision, result });
+      },
+    });
+  });
+  timeline.events.forEach((event, order) => {
+    items.push({
+      atMs: event.atMs,
+      order: timeline.requests.length + order,
+      make: () => {
+        const key = refOf(event.object);
+        const index = versions.push({ key, revision: event.revision, object: event.object }) - 1;
+        const before = latest.get(key) ?? -1;
+        latest.set(key, index);
+        const at = records.length;
+        records.push({ step: at, timeMs: event.atMs, actor: "store", kind: "response", label: `${event.type} ${key}`, ref: key, write: true, revisionBefore: revision, revisionAfter: event.revision, result: `${event.type} ${key}@${event.revision}` });
+        revision = event.revision;
+        changes.push([at, [[key, before, event.type === "DELETED" ? -1 : index]]]);
+      },
+    });
+  });
+  items.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
+  for (const item of items) item.make();
+  if (run.timings.faultMs !== undefined && run.point !== undefined) {
+    const atMs = timeline.startMs + run.timings.faultMs;
+    const at = records.findIndex((r) => r.timeMs >= atMs);
+    const record: TraceRecord = { step: 0, timeMs: atMs, actor: "drill", kind: "fault", label: pointLabel(run.point), revisionBefore: revision, revisionAfter: revision, result: run.verdict };
+    records.splice(at < 0 ? records.length : at, 0, record);
+    records.forEach((r, i) => (r.step = i));
+    for (const entry of changes) if (entry[0] >= (at < 0 ? records.length : at)) entry[0]++;
+  }
+  const shown = resolve(cwd, path).startsWith(resolve(cwd)) ? relative(cwd, resolve(cwd, path)) : path;
+  return {
+    format: reportFormatVersion,
+    scenario: artifact.scenario,
+    scenarioPath: artifact.scenario,
+    variant: artifact.variant,
+    workload: artifact.workload,
+    params: {},
+    seed: 0,
+    verdict: { kind: run.verdict === "violated" ? "silent-divergence" : "no-convergence", ...(run.failed[0] === undefined ? {} : { property: run.failed[0] }), step: records.length - 1, elapsedMs: run.timings.totalMs, detail: `${run.point === undefined ? "reference run" : pointLabel(run.point)}: ${run.detail}` },
+    counters: [],
+    replayPath: shown,
+    replayCommand: artifact.rerun,
+    reproduced: true,
+    recorded: { verdict: run.verdict, property: run.failed[0] ?? null },
+    faults: [],
+    choices: 0,
+    epochMs: timeline.startMs,
+    records,
+    changes,
+    versions,
+    initial,
+  };
+}

@@ -1,0 +1,75 @@
+// What a drill needs of a scenario, whatever it is written in: the world at the start, the properties, the
+// workload (run against the API server with a real client) and, optionally, a summary line and the controller
+// command. A TypeScript scenario and a YAML scenario both become a `DrillTarget`.
+import { realClock } from "../api/clock.ts";
+import type { Client } from "../api/client.ts";
+import type { KubeObject } from "../api/object.ts";
+import type { Property } from "../check/properties.ts";
+import { workloadContext, type Scenario, type ScenarioContext } from "../explore/scenario.ts";
+import { Rng } from "../sim/rng.ts";
+import type { ActorContext, WorldView } from "../sim/types.ts";
+import type { Store } from "../store/types.ts";
+
+export interface DrillTarget {
+  /** The scenario's name, for reports and artifact paths. */
+  name: string;
+  variant: string;
+  workload: string;
+  /** Creates the objects present at the start in a fresh store. */
+  setup(store: Store): void;
+  properties: readonly Property[];
+  /** Applies the workload through `client` (the API server, as an admin); `view` reads the store directly. */
+  runWorkload(client: Client, view: WorldView): Promise<void>;
+  /** One line describing the world once quiet, if the scenario has one. */
+  summary?(view: WorldView): string;
+  /** Named external state the properties may read (a drill sees only the API server, so usually none). */
+  externals?: Record<string, unknown>;
+  /** The controller command the variant declares (YAML scenarios); a command after `--` overrides it. */
+  command?: readonly string[];
+  /** The controller's working directory (YAML scenarios: the scenario's folder). Default: the drill's. */
+  cwd?: string;
+  /** Extra environment variables for the controller. */
+  env?: Record<string, string>;
+  /** The verdict the variant expects of a drill: `finding` (buggy) or `ok` (fixed). */
+  expect?: "finding" | "ok";
+  /** How to run this target again, for the replay line of a report (without the controller command). */
+  rerun: string;
+}
+
+/** A TypeScript scenario (`scenario({...})`) for one variant and workload. */
+export function targetFromScenario(scenario: Scenario, ctx: ScenarioContext, path = scenario.name): DrillTarget {
+  const fn = scenario.workloads[ctx.workload];
+  if (fn === undefined) throw new Error(`drill: unknown workload "${ctx.workload}"`);
+  const target: DrillTarget = {
+    name: scenario.name,
+    variant: ctx.variant,
+    workload: ctx.workload,
+    setup: (store) => {
+      const world = {
+        create: <T extends KubeObject>(o: T) => structuredClone(store.create(structuredClone(o))) as T,
+        updateStatus: <T extends KubeObject>(o: T) => structuredClone(store.updateStatus(structuredClone(o))) as T,
+      };
+      for (const object of scenario.setup?.(ctx, world) ?? []) world.create(object);
+    },
+    properties: scenario.properties(ctx),
+    runWorkload: async (client) => {
+      const actx: ActorContext = {
+        name: "user",
+        incarnation: 0,
+        client,
+        clock: realClock,
+        rng: new Rng(1),
+        log: () => {},
+        external: () => {
+          throw new Error("drill: workloads cannot use external state (a drill sees only the API server)");
+        },
+      };
+      // A drill has no deadlines counted from marks (it judges after a quiet window), so a mark is only accepted.
+      await fn(workloadContext(actx, scenario.timing, realClock.now(), () => {}), ctx);
+    },
+    externals: scenario.externals?.(ctx) ?? {},
+    rerun: `settle drill ${path} --variant ${ctx.variant} --workload ${ctx.workload}`,
+  };
+  if (scenario.summary !== undefined) target.summary = scenario.summary;
+  return target;
+}

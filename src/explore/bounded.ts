@@ -1,0 +1,374 @@
+// The bounded search (issue 23): every schedule that differs from the FIFO order by at most K preemptions,
+// crossed with every placement of at most F planned faults from the systematic points, depth-first. A
+// preemption is a choice of any ready step but the oldest one; a schedule is its list of preemptions, so the
+// search tree is: a node is a run, its children are the runs that add one preemption after its last one.
+// Each node is one run replayed from the seed (the simulator is deterministic, so no state is saved).
+//
+// Reduction (sleep sets, Godefroid 1996): after a node has run the oldest step t0 at step s (its FIFO
+// continuation, searched with the node's whole remaining budget), a child that runs another step t at s
+// instead, with t and t0 commuting (src/sim/commute.ts), need not run t0 next: t·t0 is t0·t, which the
+// node's own subtree covers. t0 sleeps until a step that does not commute with it runs (or a fault is
+// injected); a schedule that would take a sleeping step is cut. Only the oldest step ever sleeps: it is the
+// one the node's continuation ran with a budget no smaller than the child's, and it stays the oldest ready step
+// while it sleeps, so each step a pruned schedule ran past it cost a preemption there and costs at most one
+// in the equivalent schedule. That keeps the equivalent schedule within the bound; a combined bound and
+// reduction can in general still miss schedules (Coons, Musuvathi and McKinley, OOPSLA 2013), which is why a
+// test compares the reduced and the plain search and `reduction: false` exists.
+import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { assert } from "../api/assert.ts";
+import { commute, type CommuteOptions } from "../sim/commute.ts";
+import type { ReadyStep, Strategy } from "../sim/strategy.ts";
+import type { PlannedFault } from "../sim/types.ts";
+import type { PropertyCounter } from "../check/properties.ts";
+import { findingKey, isFinding } from "../check/verdict.ts";
+import { collectFindings, faultPoints, type ExploreOptions, type ExploreResult, type RunSummary } from "./explore.ts";
+import type { FaultPoint } from "./plan.ts";
+import { runScenario, type RunOutcome } from "./run.ts";
+import type { Scenario } from "./scenario.ts";
+
+export interface BoundedOptions {
+  /** K: preemptions (choices of a ready step other than the oldest) per schedule. Default 2. */
+  preemptions?: number;
+  /** F: planned faults per run, 0 to 2, placed at the systematic points. Default 1. */
+  faultPoints?: number;
+  /** Sleep-set reduction. Default true. */
+  reduction?: boolean;
+  /** A JSON file the search saves its state to (every `checkpointEveryRuns` runs and at the end) and resumes from. */
+  checkpoint?: string;
+  /** Default 200. */
+  checkpointEveryRuns?: number;
+}
+
+export interface BoundedStats {
+  /** Every schedule and placement within the bounds was run or pruned (not stopped by `--runs` or `--first`). */
+  complete: boolean;
+  preemptions: number;
+  faultPoints: number;
+  reduction: boolean;
+  /** Runs that reached a verdict. */
+  schedules: number;
+  /** Schedules cut by the reduction (each as one; a cut schedule also takes the preemptions it would have added). */
+  pruned: number;
+  /** Fault placements (the fault-free one included) searched, of `placementsTotal`. */
+  placements: number;
+  placementsTotal: number;
+  /** Simulations started, runs cut short by the reduction included. */
+  runs: number;
+  /** Why an incomplete search stopped. */
+  stoppedBy?: "runs" | "first";
+}
+
+/** Thrown by the strategy when a schedule would take a sleeping step: the run is cut there. */
+class PrunedRun extends Error {
+  constructor(readonly step: number) {
+    super(`pruned at step ${step}`);
+  }
+}
+
+/** A step of a run where more than one step was ready: where its children preempt. */
+interface Branch {
+  step: number;
+  width: number;
+  /** For each index i >= 1, whether the oldest step would sleep in the child that runs index i here. */
+  sleeps: boolean[];
+}
+
+/**
+ * Follows a node's preemptions (index 0 elsewhere), keeps the sleeping step, and records the branches after the
+ * node's last preemption. A forced index past the ready list means the scenario is not deterministic.
+ */
+class BoundedStrategy implements Strategy {
+  readonly name = "bounded";
+  readonly branches: Branch[] = [];
+  private asleep: number | undefined;
+
+  constructor(
+    private readonly forced: ReadonlyMap<number, number>,
+    private readonly lastForced: number,
+    private readonly faultSteps: ReadonlySet<number>,
+    private readonly reduce: CommuteOptions | undefined,
+    private readonly record: boolean,
+  ) {}
+
+  next(ready: readonly ReadyStep[], _rng: unknown, step: number): number {
+    // A fault may disable or change the sleeping step; a sleeping step is always the oldest while it is ready.
+    if (this.asleep !== undefined && (this.faultSteps.has(step) || ready[0]!.seq !== this.asleep)) this.asleep = undefined;
+    if (this.record && step > this.lastForced && ready.length > 1) this.branches.push(this.branch(ready, step));
+    const index = this.forced.get(step) ?? 0;
+    if (index >= ready.length) throw new Error(`bounded search: step ${step} has ${ready.length} ready steps but the schedule chose index ${index}; is the scenario deterministic?`);
+    const chosen = ready[index]!;
+    if (chosen.seq === this.asleep) throw new PrunedRun(step);
+    if (index > 0) this.asleep = this.reduce !== undefined && commute(ready[0]!, chosen, this.reduce) ? ready[0]!.seq : undefined;
+    return index;
+  }
+
+  private branch(ready: readonly ReadyStep[], step: number): Branch {
+    const sleeps = [false];
+    for (let i = 1; i < ready.length; i++) sleeps.push(this.reduce !== undefined && commute(ready[0]!, ready[i]!, this.reduce));
+    return { step, width: ready.length, sleeps };
+  }
+}
+
+/** The number of placements of at most `f` of `count` points: none, each one, each pair. */
+export function placementCount(count: number, f: number): number {
+  return 1 + (f >= 1 ? count : 0) + (f >= 2 ? (count * (count - 1)) / 2 : 0);
+}
+
+/** Placement `index` as point indexes: 0 is none, then each point alone in order, then each pair (i < j). */
+export function placementAt(count: number, index: number): number[] {
+  assert(index >= 0, "placement index is non-negative");
+  if (index === 0) return [];
+  if (index <= count) return [index - 1];
+  let rest = index - count - 1;
+  for (let i = 0; i < count; i++) {
+    const row = count - 1 - i;
+    if (rest < row) return [i, i + 1 + rest];
+    rest -= row;
+  }
+  throw new Error(`placement ${index} is past the last of ${count} points`);
+}
+
+/** A schedule to run: its preemptions, and whether this shard owns it (a shard runs every root for its children). */
+interface Node {
+  choices: Array<[number, number]>;
+  owned: boolean;
+}
+
+/** What a search has done so far: all a checkpoint holds besides its key. */
+interface SearchState {
+  /** The root (workload x placement, in order) being searched; `stack` holds its pending schedules. */
+  root: number;
+  stack: Node[];
+  stats: BoundedStats;
+  steps: number;
+  counters: PropertyCounter[];
+  /** The first run of each finding key, and how many runs had it. */
+  found: Array<{ key: string; run: RunSummary; occurrences: number }>;
+  pointsCovered: number[];
+}
+
+interface Root {
+  workload: string;
+  points: FaultPoint[];
+  /** Indexes into the search's `points`. */
+  pointIndexes: number[];
+}
+
+interface Search {
+  scenario: Scenario;
+  options: ExploreOptions;
+  preemptions: number;
+  reduce: CommuteOptions | undefined;
+  /** Per workload, the points of that workload (indexes into `points`). */
+  workloads: Array<{ workload: string; pointIndexes: number[] }>;
+  points: FaultPoint[];
+  state: SearchState;
+}
+
+/** The root of ordinal `root`: its workload and fault points. */
+function rootAt(search: Search, root: number): Root | undefined {
+  let rest = root;
+  const f = search.state.stats.faultPoints;
+  for (const { workload, pointIndexes } of search.workloads) {
+    const count = placementCount(pointIndexes.length, f);
+    if (rest < count) {
+      const chosen = placementAt(pointIndexes.length, rest).map((i) => pointIndexes[i]!);
+      return { workload, points: chosen.map((i) => search.points[i]!), pointIndexes: chosen };
+    }
+    rest -= count;
+  }
+  return undefined;
+}
+
+/** Runs one schedule; a run cut by the reduction has no outcome. */
+async function runNode(search: Search, root: Root, node: Node): Promise<{ outcome?: RunOutcome; branches: Branch[] }> {
+  const faults: PlannedFault[] = root.points.map((p) => ({ ...p.fault }));
+  const lastForced = node.choices.length === 0 ? -1 : node.choices[node.choices.length - 1]![0];
+  const record = node.choices.length < search.preemptions;
+  const strategy = new BoundedStrategy(new Map(node.choices), lastForced, new Set(faults.map((f) => f.atStep)), search.reduce, record);
+  const { variant, params, seed } = search.options;
+  search.state.stats.runs++;
+  try {
+    const outcome = await runScenario(search.scenario, { variant, workload: root.workload, params, seed, strategy, faults });
+    return { outcome, branches: strategy.branches };
+  } catch (error) {
+    if (!(error instanceof PrunedRun)) throw error;
+    return { branches: strategy.branches };
+  }
+}
+
+/**
+ * The children of a run, in search order: one preemption more at each branch after its last one. A child whose
+ * first step after the preemption would be the sleeping oldest step, with no budget left to preempt it, is
+ * pruned without running (unless a fault falls there, which wakes it).
+ */
+function childrenOf(search: Search, root: Root, rootOrdinal: number, node: Node, branches: readonly Branch[]): Node[] {
+  const children: Node[] = [];
+  const depth = node.choices.length + 1;
+  const faultSteps = new Set(root.points.map((p) => p.fault.atStep));
+  const { index: shard, count: shards } = search.options.shard ?? { index: 0, count: 1 };
+  let ordinal = 0;
+  for (const { step, width, sleeps } of branches) {
+    for (let i = 1; i < width; i++) {
+      const owned = depth === 1 ? (rootOrdinal + 1 + ordinal++) % shards === shard : node.owned;
+      if (!owned) continue;
+      if (sleeps[i] === true && depth === search.preemptions && !faultSteps.has(step + 1)) {
+        search.state.stats.pruned++;
+        continue;
+      }
+      children.push({ choices: [...node.choices, [step, i]], owned });
+    }
+  }
+  return children;
+}
+
+function addCounters(total: PropertyCounter[], counters: readonly PropertyCounter[]): void {
+  for (const c of counters) {
+    const sum = total.find((t) => t.name === c.name);
+    if (sum === undefined) total.push({ ...c });
+    else {
+      sum.evaluations += c.evaluations;
+      sum.failures += c.failures;
+      sum.everHeld ||= c.everHeld;
+    }
+  }
+}
+
+/** Keeps what a finished run adds to the result; true when it is a finding. */
+function keep(search: Search, root: Root, outcome: RunOutcome): boolean {
+  const { state } = search;
+  state.stats.schedules++;
+  state.steps += outcome.steps;
+  addCounters(state.counters, outcome.counters);
+  for (const i of root.pointIndexes) if (!state.pointsCovered.includes(i)) state.pointsCovered.push(i);
+  if (!isFinding(outcome.verdict)) return false;
+  const key = findingKey(outcome.verdict);
+  const seen = state.found.find((f) => f.key === key);
+  if (seen !== undefined) {
+    seen.occurrences++;
+    return true;
+  }
+  const run: RunSummary = {
+    index: state.stats.schedules - 1,
+    strategy: "bounded",
+    workload: root.workload,
+    seed: search.options.seed,
+    verdict: outcome.verdict,
+    steps: outcome.steps,
+    choices: outcome.choices,
+    faults: outcome.faults,
+    traceHash: outcome.traceHash,
+    counters: outcome.counters,
+  };
+  state.found.push({ key, run, occurrences: 1 });
+  return true;
+}
+
+/** Searches roots from `state.root` on; returns how it stopped ("runs", "first") or undefined when done. */
+async function searchRoots(search: Search, runsMax: number, save: () => void, saveEveryRuns: number): Promise<BoundedStats["stoppedBy"]> {
+  const { state, options } = search;
+  const { index: shard, count: shards } = options.shard ?? { index: 0, count: 1 };
+  for (let root = rootAt(search, state.root); root !== undefined; root = rootAt(search, ++state.root)) {
+    if (state.stack.length === 0) {
+      const owned = state.root % shards === shard;
+      // A shard that owns neither the root nor (without preemptions) any child skips it.
+      if (!owned && search.preemptions === 0) continue;
+      if (owned) state.stats.placements++;
+      state.stack.push({ choices: [], owned });
+    }
+    while (state.stack.length > 0) {
+      if (state.stats.runs >= runsMax) return "runs";
+      const node = state.stack.pop()!;
+      const { outcome, branches } = await runNode(search, root, node);
+      if (outcome === undefined) state.stats.pruned++;
+      else if (node.owned && keep(search, root, outcome) && options.first) return "first";
+      const children = childrenOf(search, root, state.root, node, branches);
+      for (let i = children.length - 1; i >= 0; i--) state.stack.push(children[i]!);
+      options.onProgress?.({ done: state.stats.runs, total: state.stats.runs + state.stack.length, findings: state.found.length });
+      if (state.stats.runs % saveEveryRuns === 0) save();
+    }
+  }
+  return undefined;
+}
+
+const checkpointVersion = 1;
+
+function checkpointKey(scenario: Scenario, options: ExploreOptions, stats: BoundedStats): string {
+  const { variant, workload, seed, params, shard } = options;
+  return JSON.stringify({ scenario: scenario.name, variant, workload: workload ?? null, seed, params, shard: shard ?? null, preemptions: stats.preemptions, faultPoints: stats.faultPoints, reduction: stats.reduction });
+}
+
+function loadCheckpoint(path: string, key: string): SearchState | undefined {
+  if (!existsSync(path)) return undefined;
+  const saved = JSON.parse(readFileSync(path, "utf8")) as { version: number; key: string; state: SearchState };
+  if (saved.version !== checkpointVersion || saved.key !== key) {
+    throw new Error(`checkpoint ${path} belongs to another search (${saved.key}); remove it or pass another file`);
+  }
+  return saved.state;
+}
+
+function saveCheckpoint(path: string, key: string, state: SearchState): void {
+  // Written beside and renamed over: a search killed mid-write leaves the previous checkpoint whole.
+  writeFileSync(`${path}.tmp`, JSON.stringify({ version: checkpointVersion, key, state }));
+  renameSync(`${path}.tmp`, path);
+}
+
+/** The bounded search of one scenario variant; `options.runs` bounds it only when finite. */
+export async function exploreBounded(scenario: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
+  const startedMs = clockMs();
+  const bounded = options.bounded ?? {};
+  const stats: BoundedStats = {
+    complete: false,
+    preemptions: bounded.preemptions ?? 2,
+    faultPoints: bounded.faultPoints ?? 1,
+    reduction: bounded.reduction ?? true,
+    schedules: 0,
+    pruned: 0,
+    placements: 0,
+    placementsTotal: 0,
+    runs: 0,
+  };
+  assert(Number.isInteger(stats.preemptions) && stats.preemptions >= 0, "bounded preemptions is a non-negative integer");
+  assert(Number.isInteger(stats.faultPoints) && stats.faultPoints >= 0 && stats.faultPoints <= 2, "bounded fault points is 0, 1 or 2");
+  const points = stats.faultPoints === 0 ? [] : await faultPoints(scenario, options);
+  const names = options.workload !== undefined ? [options.workload] : Object.keys(scenario.workloads);
+  const workloads = names.map((workload) => ({ workload, pointIndexes: points.flatMap((p, i) => (p.workload === workload ? [i] : [])) }));
+  stats.placementsTotal = workloads.reduce((sum, w) => sum + placementCount(w.pointIndexes.length, stats.faultPoints), 0);
+  const key = checkpointKey(scenario, options, stats);
+  const fresh: SearchState = { root: 0, stack: [], stats, steps: 0, counters: [], found: [], pointsCovered: [] };
+  const state = (bounded.checkpoint === undefined ? undefined : loadCheckpoint(bounded.checkpoint, key)) ?? fresh;
+  // Requests share one latency stream when the scenario draws latencies: then no two requests commute.
+  const sharedLatency = scenario.timing.requestLatencyMs[1] > 0;
+  const search: Search = { scenario, options, preemptions: stats.preemptions, reduce: state.stats.reduction ? { sharedLatency } : undefined, workloads, points, state };
+  const save = () => (bounded.checkpoint === undefined ? undefined : saveCheckpoint(bounded.checkpoint, key, state));
+  if (!state.stats.complete) {
+    const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
+    const stoppedBy = await searchRoots(search, runsMax, save, bounded.checkpointEveryRuns ?? 200);
+    state.stats.complete = stoppedBy === undefined;
+    if (stoppedBy !== undefined) state.stats.stoppedBy = stoppedBy;
+    else delete state.stats.stoppedBy;
+    save();
+  }
+  const findings = await collectFindings(scenario, options, state.found.map((f) => f.run));
+  for (const finding of findings) finding.occurrences = state.found.find((f) => f.key === finding.key)?.occurrences ?? finding.occurrences;
+  return {
+    runs: state.stats.schedules,
+    findings,
+    points,
+    pointsCovered: state.pointsCovered.length,
+    steps: state.steps,
+    wallMs: clockMs() - startedMs,
+    counters: state.counters,
+    bounded: { ...state.stats },
+  };
+}
+
+/** `complete for K=2, F=1: 18,342 schedules over 57 fault placements (212,009 pruned), no finding, 41.2 s`. */
+export function boundedLine(name: string, variant: string, stats: BoundedStats, findings: number, wallMs: number): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const bounds = `K=${stats.preemptions}, F=${stats.faultPoints}${stats.reduction ? "" : ", no reduction"}`;
+  const how = stats.complete ? `complete for ${bounds}` : `incomplete for ${bounds} (stopped by ${stats.stoppedBy === "first" ? "--first" : "--runs"})`;
+  const verdict = findings === 0 ? "no finding" : `${findings} finding(s)`;
+  const placements = `${n(stats.placements)} of ${n(stats.placementsTotal)} fault placements`;
+  return `${name} --variant ${variant}: ${how}: ${n(stats.schedules)} schedules over ${placements} (${n(stats.pruned)} pruned), ${verdict}, ${(wallMs / 1000).toFixed(1)} s`;
+}

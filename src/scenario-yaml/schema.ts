@@ -1,0 +1,109 @@
+// The JSON Schema of `scenario.yaml`: what the loader validates against (with ajv) and what editors complete from
+// (`examples/scenario.schema.json` is this object, written out; a test keeps the two equal).
+const celExpression = { type: "string", minLength: 1, description: "A CEL expression over the world: get(kind, ns, name), get(kind, name), list(kind), list(kind, ns), list(kind, ns, selector)." };
+
+const objectRef = {
+  type: "object",
+  required: ["kind", "name"],
+  properties: {
+    apiVersion: { type: "string", description: "Default: found from the kind among the served kinds." },
+    kind: { type: "string" },
+    namespace: { type: "string" },
+    name: { type: "string" },
+  },
+};
+
+const step = {
+  type: "object",
+  description: "One workload step: exactly one of apply, patch, delete, sleep, waitFor.",
+  minProperties: 1,
+  maxProperties: 1,
+  additionalProperties: false,
+  properties: {
+    apply: { type: "object", description: "A manifest: created when absent, else merged into the object (a merge patch).", required: ["kind", "metadata"] },
+    patch: {
+      type: "object",
+      allOf: [objectRef],
+      properties: { ...objectRef.properties, merge: { type: "object", description: "RFC 7386 merge patch." }, json: { type: "array", description: "RFC 6902 operations." }, status: { type: "boolean", description: "Patch the status subresource." } },
+      oneOf: [{ required: ["merge"] }, { required: ["json"] }],
+      additionalProperties: false,
+    },
+    delete: { ...objectRef, additionalProperties: false },
+    sleep: { type: "integer", minimum: 0, maximum: 600_000, description: "Milliseconds." },
+    waitFor: {
+      oneOf: [
+        celExpression,
+        { type: "object", required: ["condition"], additionalProperties: false, properties: { condition: celExpression, timeoutMs: { type: "integer", minimum: 1, description: "Default 30000." } } },
+      ],
+    },
+  },
+};
+
+const property = {
+  type: "object",
+  additionalProperties: false,
+  required: ["expr"],
+  oneOf: [{ required: ["always"] }, { required: ["eventually"] }],
+  properties: {
+    always: { type: "string", minLength: 1, description: "Name of a safety property: checked after every write." },
+    eventually: { type: "string", minLength: 1, description: "Name of a liveness property: must hold once the world is quiet." },
+    expr: celExpression,
+    withinMs: { type: "integer", minimum: 1, description: "eventually only: must hold this long after the workload's end at the latest." },
+  },
+};
+
+export const scenarioSchema = {
+  $schema: "http://json-schema.org/draft-07/schema#",
+  $id: "https://settle.dev/schemas/scenario.schema.json",
+  title: "settle scenario (YAML)",
+  type: "object",
+  additionalProperties: false,
+  required: ["name", "variants", "properties"],
+  properties: {
+    $schema: { type: "string" },
+    name: { type: "string", pattern: "^[a-z0-9][a-z0-9-]{0,62}$" },
+    description: { type: "string" },
+    variants: {
+      type: "object",
+      minProperties: 1,
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          description: { type: "string" },
+          command: { type: "array", minItems: 1, items: { type: "string" }, description: "The controller's command, run from the scenario's folder." },
+          expect: { enum: ["finding", "ok"] },
+          env: { type: "object", additionalProperties: { type: "string" } },
+        },
+      },
+    },
+    world: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        files: { type: "array", items: { type: "string" }, description: "Manifest files or folders (their .yaml, .yml and .json files), relative to the scenario." },
+        manifests: { type: "array", items: { type: "object", required: ["apiVersion", "kind", "metadata"] } },
+      },
+    },
+    workload: { type: "array", items: step },
+    properties: { type: "array", minItems: 1, items: property },
+    faults: {
+      oneOf: [
+        { const: "none" },
+        {
+          type: "object",
+          additionalProperties: false,
+          properties: {
+            kinds: { type: "array", items: { enum: ["kill", "time-travel", "close-watch", "fail-500", "fail-409", "lost-response"] }, description: "Default [kill]; --faults adds every kind." },
+            afterWrites: { type: "array", items: { type: "integer", minimum: 1 }, description: "Points (write numbers). Default: every write of the reference run." },
+          },
+        },
+      ],
+    },
+    drill: {
+      type: "object",
+      additionalProperties: false,
+      properties: { quietMs: { type: "integer", minimum: 1 }, timeoutMs: { type: "integer", minimum: 1 } },
+    },
+  },
+} as const;

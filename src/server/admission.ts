@@ -1,0 +1,161 @@
+// The server's own mutating admission: defaulting of built-in kinds (defaults.ts) and what a Service's REST storage
+// allocates (a cluster IP from the service range, node ports for NodePort and LoadBalancer Services, the IP family
+// fields). It is installed in the store the server creates (or `createServerStore`), never in a simulator's store,
+// so simulated runs and their traces are unchanged.
+import { invalid } from "../api/errors.ts";
+import type { FieldError } from "../api/errors.ts";
+import type { KubeObject } from "../api/object.ts";
+import { createStore } from "../store/index.ts";
+import type { Admission, AdmissionRequest, Store, StoreOptions } from "../store/index.ts";
+import { applyServerDefaults } from "./defaults.ts";
+
+type Json = Record<string, unknown>;
+
+/** The service range of a default kubeadm cluster, 10.96.0.0/12; 10.96.0.1 is the `kubernetes` Service's. */
+const rangeBase = (10 << 24) | (96 << 16);
+const rangeSize = 1 << 20;
+const rangeText = "10.96.0.0/12";
+const nodePortMin = 30000;
+const nodePortMax = 32767;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function ipText(n: number): string {
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");
+}
+
+/** An IPv4 address as a number, or undefined when the text is not one. */
+function ipNumber(text: string): number | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4 || parts.some((p) => !/^(0|[1-9]\d{0,2})$/.test(p) || Number(p) > 255)) return undefined;
+  return parts.reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+/** The cluster IPs and node ports Services hold now, besides the one being written. */
+function allocated(store: Store, except: KubeObject): { ips: Set<string>; nodePorts: Set<number> } {
+  const ips = new Set<string>([ipText(rangeBase + 1)]);
+  const nodePorts = new Set<number>();
+  for (const service of store.list({ apiVersion: "v1", kind: "Service" }).items) {
+    if (service.metadata.uid !== undefined && service.metadata.uid === except.metadata.uid) continue;
+    if (service.metadata.namespace === except.metadata.namespace && service.metadata.name === except.metadata.name) continue;
+    const spec = (service.spec ?? {}) as Json;
+    for (const ip of Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP]) if (typeof ip === "string") ips.add(ip);
+    for (const port of Array.isArray(spec.ports) ? spec.ports : []) if (isRecord(port) && typeof port.nodePort === "number") nodePorts.add(port.nodePort);
+  }
+  return { ips, nodePorts };
+}
+
+/** The lowest free address of the range, skipping the network address and the `kubernetes` Service's. */
+function freeIp(used: Set<string>): string | undefined {
+  for (let offset = 2; offset < rangeSize - 1; offset++) {
+    const ip = ipText(rangeBase + offset);
+    if (!used.has(ip)) return ip;
+  }
+  return undefined;
+}
+
+function checkRequestedIp(ip: string, used: Set<string>): FieldError[] {
+  const n = ipNumber(ip);
+  if (n === undefined) return [{ field: "spec.clusterIPs[0]", type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(ip)}: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)` }];
+  if (n <= rangeBase || n >= rangeBase + rangeSize - 1) {
+    return [{ field: "spec.clusterIPs", type: "FieldValueInvalid", message: `Invalid value: ["${ip}"]: failed to allocate IP ${ip}: provided IP is not in the valid range. The range of valid IPs is ${rangeText}` }];
+  }
+  if (used.has(ip)) return [{ field: "spec.clusterIPs", type: "FieldValueInvalid", message: `Invalid value: ["${ip}"]: failed to allocate IP ${ip}: provided IP is already allocated` }];
+  return [];
+}
+
+/** Keeps what an earlier write allocated when an update leaves it out, as kube-apiserver's Service storage does. */
+function keepAllocated(spec: Json, old: Json): void {
+  if ((spec.clusterIP === undefined || spec.clusterIP === "") && typeof old.clusterIP === "string" && old.clusterIP !== "") {
+    spec.clusterIP = old.clusterIP;
+    if (spec.clusterIPs === undefined && Array.isArray(old.clusterIPs)) spec.clusterIPs = [...old.clusterIPs];
+  }
+  if (spec.ipFamilies === undefined && Array.isArray(old.ipFamilies)) spec.ipFamilies = [...old.ipFamilies];
+  if (spec.ipFamilyPolicy === undefined && typeof old.ipFamilyPolicy === "string") spec.ipFamilyPolicy = old.ipFamilyPolicy;
+  const oldPorts = Array.isArray(old.ports) ? old.ports.filter(isRecord) : [];
+  for (const port of Array.isArray(spec.ports) ? spec.ports.filter(isRecord) : []) {
+    if (port.nodePort !== undefined) continue;
+    const before = oldPorts.find((p) => p.port === port.port && (p.protocol ?? "TCP") === (port.protocol ?? "TCP"));
+    if (before !== undefined && typeof before.nodePort === "number") port.nodePort = before.nodePort;
+  }
+}
+
+function allocateIps(spec: Json, used: Set<string>, errors: FieldError[]): void {
+  if (spec.clusterIP === "None") {
+    spec.clusterIPs = ["None"];
+  } else if (spec.clusterIP === undefined || spec.clusterIP === "") {
+    const ip = freeIp(used);
+    if (ip === undefined) {
+      errors.push({ field: "spec.clusterIPs", type: "InternalError", message: `Internal error: failed to allocate a serviceIP: range is full` });
+      return;
+    }
+    spec.clusterIP = ip;
+    spec.clusterIPs = [ip];
+  } else if (typeof spec.clusterIP === "string") {
+    errors.push(...checkRequestedIp(spec.clusterIP, used));
+    if (spec.clusterIPs === undefined) spec.clusterIPs = [spec.clusterIP];
+  }
+  if (spec.ipFamilies === undefined) spec.ipFamilies = ["IPv4"];
+  if (spec.ipFamilyPolicy === undefined) spec.ipFamilyPolicy = "SingleStack";
+}
+
+function allocateNodePorts(spec: Json, used: Set<number>, errors: FieldError[]): void {
+  if (spec.type !== "NodePort" && !(spec.type === "LoadBalancer" && spec.allocateLoadBalancerNodePorts !== false)) return;
+  let next = nodePortMin;
+  for (const [index, port] of (Array.isArray(spec.ports) ? spec.ports : []).entries()) {
+    if (!isRecord(port)) continue;
+    if (typeof port.nodePort === "number" && port.nodePort !== 0) {
+      if (used.has(port.nodePort)) errors.push({ field: `spec.ports[${index}].nodePort`, type: "FieldValueInvalid", message: `Invalid value: ${port.nodePort}: provided port is already allocated` });
+      used.add(port.nodePort);
+      continue;
+    }
+    while (next <= nodePortMax && used.has(next)) next++;
+    if (next > nodePortMax) {
+      errors.push({ field: `spec.ports[${index}].nodePort`, type: "InternalError", message: "Internal error: failed to allocate a nodePort: range is full" });
+      return;
+    }
+    port.nodePort = next;
+    used.add(next);
+  }
+}
+
+/** Cluster IP and node ports of a Service being created or updated (type changes may need new ones). */
+function allocateService(store: Store, request: AdmissionRequest): void {
+  const service = request.object;
+  if (!isRecord(service.spec)) service.spec = {};
+  const spec = service.spec as Json;
+  const old = request.oldObject !== undefined && isRecord(request.oldObject.spec) ? request.oldObject.spec : undefined;
+  if (old !== undefined) keepAllocated(spec, old);
+  if (spec.type === "ExternalName") return;
+  const errors: FieldError[] = [];
+  const oldIp = old?.clusterIP;
+  if (old !== undefined && typeof oldIp === "string" && oldIp !== "" && spec.clusterIP !== oldIp) {
+    errors.push({ field: "spec.clusterIPs[0]", type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(spec.clusterIP)}: may not change once set` });
+  }
+  const needsIp = old === undefined || oldIp === undefined || oldIp === "";
+  const used = allocated(store, service);
+  if (errors.length === 0 && needsIp) allocateIps(spec, used.ips, errors);
+  if (errors.length === 0) allocateNodePorts(spec, used.nodePorts, errors);
+  if (errors.length > 0) throw invalid("Service", service.metadata.name ?? "", errors);
+}
+
+/** The server's mutating admission over `store()` (a getter: the store is created with its admission list). */
+export function serverAdmission(store: () => Store): Admission {
+  return {
+    name: "settle-serve-defaulting",
+    mutate(request) {
+      if (request.operation === "DELETE" || request.subresource === "status") return;
+      applyServerDefaults(request.object);
+      if (request.resource.group === "" && request.resource.kind === "Service") allocateService(store(), request);
+    },
+  };
+}
+
+/** A store with the server's defaulting and Service allocation, as `settle serve` uses. */
+export function createServerStore(options: StoreOptions = {}): Store {
+  let store: Store | undefined;
+  store = createStore({ ...options, admission: [serverAdmission(() => store!), ...(options.admission ?? [])] });
+  return store;
+}
