@@ -96,8 +96,8 @@ export async function drillCommand(argv: string[]): Promise<number> {
   const result = await drill({
     target,
     ...(command === undefined ? {} : { command }),
-    quietMs: intOption(values, "quiet-ms", 2000, 1),
-    timeoutMs: intOption(values, "timeout-ms", 60_000, 1),
+    ...(values["quiet-ms"] === undefined ? {} : { quietMs: intOption(values, "quiet-ms", 2000, 1) }),
+    ...(values["timeout-ms"] === undefined ? {} : { timeoutMs: intOption(values, "timeout-ms", 60_000, 1) }),
     concurrency: intOption(values, "parallel", Math.min(4, availableParallelism()), 1),
     faults: values.faults === true,
     ...(killPoints === undefined ? {} : { killPoints }),

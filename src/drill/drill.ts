@@ -118,7 +118,7 @@ export async function drill(options: DrillOptions): Promise<DrillResult> {
   const reference = await drillOnce(options, target, command, undefined);
   progress(`reference run: ${reference.writes} writes by the controller, ${reference.verdict} in ${reference.timings.totalMs} ms${reference.world ? `; ${reference.world}` : ""}`);
   if (reference.verdict === "controller-failed" || reference.verdict === "no-watch") return { target: describe(target), reference, runs: [] };
-  const points = planPoints(options, reference.writes);
+  const points = planPoints(options, target, reference.writes);
   const runs: DrillRun[] = new Array(points.length);
   let next = 0;
   const worker = async () => {
@@ -140,9 +140,10 @@ function describe(target: DrillTarget): DrillResult["target"] {
   return { name: target.name, variant: target.variant, workload: target.workload };
 }
 
-function planPoints(options: DrillOptions, writes: number): DrillPoint[] {
-  const at = options.killPoints ?? Array.from({ length: writes }, (_, i) => i + 1);
-  const kinds: readonly DrillFaultKind[] = options.faults === true ? drillFaultKinds : ["kill"];
+function planPoints(options: DrillOptions, target: DrillTarget, writes: number): DrillPoint[] {
+  const at = options.killPoints ?? target.defaults?.afterWrites ?? Array.from({ length: writes }, (_, i) => i + 1);
+  const declared = (target.defaults?.faultKinds ?? ["kill"]).filter((k): k is DrillFaultKind => (drillFaultKinds as readonly string[]).includes(k));
+  const kinds: readonly DrillFaultKind[] = options.faults === true ? drillFaultKinds : declared;
   return at.flatMap((afterWrite) => kinds.map((fault) => ({ afterWrite, fault })));
 }
 
@@ -200,7 +201,7 @@ interface RunContext {
 
 async function openRun(options: DrillOptions, target: DrillTarget, command: readonly string[], point: DrillPoint | undefined): Promise<RunContext> {
   const startMs = realClock.now();
-  const quietMs = options.quietMs ?? 2000;
+  const quietMs = options.quietMs ?? target.defaults?.quietMs ?? 2000;
   const dir = mkdtempSync(join(tmpdir(), "settle-drill-"));
   const token = randomBytes(16).toString("hex");
   const raw = createStore({ now: () => realClock.now() });
@@ -226,7 +227,7 @@ async function openRun(options: DrillOptions, target: DrillTarget, command: read
   const output: string[] = [];
   const processes: ControllerProcess[] = [];
   const ctx: RunContext = {
-    target, point, startMs, deadlineMs: startMs + (options.timeoutMs ?? 60_000), quietMs, dir, store, server, proxy, view, monitor, failedAlways, quiet, timeline, output, processes,
+    target, point, startMs, deadlineMs: startMs + (options.timeoutMs ?? target.defaults?.timeoutMs ?? 60_000), quietMs, dir, store, server, proxy, view, monitor, failedAlways, quiet, timeline, output, processes,
     timings: { totalMs: 0 },
     start: () => {
       const incarnation = processes.length;

@@ -32,6 +32,8 @@ export interface DrillTarget {
   env?: Record<string, string>;
   /** The verdict the variant expects of a drill: `finding` (buggy) or `ok` (fixed). */
   expect?: "finding" | "ok";
+  /** The scenario's own drill settings, used where the drill's options say nothing. */
+  defaults?: { quietMs?: number; timeoutMs?: number; faultKinds?: readonly string[]; afterWrites?: readonly number[] };
   /** How to run this target again, for the replay line of a report (without the controller command). */
   rerun: string;
 }

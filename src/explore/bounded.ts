@@ -337,8 +337,9 @@ export async function exploreBounded(scenario: Scenario, options: ExploreOptions
   const key = checkpointKey(scenario, options, stats);
   const fresh: SearchState = { root: 0, stack: [], stats, steps: 0, counters: [], found: [], pointsCovered: [] };
   const state = (bounded.checkpoint === undefined ? undefined : loadCheckpoint(bounded.checkpoint, key)) ?? fresh;
-  // Requests share one latency stream when the scenario draws latencies: then no two requests commute.
-  const sharedLatency = scenario.timing.requestLatencyMs[1] > 0;
+  // Requests share one latency stream when the scenario draws latencies from a range: then no two requests
+  // commute (swapped, they swap latencies). A constant latency draws nothing that depends on the order.
+  const sharedLatency = scenario.timing.requestLatencyMs[0] !== scenario.timing.requestLatencyMs[1];
   const search: Search = { scenario, options, preemptions: stats.preemptions, reduce: state.stats.reduction ? { sharedLatency } : undefined, workloads, points, state };
   const save = () => (bounded.checkpoint === undefined ? undefined : saveCheckpoint(bounded.checkpoint, key, state));
   if (!state.stats.complete) {

@@ -148,26 +148,63 @@ function summarize(index: number, planned: PlannedRun, outcome: RunOutcome): Run
   return summary;
 }
 
-/** Runs the given indexes of a plan in this thread. Shared by the main thread and every worker. */
+/**
+ * The lowest run index with a finding so far, shared by every thread of an exploration with `--first`: a thread
+ * skips the runs above it (they cannot be the first finding) and still runs every one below it, so the first
+ * finding is the lowest-index one whatever the number of workers.
+ */
+export class FirstFindingBound {
+  readonly buffer: SharedArrayBuffer;
+  private readonly cell: Int32Array;
+
+  /** A new bound (no finding yet), or the view of a worker on its creator's `buffer`. */
+  constructor(shared?: SharedArrayBuffer) {
+    this.buffer = shared ?? new SharedArrayBuffer(4);
+    this.cell = new Int32Array(this.buffer);
+    if (shared === undefined) Atomics.store(this.cell, 0, 0x7fffffff);
+  }
+
+  get value(): number {
+    return Atomics.load(this.cell, 0);
+  }
+
+  /** Lowers the bound to `index` when it is below it. */
+  lower(index: number): void {
+    for (let current = this.value; index < current; current = this.value) {
+      if (Atomics.compareExchange(this.cell, 0, current, index) === current) return;
+    }
+  }
+}
+
+/** Runs the given indexes of a plan (ascending) in this thread. Shared by the main thread and every worker. */
 export async function runIndexes(
   ctx: PlanContext,
   indexes: readonly number[],
-  first: boolean,
+  first: FirstFindingBound | undefined,
   onRun: (summary: RunSummary) => void,
 ): Promise<void> {
   for (const index of indexes) {
+    if (first !== undefined && index > first.value) return;
     const planned = planRun(ctx, index);
     const outcome = await runScenario(ctx.scenario, planned.spec);
     const summary = summarize(index, planned, outcome);
     onRun(summary);
-    if (first && isFinding(outcome.verdict)) return;
+    if (first !== undefined && isFinding(outcome.verdict)) first.lower(index);
   }
+}
+
+/** With `--first`: the runs up to and including the lowest-index finding, which every thread count agrees on. */
+function upToFirstFinding(summaries: RunSummary[]): RunSummary[] {
+  const found = summaries.filter((s) => isFinding(s.verdict)).map((s) => s.index);
+  if (found.length === 0) return summaries;
+  const earliest = Math.min(...found);
+  return summaries.filter((s) => s.index <= earliest);
 }
 
 async function runHere(scenario: Scenario, ctx: PlanContext, options: ExploreOptions, indexes: number[]): Promise<RunSummary[]> {
   const summaries: RunSummary[] = [];
   let findings = 0;
-  await runIndexes(ctx, indexes, options.first, (summary) => {
+  await runIndexes(ctx, indexes, options.first ? new FirstFindingBound() : undefined, (summary) => {
     summaries.push(summary);
     if (isFinding(summary.verdict)) findings++;
     options.onProgress?.({ done: summaries.length, total: indexes.length, findings });
@@ -191,6 +228,7 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
   const workers: Worker[] = [];
   // Compiled once here, so each worker imports plain JavaScript instead of compiling the scenario again.
   const scenarioPath = (await prebuildForWorkers(options.scenarioPath)) ?? options.scenarioPath;
+  const bound = options.first ? new FirstFindingBound() : undefined;
   const jobs = Array.from({ length: count }, (_, w) => {
     const mine = indexes.filter((_, i) => i % count === w);
     const worker = new Worker(workerEntry(), {
@@ -203,17 +241,14 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
         strategy: options.strategy,
         points,
         indexes: mine,
-        first: options.first,
+        firstBound: bound?.buffer,
       },
     });
     workers.push(worker);
     return new Promise<void>((resolve, reject) => {
       worker.on("message", (summary: RunSummary) => {
         summaries.push(summary);
-        if (isFinding(summary.verdict)) {
-          findings++;
-          if (options.first) for (const w of workers) void w.terminate();
-        }
+        if (isFinding(summary.verdict)) findings++;
         options.onProgress?.({ done: summaries.length, total: indexes.length, findings });
       });
       worker.on("error", reject);
@@ -221,12 +256,7 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
     });
   });
   await Promise.all(jobs);
-  if (options.first) {
-    // With --first, keep only runs up to the earliest finding, so the answer does not depend on worker timing.
-    const earliest = Math.min(...summaries.filter((s) => isFinding(s.verdict)).map((s) => s.index));
-    return summaries.filter((s) => s.index <= earliest && (isFinding(s.verdict) ? s.index === earliest : true));
-  }
-  return summaries;
+  return options.first ? upToFirstFinding(summaries) : summaries;
 }
 
 export async function collectFindings(scenario: Scenario, options: ExploreOptions, summaries: RunSummary[]): Promise<Finding[]> {

@@ -1,7 +1,7 @@
 // A worker thread of `explore`: loads the scenario itself and runs the indexes it was given.
 import { parentPort, workerData } from "node:worker_threads";
 import { loadScenario } from "./load.ts";
-import { runIndexes } from "./explore.ts";
+import { FirstFindingBound, runIndexes } from "./explore.ts";
 import type { FaultPoint, StrategyName } from "./plan.ts";
 import type { Params } from "./scenario.ts";
 
@@ -14,10 +14,12 @@ interface Job {
   strategy: StrategyName;
   points: FaultPoint[];
   indexes: number[];
-  first: boolean;
+  /** With `--first`: the shared lowest finding index (see FirstFindingBound). */
+  firstBound: SharedArrayBuffer | undefined;
 }
 
 const job = workerData as Job;
 const scenario = await loadScenario(job.scenarioPath);
 const ctx = { scenario, variant: job.variant, workload: job.workload, params: job.params, seed: job.seed, strategy: job.strategy, points: job.points };
-await runIndexes(ctx, job.indexes, job.first, (summary) => parentPort!.postMessage(summary));
+const first = job.firstBound === undefined ? undefined : new FirstFindingBound(job.firstBound);
+await runIndexes(ctx, job.indexes, first, (summary) => parentPort!.postMessage(summary));

@@ -21,6 +21,8 @@ export interface FindingReport {
 function interesting(record: TraceRecord): boolean {
   if (record.kind === "fault" || record.kind === "log" || record.kind === "start") return true;
   if (record.kind === "request") return record.write === true;
+  // A write to external state (a host's booted image, a registry) can break a property as surely as an API write.
+  if (record.kind === "external") return record.access === "write";
   if (record.kind === "watch") return true;
   if (record.kind === "response") return record.result !== "ok";
   return record.revisionAfter !== record.revisionBefore;

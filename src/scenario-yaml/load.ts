@@ -49,6 +49,8 @@ export interface YamlScenario {
   world: KubeObject[];
   workload: WorkloadStep[];
   properties: Property[];
+  /** The compiled expressions of `properties`, in the same order (their last evaluation errors). */
+  expressions: WorldExpression[];
   kinds: KindTable;
   faults: "none" | { kinds?: string[]; afterWrites?: number[] };
   drill: { quietMs?: number; timeoutMs?: number };
@@ -137,7 +139,9 @@ function build(raw: Record<string, unknown>, file: string, shown: string, at: (p
       throw new ScenarioYamlError(`${at(where)}: ${fieldName(where)}: ${JSON.stringify(expression)}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  const properties = (raw.properties as Array<Record<string, unknown>>).map((p, i) => property(p, compile(p.expr as string, ["properties", i, "expr"]), at(["properties", i])));
+  const rawProperties = raw.properties as Array<Record<string, unknown>>;
+  const expressions = rawProperties.map((p, i) => compile(p.expr as string, ["properties", i, "expr"]));
+  const properties = rawProperties.map((p, i) => property(p, expressions[i]!, at(["properties", i])));
   const workload = ((raw.workload as Array<Record<string, unknown>> | undefined) ?? []).map((s, i) => workloadStep(s, i, compile, at));
   const scenario: YamlScenario = {
     name: raw.name as string,
@@ -146,6 +150,7 @@ function build(raw: Record<string, unknown>, file: string, shown: string, at: (p
     world,
     workload,
     properties,
+    expressions,
     kinds,
     faults: (raw.faults as YamlScenario["faults"] | undefined) ?? {},
     drill: (raw.drill as YamlScenario["drill"] | undefined) ?? {},

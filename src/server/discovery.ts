@@ -2,15 +2,16 @@
 // (and disappears) the moment its write commits. Legacy discovery only: clients that ask for aggregated v2 read
 // the plain `application/json` Content-Type and fall back to it.
 //
-// OpenAPI v3 is a stub with one purpose: kubectl's default `--validate=strict` asks, per group-version, whether
-// PATCH operations take the `fieldValidation` query parameter, and delegates validation to the server when they
-// do. Only built-in groups get documents (kubectl checks custom resources against the `v1` Namespace PATCH), and
-// request bodies never list strategic merge patch: kubectl would then want full schemas to build its patches.
+// OpenAPI v3: one document per group version, built-in or custom, with the kinds' schemas (openapi.ts) and a PATCH
+// operation per item path that takes the `fieldValidation` query parameter: kubectl's and helm's default
+// `--validate=strict` asks for it and then leaves validation to the server. Request bodies never list strategic
+// merge patch, as the notes on real clients advise.
 import { createHash } from "node:crypto";
 import { formatApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { builtinKinds } from "../store/index.ts";
 import type { Store } from "../store/index.ts";
+import { builtinRoots, customSchemas, schemasFrom } from "./openapi.ts";
 import { pathNotFound } from "./routes.ts";
 
 export const serverVersion = { major: "1", minor: "34", gitVersion: "v1.34.0-settle", platform: "linux/amd64" };
@@ -125,22 +126,41 @@ function patchOperation(r: ResourceType): Record<string, unknown> {
   };
 }
 
-function openapiDocument(store: Store, group: string, version: string): Record<string, unknown> {
+function openapiPaths(resources: readonly ResourceType[], group: string, version: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
-  for (const r of resourcesIn(store, group, version)) {
+  for (const r of resources) {
     const base = group === "" ? `/api/${version}` : `/apis/${group}/${version}`;
     const item = r.namespaced ? `${base}/namespaces/{namespace}/${r.plural}/{name}` : `${base}/${r.plural}/{name}`;
     paths[item] = { patch: patchOperation(r) };
   }
-  return { openapi: "3.0.0", info: { title: "Kubernetes", version: serverVersion.gitVersion }, paths, components: { schemas: {} } };
+  return paths;
+}
+
+/** Built-in documents never change while the server runs: built once, with their hash. */
+const builtinDocuments = new Map<string, { doc: Record<string, unknown>; hash: string }>();
+
+function hashOf(doc: unknown): string {
+  return createHash("sha256").update(JSON.stringify(doc)).digest("hex").slice(0, 32).toUpperCase();
+}
+
+function openapiDocument(store: Store, group: string, version: string): { doc: Record<string, unknown>; hash: string } {
+  const key = formatApiVersion({ group, version });
+  const cached = builtinDocuments.get(key);
+  if (cached !== undefined) return cached;
+  const resources = resourcesIn(store, group, version);
+  const builtin = builtinGroupVersions.has(key);
+  const schemas = builtin ? schemasFrom(builtinRoots(group, version)) : customSchemas(store, resources);
+  const doc = { openapi: "3.0.0", info: { title: "Kubernetes", version: serverVersion.gitVersion }, paths: openapiPaths(resources, group, version), components: { schemas } };
+  const built = { doc, hash: hashOf(doc) };
+  if (builtin) builtinDocuments.set(key, built);
+  return built;
 }
 
 export function openapiIndex(store: Store): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const [group, versions] of groupsOf(store)) {
     for (const version of versions) {
-      if (!builtinGroupVersions.has(formatApiVersion({ group, version }))) continue;
-      const hash = createHash("sha256").update(JSON.stringify(openapiDocument(store, group, version))).digest("hex").slice(0, 32).toUpperCase();
+      const { hash } = openapiDocument(store, group, version);
       paths[openapiKey(group, version)] = { serverRelativeURL: `/openapi/v3/${openapiKey(group, version)}?hash=${hash}` };
     }
   }
@@ -148,6 +168,6 @@ export function openapiIndex(store: Store): Record<string, unknown> {
 }
 
 export function openapiDoc(store: Store, group: string, version: string): Record<string, unknown> {
-  if (!builtinGroupVersions.has(formatApiVersion({ group, version }))) throw pathNotFound();
-  return openapiDocument(store, group, version);
+  if (resourcesIn(store, group, version).length === 0) throw pathNotFound();
+  return openapiDocument(store, group, version).doc;
 }

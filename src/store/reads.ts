@@ -9,6 +9,11 @@ export interface CompiledSelector {
   matches: ((object: KubeObject) => boolean) | undefined;
   /** The value of a `metadata.name=` requirement: lets a watch be indexed by name. */
   name: string | undefined;
+  /**
+   * Requirements of the form "this label (`l:key`) or field (`f:field`) equals one value", which any matching
+   * object meets: a list may start from the objects an index holds for one of them instead of every object.
+   */
+  equalities: ReadonlyArray<{ index: string; value: string }>;
 }
 
 /** Every selectable field of one object: `metadata.name`, `metadata.namespace` and the kind's field labels. */
@@ -32,12 +37,24 @@ export function compileSelectors(resource: ResourceType, labelSelector?: string,
   const name = fields?.find((r) => r.field === "metadata.name" && r.operator === "=")?.value;
   const useLabels = labels !== undefined && labels.requirements.length > 0 ? labels : undefined;
   const useFields = fields !== undefined && fields.length > 0 ? fields : undefined;
-  if (useLabels === undefined && useFields === undefined) return { matches: undefined, name };
+  if (useLabels === undefined && useFields === undefined) return { matches: undefined, name, equalities: [] };
+  const equalities: Array<{ index: string; value: string }> = [];
+  for (const r of useLabels?.requirements ?? []) {
+    if ((r.operator === "Equals" || r.operator === "In") && r.values.length === 1) equalities.push({ index: `l:${r.key}`, value: r.values[0]! });
+  }
+  for (const r of useFields ?? []) if (r.operator === "=" && r.field !== "metadata.namespace") equalities.push({ index: `f:${r.field}`, value: r.value });
   const matches = (object: KubeObject): boolean => {
     if (useLabels !== undefined && !matchesLabels(useLabels, object.metadata.labels)) return false;
     return useFields === undefined || matchesFields(useFields, fieldValues(object, resource));
   };
-  return { matches, name };
+  return { matches, name, equalities };
+}
+
+/** How an equality index reads an object: its label or its field value, by the index name `compileSelectors` gives. */
+export function indexValue(index: string, resource: ResourceType): (object: KubeObject) => string | undefined {
+  const key = index.slice(2);
+  if (index.startsWith("l:")) return (object) => object.metadata.labels?.[key];
+  return (object) => fieldValues(object, resource)[key];
 }
 
 interface ContinueToken {

@@ -51,6 +51,8 @@ export class KindState {
   readonly objects = new Map<string, Version>();
   /** The keys of `objects` in etcd key order, rebuilt lazily after a key is added or removed. */
   #sortedKeys: string[] | undefined;
+  /** Equality indexes of the live objects, each built on its first use and kept up to date by `reindex`. */
+  readonly #indexes = new Map<string, EqualityIndex>();
   readonly watchers = new WatchIndex();
 
   constructor(group: string, kind: string, rules: KindRules) {
@@ -72,6 +74,37 @@ export class KindState {
     this.#sortedKeys = undefined;
   }
 
+  /**
+   * The keys of the live objects whose `value(object)` is `wanted`, from the index `name` (built now on first
+   * use). Undefined when the kind has too many indexes already: the caller scans instead.
+   */
+  indexed(name: string, value: (object: KubeObject) => string | undefined, wanted: string): ReadonlySet<string> | undefined {
+    let index = this.#indexes.get(name);
+    if (index === undefined) {
+      if (this.#indexes.size >= indexesPerKindMax) return undefined;
+      index = { value, keys: new Map() };
+      for (const [key, version] of this.objects) addKey(index, key, liveObject(version));
+      this.#indexes.set(name, index);
+    }
+    return index.keys.get(wanted) ?? noKeys;
+  }
+
+  /** Keeps the indexes current after a write of `key`: its live object went from `before` to `after`. */
+  reindex(key: string, before: KubeObject | undefined, after: KubeObject | undefined): void {
+    if (this.#indexes.size === 0) return;
+    for (const index of this.#indexes.values()) {
+      const old = before === undefined ? undefined : index.value(before);
+      const now = after === undefined ? undefined : index.value(after);
+      if (old === now) continue;
+      if (old !== undefined) {
+        const keys = index.keys.get(old)!;
+        keys.delete(key);
+        if (keys.size === 0) index.keys.delete(old);
+      }
+      addKey(index, key, after);
+    }
+  }
+
   sortedKeys(): readonly string[] {
     if (this.#sortedKeys === undefined) {
       // Plain code-unit order is byte order for the ASCII names Kubernetes allows: etcd's key order.
@@ -79,6 +112,24 @@ export class KindState {
     }
     return this.#sortedKeys;
   }
+}
+
+/** One equality index: the value it reads from an object, and the keys of the live objects per value. */
+interface EqualityIndex {
+  readonly value: (object: KubeObject) => string | undefined;
+  readonly keys: Map<string, Set<string>>;
+}
+
+/** Indexes kept per kind: one per label key or field a list selected on; a bound against selectors made up on the fly. */
+const indexesPerKindMax = 32;
+const noKeys: ReadonlySet<string> = new Set();
+
+function addKey(index: EqualityIndex, key: string, object: KubeObject | undefined): void {
+  const value = object === undefined ? undefined : index.value(object);
+  if (value === undefined) return;
+  let keys = index.keys.get(value);
+  if (keys === undefined) index.keys.set(value, (keys = new Set()));
+  keys.add(key);
 }
 
 export function objectKey(namespaced: boolean, namespace: string | undefined, name: string): string {

@@ -28,7 +28,8 @@ import type { CustomSchemas } from "./registry.ts";
 import { isFinalized, planDelete } from "./delete.ts";
 import { GarbageCollector, locOf } from "./gc.ts";
 import type { GcHost, Located } from "./gc.ts";
-import { checkReadRevision, compileSelectors, continueExpiredMessage, decodeContinue, encodeContinue, lowerBound } from "./reads.ts";
+import { checkReadRevision, compileSelectors, continueExpiredMessage, decodeContinue, encodeContinue, indexValue, lowerBound } from "./reads.ts";
+import type { CompiledSelector } from "./reads.ts";
 import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
 import type { Version } from "./registry.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
@@ -135,7 +136,7 @@ export class MemoryStore implements Store {
     checkReadRevision(revision, this.#compacted, this.#revision);
     const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
     const limit = options.limit !== undefined && options.limit > 0 ? Math.floor(options.limit) : Infinity;
-    const keys = state.sortedKeys();
+    const keys = (revision === this.#revision ? this.#indexedKeys(state, resource, selector.equalities) : undefined) ?? state.sortedKeys();
     const prefix = namespace === undefined ? "" : `${namespace}/`;
     let i = lowerBound(keys, prefix);
     if (after !== undefined) i = Math.max(i, lowerBound(keys, `${after}\u0000`));
@@ -157,6 +158,21 @@ export class MemoryStore implements Store {
     const metadata: ObjectList["metadata"] = { resourceVersion: String(revision) };
     if (more) metadata.continue = encodeContinue(revision, last);
     return { apiVersion: formatApiVersion(resource), kind: resource.listKind, metadata, items };
+  }
+
+  /**
+   * For a list at the latest revision whose selector requires one value of a label or field: the keys of the
+   * objects that have it, in key order, from the kind's index (the smallest candidate set of the requirements).
+   * Undefined when no requirement can use an index. The list still applies the whole selector to each object.
+   */
+  #indexedKeys(state: KindState, resource: ResourceType, equalities: CompiledSelector["equalities"]): readonly string[] | undefined {
+    let best: ReadonlySet<string> | undefined;
+    for (const { index, value } of equalities) {
+      const keys = state.indexed(index, indexValue(index, resource), value);
+      if (keys !== undefined && (best === undefined || keys.size < best.size)) best = keys;
+    }
+    if (best === undefined) return undefined;
+    return [...best].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
 
   watch(options: StoreWatchOptions, listener: StoreWatchListener): StoreWatcher {
@@ -620,6 +636,7 @@ export class MemoryStore implements Store {
     const version: Version = { event, prev, kind: state, key };
     if (!state.objects.has(key)) state.keysChanged();
     state.objects.set(key, version);
+    state.reindex(key, liveObject(prev), liveObject(version));
     this.#history.push(version);
     this.#afterCommit(version);
     this.#compact();

@@ -53,7 +53,7 @@ async function planContext(variant: string, seed: number): Promise<PlanContext> 
 
 async function summaries(ctx: PlanContext, indexes: readonly number[]): Promise<RunSummary[]> {
   const out: RunSummary[] = [];
-  await runIndexes(ctx, indexes, false, (s) => out.push(s));
+  await runIndexes(ctx, indexes, undefined, (s) => out.push(s));
   return out;
 }
 
@@ -129,6 +129,17 @@ test("two worker threads running the TypeScript scenario give the same findings 
   const two = await explore(ensemble, options("delta", { runs: 40, seed: 5, workers: 2 }), () => 0);
   assert.ok(one.findings.length > 0, "the comparison needs a finding");
   assert.deepEqual(comparable(two), comparable(one));
+});
+
+test("--first reports the lowest-index finding and the same runs with 1 and 4 workers", async () => {
+  // Random schedules with random faults: findings are scattered, so a worker may find a later one first.
+  const first = (workers: number) => explore(ensemble, options("delta", { runs: 300, seed: 3, strategy: "random", first: true, workers }), () => 0);
+  const one = await first(1);
+  const four = await first(4);
+  assert.equal(one.findings.length, 1);
+  assert.ok(one.findings[0]!.run.index > 3, `the first finding is at run ${one.findings[0]!.run.index}: the comparison needs runs before it`);
+  assert.equal(one.runs, one.findings[0]!.run.index + 1, "every run up to the first finding, none after");
+  assert.deepEqual(comparable(four), comparable(one));
 });
 
 test("the shards 0/3, 1/3 and 2/3 are disjoint and their union equals the unsharded run", async () => {

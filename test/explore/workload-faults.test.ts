@@ -36,7 +36,7 @@ const busy = scenario({
 test("random faults never target the workload actor: user code does not retry, so a fault there is noise", async () => {
   const summaries: RunSummary[] = [];
   const ctx = { scenario: busy, variant: "only", workload: undefined, params: {}, seed: 5, strategy: "random" as const, points: [] };
-  await runIndexes(ctx, Array.from({ length: 30 }, (_, i) => i), false, (s) => summaries.push(s));
+  await runIndexes(ctx, Array.from({ length: 30 }, (_, i) => i), undefined, (s) => summaries.push(s));
   const faults = summaries.flatMap((s) => s.faults);
   assert.ok(faults.length > 30, `only ${faults.length} faults drawn`);
   assert.ok(faults.some((f) => f.target === "worker"), "the worker was faulted");

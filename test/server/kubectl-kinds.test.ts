@@ -31,7 +31,10 @@ for (const [version, binary] of [["1.35", kubectlPath], ["1.33", kubectl133Path]
       for (const args of creates) await ok(t, args, binary);
       const deployment = parseYaml(await ok(t, ["get", "deployment", "web", "-o", "yaml"], binary));
       assert.equal(deployment.spec.replicas, 2);
-      assert.deepEqual(deployment.spec.template.spec.containers[0].ports, [{ containerPort: 80 }]);
+      assert.deepEqual(deployment.spec.template.spec.containers[0].ports, [{ containerPort: 80, protocol: "TCP" }]);
+      // The defaults a real server writes, which `kubectl describe` and apply diffs read.
+      assert.equal(deployment.spec.strategy.type, "RollingUpdate");
+      assert.equal(deployment.spec.template.spec.containers[0].imagePullPolicy, "Always");
       assert.equal(deployment.spec.template.spec.containers[0].image, "nginx");
       const job = parseYaml(await ok(t, ["get", "job", "once", "-o", "yaml"], binary));
       assert.deepEqual(job.spec.template.spec.containers[0].command, ["true"]);
@@ -39,6 +42,7 @@ for (const [version, binary] of [["1.35", kubectlPath], ["1.33", kubectl133Path]
       const service = parseYaml(await ok(t, ["get", "service", "web", "-o", "yaml"], binary));
       assert.equal(service.spec.ports[0].port, 80);
       assert.equal(service.spec.ports[0].targetPort, 8080);
+      assert.match(service.spec.clusterIP, /^10\.\d+\.\d+\.\d+$/);
       assert.equal(parseYaml(await ok(t, ["get", "pdb", "web", "-o", "yaml"], binary)).spec.minAvailable, 1);
       assert.deepEqual(parseYaml(await ok(t, ["get", "role", "reader", "-o", "yaml"], binary)).rules[0].verbs, ["get", "list"]);
       assert.equal(parseYaml(await ok(t, ["get", "rolebinding", "reader", "-o", "yaml"], binary)).roleRef.name, "reader");

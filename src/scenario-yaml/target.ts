@@ -1,0 +1,106 @@
+// A YAML scenario's variant as a drill target: the world created from its manifests, its CEL properties, and its
+// workload steps applied through a real client (as an admin, straight to the server, never through the proxy).
+import { dirname, relative } from "node:path";
+import { realClock } from "../api/clock.ts";
+import type { Client } from "../api/client.ts";
+import { isApiError, isNotFound } from "../api/errors.ts";
+import type { KindRef, KubeObject, ObjectRef } from "../api/object.ts";
+import type { DrillTarget } from "../drill/target.ts";
+import type { WorldView } from "../sim/types.ts";
+import { createWorld, ScenarioYamlError, type Ref, type WorkloadStep, type YamlScenario } from "./load.ts";
+
+const waitPollMs = 20;
+
+export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillTarget {
+  const declared = scenario.variants[variant];
+  if (declared === undefined) throw new ScenarioYamlError(`${scenario.path}: no variant "${variant}"`);
+  const shown = relative(process.cwd(), scenario.path) || scenario.path;
+  const target: DrillTarget = {
+    name: scenario.name,
+    variant,
+    workload: "steps",
+    setup: (store) => createWorld(store, scenario.world),
+    properties: scenario.properties,
+    runWorkload: (client, view) => runSteps(scenario, client, view),
+    // Properties whose CEL failed to evaluate are false; the summary says why, so a typo is not mistaken for a bug.
+    summary: () => evaluationErrors(scenario),
+    cwd: dirname(scenario.path),
+    rerun: `settle drill ${shown} --variant ${variant}`,
+  };
+  const faults = scenario.faults === "none" ? { faultKinds: [] as string[] } : { ...(scenario.faults.kinds === undefined ? {} : { faultKinds: scenario.faults.kinds }), ...(scenario.faults.afterWrites === undefined ? {} : { afterWrites: scenario.faults.afterWrites }) };
+  target.defaults = { ...scenario.drill, ...faults };
+  if (declared.command !== undefined) target.command = declared.command;
+  if (declared.expect !== undefined) target.expect = declared.expect;
+  if (declared.env !== undefined) target.env = declared.env;
+  return target;
+}
+
+function evaluationErrors(scenario: YamlScenario): string {
+  const errors: string[] = [];
+  scenario.expressions.forEach((expression, i) => {
+    if (expression.lastError !== undefined) errors.push(`properties[${i}] ${scenario.properties[i]!.name}: ${expression.lastError}`);
+  });
+  return errors.length === 0 ? "" : `CEL errors: ${errors.join("; ")}`;
+}
+
+function kindOf(scenario: YamlScenario, ref: Ref | KubeObject): KindRef {
+  if (ref.apiVersion !== undefined) return { apiVersion: ref.apiVersion, kind: ref.kind };
+  const found = scenario.kinds.get(ref.kind.toLowerCase());
+  if (found === undefined) throw new Error(`unknown kind "${ref.kind}"`);
+  return found;
+}
+
+function objectRef(scenario: YamlScenario, ref: Ref): ObjectRef {
+  return { ...kindOf(scenario, ref), name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) };
+}
+
+async function runSteps(scenario: YamlScenario, client: Client, view: WorldView): Promise<void> {
+  for (const step of scenario.workload) {
+    try {
+      await runStep(scenario, step, client, view);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new ScenarioYamlError(`${step.at}: workload ${step.kind}: ${message}`);
+    }
+  }
+}
+
+async function runStep(scenario: YamlScenario, step: WorkloadStep, client: Client, view: WorldView): Promise<void> {
+  switch (step.kind) {
+    case "sleep":
+      return realClock.sleep(step.ms);
+    case "apply":
+      return void (await apply(scenario, client, step.object));
+    case "patch": {
+      const options = { ...objectRef(scenario, step.ref), patchType: step.json === undefined ? ("merge" as const) : ("json" as const), patch: step.json ?? step.merge };
+      await (step.status ? client.patchStatus(options) : client.patch(options));
+      return;
+    }
+    case "delete":
+      await client.delete(objectRef(scenario, step.ref));
+      return;
+    case "waitFor": {
+      const deadline = realClock.now() + step.timeoutMs;
+      while (!step.condition.test(view)) {
+        if (realClock.now() > deadline) {
+          const why = step.condition.lastError === undefined ? "" : ` (last evaluation: ${step.condition.lastError})`;
+          throw new Error(`${JSON.stringify(step.condition.text)} not true within ${step.timeoutMs} ms${why}`);
+        }
+        await realClock.sleep(waitPollMs);
+      }
+    }
+  }
+}
+
+/** Creates the object, or merges it into the existing one (what `kubectl apply` amounts to for a workload). */
+async function apply(scenario: YamlScenario, client: Client, source: KubeObject): Promise<KubeObject> {
+  const object = { ...structuredClone(source), ...kindOf(scenario, source) };
+  const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name ?? "", ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) };
+  try {
+    return await client.create({ object });
+  } catch (error) {
+    if (!isApiError(error) || error.code !== 409 || isNotFound(error)) throw error;
+    const { metadata, ...rest } = object;
+    return client.patch({ ...ref, patchType: "merge", patch: { ...rest, metadata: { labels: metadata.labels, annotations: metadata.annotations } } });
+  }
+}
