@@ -5,6 +5,7 @@ import { explore, type ExploreResult } from "../explore/explore.ts";
 import { summarizeVariant } from "../explore/summary.ts";
 import { findExampleDirs, hasScenario, loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { strategyNames, type StrategyName } from "../explore/plan.ts";
+import type { BoundedOptions } from "../explore/bounded.ts";
 import { resolveParams } from "../explore/scenario.ts";
 import { emitGithubAnnotations, type JunitCase } from "../report/junit.ts";
 import { writeHtmlForReplayFile, writeJunitFile } from "../report/outputs.ts";
@@ -23,8 +24,15 @@ Options:
   --runs N           runs per variant, all executed unless --first (default 1000)
   --seed S           the exploration's seed (default 1); every run's seed derives from it
   --workers N        worker threads (default: the number of cores); results do not depend on it
-  --strategy S       mix | random | pct | systematic (default mix: systematic fault points first, then
-                     random and PCT schedules with random faults)
+  --strategy S       mix | random | pct | systematic | bounded (default mix: systematic fault points first,
+                     then random and PCT schedules with random faults; bounded: every schedule within
+                     --preemptions of FIFO order crossed with every placement of up to --fault-points
+                     systematic faults, depth-first in one thread, reporting whether that space was complete;
+                     --runs bounds it only when given)
+  --preemptions K    bounded: choices of a ready step other than the oldest, per schedule (default 2)
+  --fault-points F   bounded: planned faults per schedule, 0, 1 or 2 (default 1)
+  --no-reduction     bounded: run schedules that differ only by commuting steps too
+  --checkpoint FILE  bounded: save the search to FILE as it goes and resume from it when it exists
   --shard i/n        run only shard i of n (0-based, as $JOB_COMPLETION_INDEX); combine with settle merge
   --first            stop at the first finding
   --json             print one JSON object on stdout instead of the text report
@@ -51,6 +59,10 @@ export async function exploreCommand(argv: string[]): Promise<number> {
     strategy: { type: "string" },
     shard: { type: "string" },
     first: { type: "boolean" },
+    preemptions: { type: "string" },
+    "fault-points": { type: "string" },
+    "no-reduction": { type: "boolean" },
+    checkpoint: { type: "string" },
     json: { type: "boolean" },
     html: { type: "string" },
     junit: { type: "string" },
@@ -58,7 +70,9 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError("expects exactly one scenario file or example directory");
   const strategy = (values.strategy ?? "mix") as StrategyName;
   if (!strategyNames.includes(strategy)) throw new UsageError(`--strategy expects one of ${strategyNames.join(", ")}, got "${strategy}"`);
-  const runs = intOption(values, "runs", 1000, 1);
+  // The bounded search runs its whole space unless --runs is given.
+  const runs = intOption(values, "runs", strategy === "bounded" ? Number.POSITIVE_INFINITY : 1000, 1);
+  const bounded = boundedOptions(values);
   const seed = intOption(values, "seed", 1, 0);
   const workers = intOption(values, "workers", availableParallelism(), 1);
   const shard = shardOption(values.shard);
@@ -97,6 +111,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
           strategy,
           ...(shard ? { shard } : {}),
           first: values.first === true,
+          ...(strategy === "bounded" ? { bounded: checkpointPer(bounded, scenario.name, variant, targets.length === 1 && typeof values.variant === "string") } : {}),
           onProgress: progress.update,
         },
         () => realClock.now(),
@@ -122,6 +137,20 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   emitGithubAnnotations(cases, json ? { write: (text) => void process.stderr.write(text) } : {});
   if (json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : { results }, null, 2)}\n`);
   return findings > 0 ? 1 : 0;
+}
+
+function boundedOptions(values: Record<string, unknown>): BoundedOptions {
+  const faultPoints = intOption(values, "fault-points", 1, 0);
+  if (faultPoints > 2) throw new UsageError(`--fault-points expects 0, 1 or 2, got "${String(values["fault-points"])}"`);
+  const options: BoundedOptions = { preemptions: intOption(values, "preemptions", 2, 0), faultPoints, reduction: values["no-reduction"] !== true };
+  if (typeof values.checkpoint === "string") options.checkpoint = values.checkpoint;
+  return options;
+}
+
+/** One checkpoint file per explored variant: FILE itself for a single one, FILE.<scenario>.<variant> otherwise. */
+function checkpointPer(options: BoundedOptions, scenario: string, variant: string, single: boolean): BoundedOptions {
+  if (options.checkpoint === undefined || single) return options;
+  return { ...options, checkpoint: `${options.checkpoint}.${scenario}.${variant}` };
 }
 
 function paramsOrUsage(scenario: Parameters<typeof resolveParams>[0], overrides: Record<string, string>) {

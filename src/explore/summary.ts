@@ -3,6 +3,7 @@
 // One function builds all three, so the CLI and the test API cannot drift apart.
 import { relative } from "node:path";
 import type { ExploreResult } from "./explore.ts";
+import { boundedLine, type BoundedStats } from "./bounded.ts";
 import { replayFormatVersion, writeReplayFile } from "./findings.ts";
 import { formatFinding } from "../report/text.ts";
 
@@ -25,7 +26,8 @@ export interface VariantSummary {
   variant: string;
   runs: number;
   findings: FindingSummary[];
-  stats: { steps: number; runsPerSec: number; wallMs: number; faultPointsCovered: number; faultPoints: number };
+  /** With the bounded strategy also `complete`, `schedules`, `pruned`, `placements` (see `BoundedStats`). */
+  stats: { steps: number; runsPerSec: number; wallMs: number; faultPointsCovered: number; faultPoints: number } & Partial<BoundedStats>;
   properties: Array<{ name: string; kind: string; evaluations: number; failures: number; everHeld: boolean }>;
 }
 
@@ -83,10 +85,13 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
     return { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, seed, workload, replay, steps: outcome.steps, faults: f.minimal.faults.length, choices: f.minimal.choices.length, run, occurrences: f.occurrences };
   });
   const runsPerSec = result.wallMs > 0 ? Math.round((result.runs * 1000) / result.wallMs) : result.runs;
-  const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length };
+  const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length, ...result.bounded };
   const properties = result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld }));
   const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
   const covered = `${result.pointsCovered}/${result.points.length}`;
-  const line = `${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s`;
+  const line =
+    result.bounded !== undefined
+      ? boundedLine(name, variant, result.bounded, findings.length, result.wallMs)
+      : `${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s`;
   return { summary: { scenario: name, variant, runs: result.runs, findings, stats, properties }, reports, line };
 }

@@ -55,11 +55,18 @@ export function intParam(query: URLSearchParams, name: string): number | undefin
   return n;
 }
 
+const goTrue = new Set(["1", "t", "T", "TRUE", "true", "True"]);
+const goFalse = new Set(["0", "f", "F", "FALSE", "false", "False"]);
+
+/**
+ * A boolean query parameter read as Go's strconv.ParseBool reads it (`True`, `t`, `1`... as Python's client and
+ * others send them); absent or empty is false, anything else a 400.
+ */
 export function boolParam(query: URLSearchParams, name: string): boolean {
   const text = query.get(name);
-  if (text === null || text === "" || text === "false" || text === "0") return false;
-  if (text === "true" || text === "1") return true;
-  throw badRequest(`invalid value for ${name}: ${JSON.stringify(text)}: not a boolean`);
+  if (text === null || text === "" || goFalse.has(text)) return false;
+  if (goTrue.has(text)) return true;
+  throw badRequest(`invalid value for ${name}: strconv.ParseBool: parsing ${JSON.stringify(text)}: invalid syntax`);
 }
 
 function dryRunOf(query: URLSearchParams, fromBody?: unknown): boolean {

@@ -342,7 +342,7 @@ class ApiServer {
     if (resource === undefined) throw pathNotFound();
     const table = wantsTable(req.headers.accept);
     // Protobuf answers built-in objects and lists; watch streams stay JSON, so a protobuf-only watch is refused.
-    const watchAsked = route.watchPath || (query.has("watch") && !["", "false", "0"].includes(query.get("watch")!));
+    const watchAsked = route.watchPath || boolParam(query, "watch");
     if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && isBuiltin(resource) && !watchAsked)) throw notAcceptable();
     let body: Promise<Buffer> | undefined;
     const r: ResourceRequest = {

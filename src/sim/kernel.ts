@@ -51,6 +51,8 @@ interface ActorRecord {
   life: Life;
   /** Ready steps owned by this incarnation (promoted timers excluded: they stay in `timers`). */
   readyCount: number;
+  /** Every ready step whose `owner` is this record, promoted timers included: what a crash withdraws. */
+  readonly owned: Set<Step>;
   /** Timers of this incarnation not yet fired or cancelled. */
   readonly timers: Set<TimerEntry>;
   /** Watch iterations waiting for an event. */
@@ -124,6 +126,14 @@ export class Kernel {
   private readonly openWatches = new Map<string, SimWatch>();
   private readonly readySteps: Step[] = [];
   private readonly paused = new Set<ActorRecord>();
+  /**
+   * While some actor is paused: the ready steps of the others, in ready order, kept in step with `readySteps`
+   * so that choosing costs no pass over every ready step. Undefined when no actor is paused or after a pause
+   * begins or ends (rebuilt by `eligible`).
+   */
+  private eligibleSteps: Step[] | undefined;
+  /** The ready step of each promoted timer, for withdrawing it when the timer is cancelled. */
+  private readonly timerSteps = new Map<TimerEntry, Step>();
   /** Typed facts of timers whose firing is more than a timer (a delayed watch delivery). */
   private readonly timerFacts = new WeakMap<TimerEntry, StepFacts>();
   /** Steps that become ready when their timer is due (a response after its request's latency). */
@@ -216,6 +226,7 @@ export class Kernel {
       name: def.name,
       life: initialLife,
       readyCount: 0,
+      owned: new Set(),
       timers: new Set(),
       waiters: 0,
       watches: new Set(),
@@ -283,13 +294,14 @@ export class Kernel {
   }
 
   private endIncarnation(state: ActorRecord): void {
-    for (const step of this.readySteps.filter((candidate) => candidate.owner === state)) this.remove(step);
+    // Removal order does not matter: each step leaves the ready list wherever it is.
+    for (const step of [...state.owned]) this.remove(step);
     for (const entry of [...state.timers]) this.cancelTimer(state, entry);
     for (const watch of [...state.watches]) watch.kill();
     state.watches.clear();
     state.waiters = 0;
     state.armed = {};
-    this.paused.delete(state);
+    if (this.paused.delete(state)) this.eligibleSteps = undefined;
     this.transition(state, { type: "crash" });
     assert(state.readyCount === 0, "a crashed actor has no ready steps");
     assert(state.timers.size === 0, "a crashed actor has no timers");
@@ -308,6 +320,7 @@ export class Kernel {
     if (skipped !== undefined) return skipped;
     this.transition(record, { type: "pause", untilMs: this.clock.now() + ms });
     this.paused.add(record);
+    this.eligibleSteps = undefined;
     return `paused until +${ms}ms`;
   }
 
@@ -440,10 +453,17 @@ export class Kernel {
   // ---- Steps and timers ------------------------------------------------------------------------------
 
   enqueue(step: Omit<Step, "seq">): Step {
+    assert(step.owner === undefined || isAlive(step.owner.life), "an owned step belongs to a live incarnation");
     const full = step as Step;
     full.seq = this.sequence++;
     this.readySteps.push(full);
-    if (full.owner !== undefined && full.timer === undefined) (full.owner as ActorRecord).readyCount++;
+    if (full.owner !== undefined) {
+      const owner = full.owner as ActorRecord;
+      owner.owned.add(full);
+      if (full.timer === undefined) owner.readyCount++;
+    }
+    if (full.timer !== undefined) this.timerSteps.set(full.timer, full);
+    if (this.eligibleSteps !== undefined && !this.pausedStep(full)) this.eligibleSteps.push(full);
     if (this.readySteps.length > this.readyStepsMax) {
       this.fail({ status: "sim-error", message: `more than ${this.readyStepsMax} ready steps` });
     }
@@ -458,10 +478,18 @@ export class Kernel {
     // shift() lets V8 trim the array's front in place; splice(0, 1) would move every element.
     if (index === 0) ready.shift();
     else ready.splice(index, 1);
+    if (step.owner !== undefined) (step.owner as ActorRecord).owned.delete(step);
     if (step.owner !== undefined && step.timer === undefined) {
       const owner = step.owner as ActorRecord;
       owner.readyCount--;
       assert(owner.readyCount >= 0, "actor ready count stays non-negative");
+    }
+    if (step.timer !== undefined) this.timerSteps.delete(step.timer);
+    const eligible = this.eligibleSteps;
+    if (eligible !== undefined) {
+      const at = eligible[0] === step ? 0 : eligible.indexOf(step);
+      if (at === 0) eligible.shift();
+      else if (at > 0) eligible.splice(at, 1);
     }
   }
 
@@ -491,7 +519,7 @@ export class Kernel {
   }
 
   private withdrawTimer(entry: TimerEntry): void {
-    const step = this.readySteps.find((candidate) => candidate.timer === entry);
+    const step = this.timerSteps.get(entry);
     if (step !== undefined) this.remove(step);
   }
 
@@ -551,13 +579,20 @@ export class Kernel {
     for (const state of this.paused) {
       if (state.life.pausedUntil > now) continue;
       this.paused.delete(state);
+      this.eligibleSteps = undefined;
       this.transition(state, { type: "resume" });
     }
     if (this.paused.size === 0) return this.readySteps;
-    return this.readySteps.filter((step) => {
-      const state = this.actorsByName.get(step.actor);
-      return state === undefined || !this.paused.has(state);
-    });
+    // Rebuilt only when a pause begins or ends; `enqueue` and `remove` keep it current in between.
+    this.eligibleSteps ??= this.readySteps.filter((step) => !this.pausedStep(step));
+    return this.eligibleSteps;
+  }
+
+  /** A step of a paused actor: not eligible until the pause ends. */
+  private pausedStep(step: Step): boolean {
+    if (this.paused.size === 0) return false;
+    const state = this.actorsByName.get(step.actor);
+    return state !== undefined && this.paused.has(state);
   }
 
   /** When something next becomes runnable without a step: a timer or the end of a pause. */
@@ -612,6 +647,7 @@ export class Kernel {
   async execute(step: Step, hint: number): Promise<void> {
     assert(this.inRun, "steps execute inside a run");
     assert(this.currentActor === undefined, "one step executes at a time");
+    assert(step.owner === undefined || isAlive(step.owner.life), "a crashed incarnation's steps never execute");
     this.remove(step, hint);
     const revisionBefore = this.store.revision;
     this.currentActor = step.actor;
