@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Builds the published package: `tsc -p tsconfig.build.json` compiles src/ to dist/ (JavaScript with `.js`
 // import specifiers, and `.d.ts` declarations), then the files tsc does not emit are copied beside it (the
-// HTML report's assets). A stale dist/ is removed first so a deleted source file cannot linger in the package.
+// HTML report's assets). The new tree replaces the old one whole, so a deleted source file cannot linger.
 // `prepare` runs this after `npm ci`/`npm install` in a clone, `prepack` before `npm pack`/`npm publish`.
-import { cpSync, existsSync, rmSync } from "node:fs";
+import { cpSync, existsSync, renameSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -21,10 +21,18 @@ try {
   process.exit(1);
 }
 
-rmSync(dist, { recursive: true, force: true });
-const result = spawnSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json")], { stdio: "inherit" });
+// Built beside dist/ and swapped in by two renames, so a CLI that runs while another build is under way (tests
+// in a shared checkout) finds a complete dist/, the old or the new one, almost always.
+const next = join(root, `dist.next-${process.pid}`);
+const old = join(root, `dist.old-${process.pid}`);
+rmSync(next, { recursive: true, force: true });
+const result = spawnSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json"), "--outDir", next], { stdio: "inherit" });
 if (result.error !== undefined || result.status !== 0) {
-  console.error("settle build: tsc failed, dist/ is incomplete");
+  rmSync(next, { recursive: true, force: true });
+  console.error("settle build: tsc failed; dist/ is unchanged");
   process.exit(1);
 }
-cpSync(join(root, "src", "report", "assets"), join(dist, "report", "assets"), { recursive: true });
+cpSync(join(root, "src", "report", "assets"), join(next, "report", "assets"), { recursive: true });
+if (existsSync(dist)) renameSync(dist, old);
+renameSync(next, dist);
+rmSync(old, { recursive: true, force: true });

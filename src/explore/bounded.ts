@@ -350,6 +350,7 @@ export async function exploreBounded(scenario: Scenario, options: ExploreOptions
     else delete state.stats.stoppedBy;
     save();
   }
+  const detectedMs = clockMs();
   const findings = await collectFindings(scenario, options, state.found.map((f) => f.run));
   for (const finding of findings) finding.occurrences = state.found.find((f) => f.key === finding.key)?.occurrences ?? finding.occurrences;
   return {
@@ -359,6 +360,8 @@ export async function exploreBounded(scenario: Scenario, options: ExploreOptions
     pointsCovered: state.pointsCovered.length,
     steps: state.steps,
     wallMs: clockMs() - startedMs,
+    detectMs: detectedMs - startedMs,
+    shrinkMs: clockMs() - detectedMs,
     counters: state.counters,
     bounded: { ...state.stats },
   };

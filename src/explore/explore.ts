@@ -5,7 +5,7 @@ import { fifoStrategy } from "../sim/strategy.ts";
 import { findingKey, isFinding, type Verdict } from "../check/verdict.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import type { PlannedFault } from "../sim/types.ts";
-import { crashableActors, faultableActors, faultPointsOf, planRun, plannedRunCount, type FaultPoint, type PlanContext, type PlannedRun, type StrategyName } from "./plan.ts";
+import { crashableActors, faultableActors, faultPointsOf, systematicKinds, planRun, plannedRunCount, type FaultPoint, type PlanContext, type PlannedRun, type StrategyName } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
@@ -62,6 +62,10 @@ export interface ExploreResult {
   pointsCovered: number;
   steps: number;
   wallMs: number;
+  /** Of `wallMs`: planning (reference runs) and the runs themselves, up to the findings. */
+  detectMs: number;
+  /** Of `wallMs`: shrinking the findings to minimal runs. */
+  shrinkMs: number;
   /** Counters summed over every run: how often each property was evaluated and failed (fixed names and counts only). */
   counters: PropertyCounter[];
   /** The bounded strategy's figures: whether its space was covered completely, schedules run and pruned. */
@@ -73,9 +77,11 @@ export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptio
   const points: FaultPoint[] = [];
   for (const workload of workloads) {
     const spec = { variant: options.variant, workload, params: options.params, seed: options.seed };
-    const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
     const budget = faultBudgetOf(scenario, spec);
     const kinds = new Set(Object.entries(budget?.counts ?? {}).filter(([, count]) => count > 0).map(([kind]) => kind));
+    // A reference run costs a whole run with a full trace: only worth it when the budget allows a kind to plan.
+    if (!systematicKinds.some((kind) => kinds.has(kind))) continue;
+    const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
     points.push(...faultPointsOf({ workload, trace: reference.trace, crashable: crashableActors(scenario, spec), faultable: faultableActors(scenario, spec), kinds }));
   }
   return points;
@@ -100,6 +106,7 @@ export async function explore(scenario: Scenario, options: ExploreOptions, clock
   for (let i = shard.index; i < total; i += shard.count) indexes.push(i);
   const summaries = options.workers > 1 && indexes.length > 1 ? await runOnWorkers(options, points, indexes) : await runHere(scenario, ctx, options, indexes);
   summaries.sort((a, b) => a.index - b.index);
+  const detectedMs = clockMs();
   const findings = await collectFindings(scenario, options, summaries);
   const covered = new Set(summaries.filter((s) => s.point !== undefined).map((s) => s.point)).size;
   return {
@@ -109,6 +116,8 @@ export async function explore(scenario: Scenario, options: ExploreOptions, clock
     pointsCovered: covered,
     steps: summaries.reduce((sum, s) => sum + s.steps, 0),
     wallMs: clockMs() - startedMs,
+    detectMs: detectedMs - startedMs,
+    shrinkMs: clockMs() - detectedMs,
     counters: sumCounters(summaries),
   };
 }

@@ -27,7 +27,7 @@ export interface VariantSummary {
   runs: number;
   findings: FindingSummary[];
   /** With the bounded strategy also `complete`, `schedules`, `pruned`, `placements` (see `BoundedStats`). */
-  stats: { steps: number; runsPerSec: number; wallMs: number; faultPointsCovered: number; faultPoints: number } & Partial<BoundedStats>;
+  stats: { steps: number; runsPerSec: number; wallMs: number; detectMs: number; shrinkMs: number; faultPointsCovered: number; faultPoints: number } & Partial<BoundedStats>;
   properties: Array<{ name: string; kind: string; evaluations: number; failures: number; everHeld: boolean }>;
 }
 
@@ -84,14 +84,20 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
     const { seed, workload, index: run } = f.run;
     return { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, seed, workload, replay, steps: outcome.steps, faults: f.minimal.faults.length, choices: f.minimal.choices.length, run, occurrences: f.occurrences };
   });
-  const runsPerSec = result.wallMs > 0 ? Math.round((result.runs * 1000) / result.wallMs) : result.runs;
-  const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length, ...result.bounded };
+  // Runs per second over detection only: shrinking is reported on its own.
+  const runsPerSec = result.detectMs > 0 ? Math.round((result.runs * 1000) / result.detectMs) : result.runs;
+  const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), detectMs: Math.round(result.detectMs), shrinkMs: Math.round(result.shrinkMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length, ...result.bounded };
   const properties = result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld }));
   const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
   const covered = `${result.pointsCovered}/${result.points.length}`;
   const line =
     result.bounded !== undefined
       ? boundedLine(name, variant, result.bounded, findings.length, result.wallMs)
-      : `${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s`;
+      : `${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s; found in ${seconds(result.detectMs)}` +
+        (findings.length > 0 ? `, shrunk in ${seconds(result.shrinkMs)}` : "");
   return { summary: { scenario: name, variant, runs: result.runs, findings, stats, properties }, reports, line };
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
 }

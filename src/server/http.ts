@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { parseAllDocuments } from "yaml";
 import { ApiError, badRequest, internalError, isApiError, tooLarge } from "../api/errors.ts";
 import { jsonDepthMax } from "../api/patch.ts";
+import { jsonNestedDeeper, yamlNestedDeeper } from "./nesting.ts";
 import { decodeProtobuf, protobufContentType } from "./protobuf.ts";
 
 export const jsonContentType = "application/json";
@@ -77,12 +78,18 @@ export function checkDepth(value: unknown, what: string): void {
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!;
     if (node === null || typeof node !== "object") continue;
-    if (depth >= jsonDepthMax) throw badRequest(`${what} is nested deeper than ${jsonDepthMax} levels`);
+    if (depth >= jsonDepthMax) throw tooDeep(what);
     for (const child of Object.values(node)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
   }
 }
 
+function tooDeep(what: string): ApiError {
+  return badRequest(`${what} is nested deeper than ${jsonDepthMax} levels`);
+}
+
 export function parseJson(body: Buffer, what: string): unknown {
+  // Before parsing: the parser would build every level of a hostile body first.
+  if (jsonNestedDeeper(body, jsonDepthMax)) throw tooDeep(what);
   let value: unknown;
   try {
     value = JSON.parse(body.toString("utf8"));
@@ -94,6 +101,7 @@ export function parseJson(body: Buffer, what: string): unknown {
 }
 
 export function parseYaml(body: Buffer, what: string): unknown {
+  if (yamlNestedDeeper(body, jsonDepthMax)) throw tooDeep(what);
   const documents = parseAllDocuments(body.toString("utf8"));
   if (!Array.isArray(documents) || documents.length !== 1) throw badRequest(`${what} must hold exactly one YAML document`);
   const document = documents[0]!;

@@ -192,3 +192,62 @@ test("properties see the writes of the last step, read from the store's history 
   assert.deepEqual(quiet.writes, []);
   assert.equal(monitor.checkSafety(view, quiet), undefined, "a step without writes deletes nothing");
 });
+
+test("in a simulation a predicate runs again only after a write to what it read, and one that reads the time runs at every check", async () => {
+  const { createSimulation, defineActor } = await import("../../src/sim/simulation.ts");
+  const sim = createSimulation({ seed: 7, createStore });
+  sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "default", name: "a" }, data: { n: "0" } });
+  sim.defineExternal("host", { booted: "v0" });
+  const aRef = { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "a" };
+  const monitor = new PropertyMonitor([
+    always("reads ConfigMap a", (view) => view.get(aRef) !== undefined),
+    always("lists Secrets", (view) => view.list({ apiVersion: "v1", kind: "Secret" }).length === 0),
+    always("reads the host", (view) => view.external<{ booted: string }>("host").booted !== "bad"),
+    always("reads the time", (view) => view.now() > 0),
+  ]);
+  sim.addActor(
+    defineActor({
+      name: "writer",
+      async start(ctx) {
+        for (let i = 1; i <= 3; i++) {
+          const a = await ctx.client.get(aRef);
+          await ctx.client.update({ object: { ...a, data: { n: String(i) } } });
+        }
+        await ctx.external<{ booted: string }>("host").write({ booted: "v1" });
+      },
+    }),
+  );
+  let checks = 0;
+  const result = await sim.run({
+    onStep: (record, view) => {
+      checks++;
+      assert.equal(monitor.checkSafety(view, lastStepOf(sim.store, record)), undefined);
+    },
+  });
+  assert.equal(result.status, "idle");
+  const counts = Object.fromEntries(monitor.snapshot().map((c) => [c.name, c.evaluations]));
+  // The first check evaluates everything; then a: once per update (3), the host: once for its write.
+  assert.deepEqual(counts, { "reads ConfigMap a": 4, "lists Secrets": 1, "reads the host": 2, "reads the time": checks });
+  assert.ok(checks > 10, "the run had many more steps than writes");
+});
+
+test("a predicate that read nothing, or threw, runs at every check, and a view without a change feed evaluates all", () => {
+  let calls = 0;
+  const monitor = new PropertyMonitor([
+    always("reads nothing", () => ++calls > 0),
+    always("throws", () => {
+      throw new Error("boom");
+    }),
+  ]);
+  monitor.checkSafety(world);
+  monitor.checkSafety(world);
+  monitor.checkSafety(world);
+  assert.equal(calls, 3);
+  assert.deepEqual(
+    monitor.snapshot().map((c) => [c.name, c.evaluations, c.failures]),
+    [
+      ["reads nothing", 3, 0],
+      ["throws", 3, 3],
+    ],
+  );
+});

@@ -199,3 +199,45 @@ test("a thousand single-object watchers each hear only their own object", () => 
   assert.equal(heard.size, 10);
   assert.ok([...heard.values()].every((n) => n === 1));
 });
+
+test("lists by an equal label or field answer from the kind's index exactly as a scan of every object would", () => {
+  const store = newStore();
+  store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "other" } });
+  // A fixed walk of creates, label and node changes and deletes, so the indexes are built mid-way and then kept.
+  const alive = new Set<string>();
+  const query = (options: { labelSelector?: string; fieldSelector?: string; namespace?: string; revision?: number }) => names(store.list({ ...pods, ...options }));
+  const scan = (match: (p: { labels: Record<string, string>; node: string | undefined }) => boolean, namespace?: string, revision?: number) =>
+    names({
+      items: store.list({ ...pods, ...(revision === undefined ? {} : { revision }) }).items.filter(
+        (o) => (namespace === undefined || o.metadata.namespace === namespace) && match({ labels: o.metadata.labels ?? {}, node: (o.spec as { nodeName?: string }).nodeName }),
+      ),
+    });
+  let oldRevision = 0;
+  for (let i = 0; i < 60; i++) {
+    const name = `p${(i * 7) % 23}`;
+    const namespace = i % 3 === 0 ? "other" : "default";
+    const key = `${namespace}/${name}`;
+    const labels = { app: i % 2 === 0 ? "web" : "db", slot: String(i % 4 === 0) };
+    if (!alive.has(key)) {
+      store.create(pod(name, { namespace, labels, nodeName: `n${i % 5}` }));
+      alive.add(key);
+    } else if (i % 5 === 0) {
+      store.delete({ ...pods, namespace, name });
+      alive.delete(key);
+    } else {
+      const current = store.get({ ...pods, namespace, name });
+      store.update({ ...current, metadata: { ...current.metadata, labels } });
+    }
+    if (i === 30) oldRevision = store.revision;
+    if (i % 10 !== 9) continue;
+    assert.deepEqual(query({ labelSelector: "app=web" }), scan((p) => p.labels.app === "web"));
+    assert.deepEqual(query({ labelSelector: "app=db,slot=true" }), scan((p) => p.labels.app === "db" && p.labels.slot === "true"));
+    assert.deepEqual(query({ labelSelector: "slot in (true)", namespace: "other" }), scan((p) => p.labels.slot === "true", "other"));
+    assert.deepEqual(query({ fieldSelector: "spec.nodeName=n2" }), scan((p) => p.node === "n2"));
+    assert.deepEqual(query({ fieldSelector: "spec.nodeName=n3", labelSelector: "app!=web" }), scan((p) => p.node === "n3" && p.labels.app !== "web"));
+  }
+  assert.ok(query({ labelSelector: "app=web" }).length > 0, "the walk leaves web pods to find");
+  // A read at an older revision cannot use the indexes of the latest state: it scans that revision's objects.
+  assert.deepEqual(query({ labelSelector: "app=web", revision: oldRevision }), scan((p) => p.labels.app === "web", undefined, oldRevision));
+  assert.notDeepEqual(query({ labelSelector: "app=web", revision: oldRevision }), query({ labelSelector: "app=web" }));
+});

@@ -1,0 +1,178 @@
+// The bounded search (issue 23): every schedule within K preemptions of FIFO order crossed with every placement of
+// up to F planned faults, with sleep-set reduction, sharding and a checkpoint. The soundness tests compare the
+// reduced search with the plain one on small scenarios: the same distinct final worlds, the same findings.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import fixture from "../fixtures/bounded/scenario.ts";
+import { explore, type ExploreOptions, type ExploreResult } from "../../src/explore/explore.ts";
+import { placementAt, placementCount, type BoundedOptions } from "../../src/explore/bounded.ts";
+import { eventually } from "../../src/check/properties.ts";
+import { loadScenario } from "../../src/explore/load.ts";
+import type { Scenario } from "../../src/explore/scenario.ts";
+import type { WorldView } from "../../src/sim/types.ts";
+import { commute } from "../../src/sim/commute.ts";
+import type { ReadyStep } from "../../src/sim/strategy.ts";
+
+const fixturePath = fileURLToPath(new URL("../fixtures/bounded/scenario.ts", import.meta.url));
+
+function options(variant: string, bounded: BoundedOptions, overrides: Partial<ExploreOptions> = {}): ExploreOptions {
+  return { scenarioPath: fixturePath, variant, params: {}, runs: Number.POSITIVE_INFINITY, seed: 1, workers: 1, strategy: "bounded", first: false, bounded, ...overrides };
+}
+
+/** Every ConfigMap and Secret (name, resourceVersion, data) and the named external cells, as one string. */
+function fingerprint(view: WorldView, externals: readonly string[]): string {
+  const objects = ["ConfigMap", "Secret"].flatMap((kind) => view.list({ apiVersion: "v1", kind }).map((o) => [kind, o.metadata.namespace, o.metadata.name, o.metadata.resourceVersion, (o as { data?: unknown }).data]));
+  return JSON.stringify({ objects, externals: externals.map((name) => view.external(name)) });
+}
+
+/** The scenario with one more property that records the final world of every run that reaches its end. */
+function recording(base: Scenario, externals: readonly string[] = []): { scenario: Scenario; worlds: Set<string> } {
+  const worlds = new Set<string>();
+  const record = eventually("(test) the final world is recorded", (view) => {
+    worlds.add(fingerprint(view, externals));
+    return true;
+  });
+  return { scenario: { ...base, properties: (ctx) => [...base.properties(ctx), record] }, worlds };
+}
+
+async function both(base: Scenario, variant: string, bounds: { preemptions: number; faultPoints: number }, externals: readonly string[] = [], path = fixturePath) {
+  const run = async (reduction: boolean) => {
+    const { scenario, worlds } = recording(base, externals);
+    const result = await explore(scenario, { ...options(variant, { ...bounds, reduction }), scenarioPath: path, params: base.params }, () => 0);
+    return { result, worlds };
+  };
+  return { reduced: await run(true), plain: await run(false) };
+}
+
+const keys = (result: ExploreResult) => result.findings.map((f) => f.key).sort();
+
+test("placements enumerate none, each point, then each pair, in order", () => {
+  assert.equal(placementCount(4, 0), 1);
+  assert.equal(placementCount(4, 1), 5);
+  assert.equal(placementCount(4, 2), 11);
+  const all = Array.from({ length: placementCount(4, 2) }, (_, i) => placementAt(4, i));
+  assert.deepEqual(all, [[], [0], [1], [2], [3], [0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]);
+  assert.throws(() => placementAt(4, 11), /past the last/);
+});
+
+test("steps commute only across actors, on disjoint state, and never two writes", () => {
+  const step = (actor: string, kind: ReadyStep["kind"], facts?: ReadyStep["facts"]): ReadyStep => ({ seq: 0, actor, kind, label: kind, ...(facts === undefined ? {} : { facts }) });
+  const get = (actor: string, name: string) => step(actor, "request", { verb: "get", access: "read", object: { kind: "ConfigMap", namespace: "a", name } });
+  const write = (actor: string, name: string) => step(actor, "request", { verb: "update", access: "write", object: { kind: "ConfigMap", namespace: "a", name } });
+  const list = (actor: string) => step(actor, "request", { verb: "list", access: "read", object: { kind: "ConfigMap", namespace: "a" } });
+  const ext = (actor: string, cell: string, access: "read" | "write") => step(actor, "external", { verb: access, access, external: cell });
+  const free = { sharedLatency: false };
+  assert.equal(commute(step("a", "response"), step("a", "timer"), free), false, "one actor's steps are ordered");
+  assert.equal(commute(step("a", "response"), write("b", "x"), free), true, "a response runs only its actor's code");
+  assert.equal(commute(write("a", "x"), write("b", "y"), free), false, "two writes take each other's revisions");
+  assert.equal(commute(get("a", "x"), write("b", "y"), free), true);
+  assert.equal(commute(get("a", "x"), write("b", "x"), free), false);
+  assert.equal(commute(list("a"), write("b", "y"), free), false, "a list sees every object of its collection");
+  assert.equal(commute(get("a", "x"), write("b", "y"), { sharedLatency: true }), false, "swapped requests swap latencies");
+  assert.equal(commute(step("a", "start"), step("b", "response"), free), false, "a start is treated as touching everything");
+  assert.equal(commute(step("sim", "timer"), step("b", "response"), free), false);
+  assert.equal(commute(ext("a", "c", "write"), ext("b", "c", "read"), free), false);
+  assert.equal(commute(ext("a", "c", "read"), ext("b", "c", "read"), free), true);
+  assert.equal(commute(ext("a", "c", "write"), ext("b", "d", "read"), free), true);
+  assert.equal(commute(ext("a", "c", "write"), write("b", "x"), free), false, "the world between two writes is checked");
+  assert.equal(commute(ext("a", "c", "write"), get("b", "x"), free), true);
+});
+
+test("the race needs one preemption: FIFO alone is clean, K=1 finds the lost update, and the space is complete", async () => {
+  const fifo = await explore(fixture, options("racy", { preemptions: 0, faultPoints: 0 }), () => 0);
+  assert.equal(fifo.bounded?.complete, true);
+  assert.equal(fifo.bounded?.schedules, 1);
+  assert.deepEqual(fifo.findings, []);
+  const one = await explore(fixture, options("racy", { preemptions: 1, faultPoints: 0 }), () => 0);
+  assert.equal(one.bounded?.complete, true);
+  assert.deepEqual(keys(one), ["silent-divergence:both increments landed"]);
+  assert.ok(one.findings[0]!.minimal.choices.length >= 1, "the minimal run keeps a preemption");
+});
+
+test("reduced and plain searches reach the same final worlds and findings, and the reduced one runs fewer schedules", async () => {
+  for (const variant of ["racy", "safe"]) {
+    for (const bounds of [
+      { preemptions: 1, faultPoints: 0 },
+      { preemptions: 2, faultPoints: 0 },
+      { preemptions: 3, faultPoints: 0 },
+      { preemptions: 1, faultPoints: 1 },
+    ]) {
+      const { reduced, plain } = await both(fixture, variant, bounds, ["ledger"]);
+      const what = `${variant} K=${bounds.preemptions} F=${bounds.faultPoints}`;
+      assert.equal(reduced.result.bounded?.complete, true, what);
+      assert.equal(plain.result.bounded?.complete, true, what);
+      assert.deepEqual([...reduced.worlds].sort(), [...plain.worlds].sort(), `${what}: final worlds`);
+      assert.deepEqual(keys(reduced.result), keys(plain.result), `${what}: findings`);
+      assert.ok(reduced.result.bounded!.pruned > 0, `${what}: the reduction pruned something`);
+      assert.ok(reduced.result.bounded!.schedules < plain.result.bounded!.schedules, `${what}: fewer schedules`);
+      assert.equal(plain.result.bounded!.pruned, 0, `${what}: the plain search prunes nothing`);
+    }
+  }
+});
+
+test("on a zoo controller with a constant latency, reduced and plain searches agree on worlds and findings", async () => {
+  const path = fileURLToPath(new URL("../../examples/zoo/stale-update/scenario.ts", import.meta.url));
+  const loaded = await loadScenario(path);
+  const constant: Scenario = { ...loaded, timing: { ...loaded.timing, requestLatencyMs: [5, 5] } };
+  for (const variant of ["buggy", "fixed"]) {
+    const { reduced, plain } = await both(constant, variant, { preemptions: 2, faultPoints: 0 }, [], path);
+    assert.deepEqual([...reduced.worlds].sort(), [...plain.worlds].sort(), `${variant}: final worlds`);
+    assert.deepEqual(keys(reduced.result), keys(plain.result), `${variant}: findings`);
+    assert.ok(reduced.worlds.size > 0, "runs reached their end");
+  }
+});
+
+test("--first stops at the first finding in search order, the same one on every repeat", async () => {
+  const a = await explore(fixture, options("racy", { preemptions: 2, faultPoints: 0 }, { first: true }), () => 0);
+  const b = await explore(fixture, options("racy", { preemptions: 2, faultPoints: 0 }, { first: true }), () => 0);
+  assert.equal(a.bounded?.complete, false);
+  assert.equal(a.bounded?.stoppedBy, "first");
+  assert.equal(a.findings.length, 1);
+  assert.deepEqual(a.findings[0]!.run.choices, b.findings[0]!.run.choices);
+  assert.equal(a.bounded!.schedules, b.bounded!.schedules);
+});
+
+test("shards split the search tree: disjoint, and together the whole search", async () => {
+  const bounds = { preemptions: 2, faultPoints: 1 };
+  const whole = recording(fixture, ["ledger"]);
+  const all = await explore(whole.scenario, options("safe", bounds), () => 0);
+  let schedules = 0;
+  let pruned = 0;
+  const worlds = new Set<string>();
+  for (let index = 0; index < 3; index++) {
+    const part = recording(fixture, ["ledger"]);
+    const result = await explore(part.scenario, options("safe", bounds, { shard: { index, count: 3 } }), () => 0);
+    assert.equal(result.bounded?.complete, true);
+    assert.ok(result.bounded!.schedules > 0, `shard ${index} has work`);
+    schedules += result.bounded!.schedules;
+    pruned += result.bounded!.pruned;
+    for (const w of part.worlds) worlds.add(w);
+  }
+  assert.equal(schedules, all.bounded!.schedules);
+  assert.equal(pruned, all.bounded!.pruned);
+  assert.deepEqual([...worlds].sort(), [...whole.worlds].sort());
+});
+
+test("a search stopped by --runs resumes from its checkpoint to the same totals as an uninterrupted one", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-bounded-"));
+  try {
+    const checkpoint = join(dir, "search.json");
+    const bounds = { preemptions: 2, faultPoints: 1, checkpoint, checkpointEveryRuns: 7 };
+    const whole = await explore(fixture, options("safe", { preemptions: 2, faultPoints: 1 }), () => 0);
+    const first = await explore(fixture, options("safe", bounds, { runs: 40 }), () => 0);
+    assert.equal(first.bounded?.complete, false);
+    assert.equal(first.bounded?.stoppedBy, "runs");
+    assert.ok(existsSync(checkpoint));
+    const resumed = await explore(fixture, options("safe", bounds), () => 0);
+    assert.equal(resumed.bounded?.complete, true);
+    for (const key of ["schedules", "pruned", "placements", "runs"] as const) assert.equal(resumed.bounded![key], whole.bounded![key], key);
+    assert.deepEqual(keys(resumed), keys(whole));
+    await assert.rejects(explore(fixture, options("racy", bounds), () => 0), /belongs to another search/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
