@@ -1,6 +1,6 @@
 // Start-up benchmark (issue 19): the compiled CLI's start (`settle --version`) against `node -e 0`, and one
-// explore worker thread's start (the compiled worker importing the ensemble scenario as the main thread bundled
-// it for workers, ready to run) against a bare worker thread; the bundling, paid once per exploration, apart. Each pair is measured interleaved in this
+// explore worker thread's start (the worker bundle the main thread builds once, with the ensemble scenario,
+// loaded and ready to run) against a bare worker thread; the bundling, paid once per exploration, apart. Each pair is measured interleaved in this
 // run, so the ratio holds on a loaded machine too. Needs dist/ (`npm run build`). Run alone with
 // `node --conditions=settle-source --import tsx bench/startup.ts`, or through `npm run bench -- startup`.
 import { spawnSync } from "node:child_process";
@@ -36,13 +36,13 @@ function workerMs(url: URL, workerData: unknown): Promise<number> {
 }
 
 /** The explore worker's job with no indexes: it loads the scenario and exits, which is its whole start. */
-const emptyJob = (scenarioPath: string) => ({ scenarioPath, variant: "level", workload: undefined, params: {}, seed: 1, strategy: "mix", points: [], indexes: [], first: false });
+const emptyJob = { scenarioPath: ensemble, variant: "level", workload: undefined, params: {}, seed: 1, strategy: "mix", points: [], indexes: [], firstBound: undefined };
 
-/** The compiled package's bundling for workers, as `explore` does it once before starting them. */
+/** The compiled package's worker bundle, as `explore` builds it once before starting workers. */
 async function prebuild(): Promise<{ path: string; ms: number }> {
-  const { prebuildForWorkers } = (await import(new URL("../dist/explore/load.js", import.meta.url).href)) as { prebuildForWorkers(path: string): Promise<string | undefined> };
+  const { workerBundle } = (await import(new URL("../dist/explore/load.js", import.meta.url).href)) as { workerBundle(path: string): Promise<string | undefined> };
   const start = performance.now();
-  const path = await prebuildForWorkers(ensemble);
+  const path = await workerBundle(ensemble);
   if (path === undefined) throw new Error("the ensemble scenario could not be bundled for workers");
   return { path, ms: performance.now() - start };
 }
@@ -59,12 +59,13 @@ export async function benchStartup(rounds = 7): Promise<Record<string, string | 
   processMs(["-e", "0"]);
   processMs([bin, "--version"]);
   await workerMs(bareWorker, null);
-  await workerMs(distWorker, emptyJob(bundle.path));
+  const bundleUrl = pathToFileURL(bundle.path);
+  await workerMs(bundleUrl, emptyJob);
   for (let round = 0; round < rounds; round++) {
     node.push(processMs(["-e", "0"]));
     cli.push(processMs([bin, "--version"]));
     bare.push(await workerMs(bareWorker, null));
-    explore.push(await workerMs(distWorker, emptyJob(bundle.path)));
+    explore.push(await workerMs(bundleUrl, emptyJob));
   }
   const ms = (value: number) => `${value.toFixed(0)} ms`;
   return {
@@ -74,7 +75,7 @@ export async function benchStartup(rounds = 7): Promise<Record<string, string | 
     "bare worker thread (median)": ms(median(bare)),
     "explore worker, ensemble loaded (median)": ms(median(explore)),
     "explore worker / bare worker": `${(median(explore) / median(bare)).toFixed(2)}x (target < 5x)`,
-    "bundling the scenario for workers (once per exploration)": ms(bundle.ms),
+    "bundling the worker with the scenario (once per exploration)": ms(bundle.ms),
     rounds,
   };
 }

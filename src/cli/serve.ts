@@ -4,6 +4,7 @@ import { parse as parseYaml } from "yaml";
 import { realClock } from "../api/clock.ts";
 import { createServerStore, loadSetup, parseFaultSpecs, SetupError, startServer } from "../server/index.ts";
 import type { FaultSpec } from "../server/index.ts";
+import { createWorld, isScenarioText, isYamlScenarioPath, loadYamlScenario, ScenarioYamlError } from "../scenario-yaml/index.ts";
 import { intOption, parse, UsageError } from "./args.ts";
 
 export const serveUsage = `Usage: settle serve [--port N] [--host ADDR] [--kubeconfig-out FILE] [--setup FILE...] [--token T] [--faults FILE]
@@ -16,7 +17,8 @@ Options:
   --port N              port to listen on; 0 picks a free one (default 0). The URL is printed once listening.
   --host ADDR           address to listen on (default 127.0.0.1). Anything but loopback is warned about.
   --kubeconfig-out FILE write a kubeconfig for this server (mode 600, atomically, once listening)
-  --setup FILE          preload manifests (YAML, multi-document, or JSON); repeatable, loaded in order
+  --setup FILE          preload manifests (YAML, multi-document, or JSON), or a scenario.yaml's world;
+                        repeatable, loaded in order
   --token T             the bearer token clients must send (default: random, printed in the kubeconfig)
   --faults FILE         arm faults at start (YAML or JSON: a list, or {faults: [...]}); more can be armed
                         while serving with POST /settle/faults (see src/server/README.md)
@@ -41,8 +43,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) throw new UsageError("--token must be printable ASCII without spaces");
   const store = createServerStore({ now: () => realClock.now() });
   try {
-    loadSetup(store, (values.setup as string[] | undefined) ?? []);
+    // A settle scenario (scenario.yaml) contributes its world; any other file is manifests.
+    for (const path of (values.setup as string[] | undefined) ?? []) {
+      if (isYamlScenarioPath(path) && isScenarioText(readFileSync(path, "utf8"))) createWorld(store, loadYamlScenario(path).world);
+      else loadSetup(store, [path]);
+    }
   } catch (error) {
+    if (error instanceof ScenarioYamlError) error = new SetupError(error.message);
     if (!(error instanceof SetupError)) throw error;
     process.stderr.write(`settle serve: --setup: ${error.message}\n`);
     return 2;

@@ -195,6 +195,11 @@ interface RunContext {
   timeline: DrillTimeline;
   output: string[];
   processes: ControllerProcess[];
+  /** Processes the drill killed itself (their exit is not a crash). */
+  killed: Set<ControllerProcess>;
+  /** Set once the run is over: nothing is started any more. */
+  closing: boolean;
+  crashRestarts: number;
   timings: DrillTimings;
   start(): ControllerProcess;
 }
@@ -224,20 +229,45 @@ async function openRun(options: DrillOptions, target: DrillTarget, command: read
   writeFileSync(controllerConfig, kubeconfigText(`${proxy.url}/token/${token}`, token), { mode: 0o600 });
   server.writeKubeconfig(join(dir, "admin.kubeconfig"));
   const env = { ...process.env, ...target.env, KUBECONFIG: controllerConfig };
-  const output: string[] = [];
-  const processes: ControllerProcess[] = [];
   const ctx: RunContext = {
-    target, point, startMs, deadlineMs: startMs + (options.timeoutMs ?? target.defaults?.timeoutMs ?? 60_000), quietMs, dir, store, server, proxy, view, monitor, failedAlways, quiet, timeline, output, processes,
-    timings: { totalMs: 0 },
-    start: () => {
-      const incarnation = processes.length;
-      proxy.incarnation = incarnation;
-      const p = startProcess(command, env, { linePrefix: `[${incarnation}] `, onLine: (line) => keepLine(output, line), ...(target.cwd === undefined ? {} : { cwd: target.cwd }) });
-      processes.push(p);
-      return p;
-    },
+    target, point, startMs, deadlineMs: startMs + (options.timeoutMs ?? target.defaults?.timeoutMs ?? 60_000), quietMs, dir, store, server, proxy, view, monitor, failedAlways, quiet, timeline,
+    output: [], processes: [], killed: new Set(), closing: false, crashRestarts: 0, timings: { totalMs: 0 },
+    start: () => startController(ctx, command, env),
   };
   return ctx;
+}
+
+const crashRestartDelayMs = 500;
+const crashRestartsMax = 5;
+
+/**
+ * Starts the controller (again). A controller that exits by itself once it has watched is started again after a
+ * short delay, as a kubelet restarts a crashed container: an unhandled error from an injected 500 is a crash, not
+ * the end of the drill.
+ */
+function startController(ctx: RunContext, command: readonly string[], env: NodeJS.ProcessEnv): ControllerProcess {
+  const incarnation = ctx.processes.length;
+  ctx.proxy.incarnation = incarnation;
+  const cwd = ctx.target.cwd === undefined ? {} : { cwd: ctx.target.cwd };
+  const p = startProcess(command, env, { linePrefix: `[${incarnation}] `, onLine: (line) => keepLine(ctx.output, line), ...cwd });
+  ctx.processes.push(p);
+  void p.exited.then((code) => {
+    if (ctx.closing || ctx.killed.has(p) || ctx.processes.at(-1) !== p || ctx.timings.firstWatchMs === undefined) return;
+    if (++ctx.crashRestarts > crashRestartsMax) return keepLine(ctx.output, `[drill] the controller exited ${code} by itself; not restarted (${crashRestartsMax} restarts already)`);
+    keepLine(ctx.output, `[drill] the controller exited ${code} by itself; restarting it in ${crashRestartDelayMs} ms, as a kubelet would`);
+    // Not quiet while the controller is down: quiet counts again once the restarted process watches.
+    ctx.quiet.wait("restart");
+    const opensBefore = ctx.proxy.watchOpens;
+    void realClock.sleep(crashRestartDelayMs).then(() => {
+      if (ctx.closing || ctx.processes.at(-1) !== p) return;
+      ctx.start();
+      void ctx.proxy.waitForWatch(opensBefore).then(() => {
+        ctx.quiet.changed();
+        ctx.quiet.ready("restart");
+      });
+    });
+  });
+  return p;
 }
 
 function keepLine(output: string[], line: string): void {
@@ -258,6 +288,7 @@ async function drillOnce(options: DrillOptions, target: DrillTarget, command: re
   try {
     return await runPhases(ctx);
   } finally {
+    ctx.closing = true;
     for (const p of ctx.processes) await p.kill().catch(() => {});
     ctx.quiet.stop();
     await ctx.proxy.close();
@@ -380,6 +411,7 @@ function applyServerFault(ctx: RunContext, fault: Exclude<DrillFaultKind, "kill"
  */
 async function restart(ctx: RunContext, staleFrom: WriteSeen | undefined): Promise<void> {
   const current = ctx.processes.at(-1)!;
+  ctx.killed.add(current);
   await current.kill();
   ctx.proxy.dropConnections();
   if (staleFrom !== undefined) {
@@ -397,13 +429,15 @@ async function restart(ctx: RunContext, staleFrom: WriteSeen | undefined): Promi
   await ctx.proxy.waitForWatch(opensBefore);
 }
 
+type QuietCondition = "workload" | "point" | "restart";
+
 /**
  * Quiet: every condition is ready (the workload is done, the point's fault has played out) and the store saw no
  * write for `quietMs`. One timer, re-armed on each write; no polling.
  */
 class QuietTracker {
   readonly reached: Promise<void>;
-  private readonly waiting = new Set(["workload", "point"]);
+  private readonly waiting = new Set<QuietCondition>(["workload", "point"]);
   private lastChangeMs = realClock.now();
   private timer: { cancel(): void } | undefined;
   private wake: () => void = () => {};
@@ -418,12 +452,17 @@ class QuietTracker {
     this.arm();
   }
 
-  ready(condition: "workload" | "point"): void {
+  ready(condition: QuietCondition): void {
     this.waiting.delete(condition);
     this.arm();
   }
 
-  isReady(condition: "workload" | "point"): boolean {
+  wait(condition: QuietCondition): void {
+    this.waiting.add(condition);
+    this.arm();
+  }
+
+  isReady(condition: QuietCondition): boolean {
     return !this.waiting.has(condition);
   }
 

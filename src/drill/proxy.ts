@@ -81,7 +81,9 @@ export interface DrillProxy {
 
 function isWatch(req: IncomingMessage): boolean {
   const url = new URL(req.url ?? "/", "http://proxy.invalid");
-  return req.method === "GET" && (url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1" || url.pathname.includes("/watch/"));
+  // Clients spell the flag differently: client-go `true`, Python's client `True`.
+  const flag = url.searchParams.get("watch")?.toLowerCase();
+  return req.method === "GET" && (flag === "true" || flag === "1" || url.pathname.includes("/watch/"));
 }
 
 export async function startProxy(upstream: string, now: () => number): Promise<DrillProxy> {

@@ -37,6 +37,8 @@ export interface BoundedOptions {
   checkpoint?: string;
   /** Default 200. */
   checkpointEveryRuns?: number;
+  /** Asked before each run: true stops the search there, incomplete (a wall-time budget for benchmarks). */
+  shouldStop?: () => boolean;
 }
 
 export interface BoundedStats {
@@ -55,7 +57,7 @@ export interface BoundedStats {
   /** Simulations started, runs cut short by the reduction included. */
   runs: number;
   /** Why an incomplete search stopped. */
-  stoppedBy?: "runs" | "first";
+  stoppedBy?: "runs" | "first" | "budget";
 }
 
 /** Thrown by the strategy when a schedule would take a sleeping step: the run is cut there. */
@@ -265,7 +267,7 @@ function keep(search: Search, root: Root, outcome: RunOutcome): boolean {
 }
 
 /** Searches roots from `state.root` on; returns how it stopped ("runs", "first") or undefined when done. */
-async function searchRoots(search: Search, runsMax: number, save: () => void, saveEveryRuns: number): Promise<BoundedStats["stoppedBy"]> {
+async function searchRoots(search: Search, runsMax: number, save: () => void, saveEveryRuns: number, shouldStop: () => boolean): Promise<BoundedStats["stoppedBy"]> {
   const { state, options } = search;
   const { index: shard, count: shards } = options.shard ?? { index: 0, count: 1 };
   for (let root = rootAt(search, state.root); root !== undefined; root = rootAt(search, ++state.root)) {
@@ -278,6 +280,7 @@ async function searchRoots(search: Search, runsMax: number, save: () => void, sa
     }
     while (state.stack.length > 0) {
       if (state.stats.runs >= runsMax) return "runs";
+      if (shouldStop()) return "budget";
       const node = state.stack.pop()!;
       const { outcome, branches } = await runNode(search, root, node);
       if (outcome === undefined) state.stats.pruned++;
@@ -344,7 +347,7 @@ export async function exploreBounded(scenario: Scenario, options: ExploreOptions
   const save = () => (bounded.checkpoint === undefined ? undefined : saveCheckpoint(bounded.checkpoint, key, state));
   if (!state.stats.complete) {
     const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
-    const stoppedBy = await searchRoots(search, runsMax, save, bounded.checkpointEveryRuns ?? 200);
+    const stoppedBy = await searchRoots(search, runsMax, save, bounded.checkpointEveryRuns ?? 200, bounded.shouldStop ?? (() => false));
     state.stats.complete = stoppedBy === undefined;
     if (stoppedBy !== undefined) state.stats.stoppedBy = stoppedBy;
     else delete state.stats.stoppedBy;
@@ -371,7 +374,8 @@ export async function exploreBounded(scenario: Scenario, options: ExploreOptions
 export function boundedLine(name: string, variant: string, stats: BoundedStats, findings: number, wallMs: number): string {
   const n = (x: number) => x.toLocaleString("en-US");
   const bounds = `K=${stats.preemptions}, F=${stats.faultPoints}${stats.reduction ? "" : ", no reduction"}`;
-  const how = stats.complete ? `complete for ${bounds}` : `incomplete for ${bounds} (stopped by ${stats.stoppedBy === "first" ? "--first" : "--runs"})`;
+  const stopper = { first: "--first", runs: "--runs", budget: "its time budget" }[stats.stoppedBy ?? "runs"];
+  const how = stats.complete ? `complete for ${bounds}` : `incomplete for ${bounds} (stopped by ${stopper})`;
   const verdict = findings === 0 ? "no finding" : `${findings} finding(s)`;
   const placements = `${n(stats.placements)} of ${n(stats.placementsTotal)} fault placements`;
   return `${name} --variant ${variant}: ${how}: ${n(stats.schedules)} schedules over ${placements} (${n(stats.pruned)} pruned), ${verdict}, ${(wallMs / 1000).toFixed(1)} s`;

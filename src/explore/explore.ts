@@ -1,5 +1,6 @@
 // Exploration: many seeded runs of one scenario variant (on worker threads when asked), findings
 // deduplicated by verdict and property, each shrunk to a minimal run.
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { fifoStrategy } from "../sim/strategy.ts";
 import { findingKey, isFinding, type Verdict } from "../check/verdict.ts";
@@ -9,7 +10,7 @@ import { crashableActors, faultableActors, faultPointsOf, systematicKinds, planR
 import { runScenario, type RunOutcome } from "./run.ts";
 import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
-import { prebuildForWorkers } from "./load.ts";
+import { workerBundle } from "./load.ts";
 import { exploreBounded, type BoundedOptions, type BoundedStats } from "./bounded.ts";
 
 export interface ExploreOptions {
@@ -235,14 +236,14 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
   const summaries: RunSummary[] = [];
   let findings = 0;
   const workers: Worker[] = [];
-  // Compiled once here, so each worker imports plain JavaScript instead of compiling the scenario again.
-  const scenarioPath = (await prebuildForWorkers(options.scenarioPath)) ?? options.scenarioPath;
+  // The worker with the scenario bundled once here, so each worker starts from one plain JavaScript file.
+  const bundle = await workerBundle(options.scenarioPath);
   const bound = options.first ? new FirstFindingBound() : undefined;
   const jobs = Array.from({ length: count }, (_, w) => {
     const mine = indexes.filter((_, i) => i % count === w);
-    const worker = new Worker(workerEntry(), {
+    const worker = new Worker(bundle === undefined ? workerEntry() : pathToFileURL(bundle), {
       workerData: {
-        scenarioPath,
+        scenarioPath: options.scenarioPath,
         variant: options.variant,
         workload: options.workload,
         params: options.params,

@@ -2,9 +2,11 @@
 // scenario file (and what it imports) goes through a TypeScript loader, tsx, registered for that file alone.
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { basename, dirname, join, resolve, sep } from "node:path";
-import { pathToFileURL } from "node:url";
+import { tmpdir } from "node:os";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire, register } from "node:module";
+import type { Plugin } from "esbuild";
 import { isScenario, type Scenario } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
 
@@ -133,8 +135,9 @@ async function importUserFile(path: string): Promise<unknown> {
   const url = pathToFileURL(path).href;
   // From source, this process already runs under tsx, and a second loader would copy settle's modules.
   if (runningFromSource) return import(url);
-  // A worker's bundle (prebuildForWorkers) is plain JavaScript: no loader.
-  if (path.endsWith(prebuiltSuffix)) return import(url);
+  // In a worker started from a bundle (workerBundle), the scenario is already loaded.
+  const bundled = preloaded.get(path);
+  if (bundled !== undefined) return bundled;
   if (isCommonJs(path)) return requireUserFile(path);
   const loader = await makeUserLoader();
   return loader.import(url, import.meta.url);
@@ -172,69 +175,106 @@ export async function loadScenario(path: string): Promise<Scenario> {
 }
 
 /**
- * Worker threads import the scenario again. Through tsx each one would start its own loader thread and compile
- * every file once more (a worker start of several hundred milliseconds); instead the main thread bundles the
- * scenario with its own files (not its packages, which stay imports: settle among them, so a worker still
- * shares one copy of settle's modules) into one plain ES module that a worker imports with no loader. It is
- * written to `.settle/cache/` beside the scenario, so the bundle resolves packages exactly as the scenario does,
- * and named by its content, so concurrent explorations share it safely. Each file keeps its own
- * `import.meta.url`, and a CommonJS file its `require`. Returns undefined from source (the tests' workers load
- * TypeScript through tsx) or when the bundle cannot be built (the worker then loads the file through tsx).
+ * Worker threads load the scenario again. Through tsx each one would start its own loader thread and compile
+ * every file once more, and it would load settle's hundred modules one by one: a worker start of several
+ * hundred milliseconds. Instead the main thread bundles, once, the whole worker: settle's compiled worker with
+ * the scenario and its own files, settle's modules included once (the scenario's `settle/sim` is the worker's,
+ * so a worker thread holds one copy, as the main thread does). Other packages stay imports, pinned to the files
+ * they resolve to from where they are imported. Each bundled file keeps its own `import.meta.url`, and a
+ * CommonJS file its `require`. The bundle is named by its content in the temporary directory, so concurrent
+ * explorations share it safely. Returns undefined from source (the tests' workers load TypeScript through
+ * tsx) or when the bundle cannot be built (the worker then loads the scenario through tsx).
  */
-export function prebuildForWorkers(path: string): Promise<string | undefined> {
+export function workerBundle(path: string): Promise<string | undefined> {
   if (runningFromSource) return Promise.resolve(undefined);
   // Once per file and process: exploring every variant of a scenario bundles it once.
-  let bundle = prebuilt.get(path);
+  let bundle = workerBundles.get(path);
   if (bundle === undefined) {
-    bundle = bundleForWorkers(path);
-    prebuilt.set(path, bundle);
+    bundle = buildWorkerBundle(path).catch(() => undefined);
+    workerBundles.set(path, bundle);
   }
   return bundle;
 }
 
-const prebuilt = new Map<string, Promise<string | undefined>>();
+const workerBundles = new Map<string, Promise<string | undefined>>();
 
-async function bundleForWorkers(path: string): Promise<string | undefined> {
-  try {
-    const esbuild = await import("esbuild");
-    const result = await esbuild.build({
-      entryPoints: [path],
-      bundle: true,
-      packages: "external",
-      format: "esm",
-      platform: "node",
-      target: "node20",
-      write: false,
-      logLevel: "silent",
-      banner: { js: 'import { createRequire as __settleCreateRequire } from "node:module"; const require = __settleCreateRequire(import.meta.url);' },
-      plugins: [ownImportMeta],
-    });
-    const text = result.outputFiles[0]!.text;
-    const dir = join(dirname(path), ".settle", "cache");
-    const file = join(dir, `${basename(path).replace(/\.[^.]+$/, "")}-${createHash("sha256").update(text).digest("hex").slice(0, 16)}${prebuiltSuffix}`);
-    if (!existsSync(file)) {
-      mkdirSync(dir, { recursive: true });
-      const temporary = `${file}.${process.pid}.tmp`;
-      writeFileSync(temporary, text);
-      renameSync(temporary, file);
-    }
-    return file;
-  } catch {
-    return undefined;
-  }
+/** Scenario modules a worker bundle imported before the worker asks loadScenario for them. */
+const preloaded = new Map<string, Record<string, unknown>>();
+
+/** Called by a worker bundle (see workerBundle) with the scenario module it holds. */
+export function preloadScenario(path: string, module: Record<string, unknown>): void {
+  preloaded.set(path, module);
 }
 
-const prebuiltSuffix = ".settle-bundle.mjs";
+async function buildWorkerBundle(path: string): Promise<string> {
+  const esbuild = await import("esbuild");
+  const here = fileURLToPath(import.meta.url);
+  const entry = [
+    `import * as scenarioModule from ${JSON.stringify(path)};`,
+    `import { preloadScenario } from ${JSON.stringify(here)};`,
+    `preloadScenario(${JSON.stringify(path)}, scenarioModule);`,
+    `await import(${JSON.stringify(join(dirname(here), "worker.js"))});`,
+  ].join("\n");
+  const result = await esbuild.build({
+    stdin: { contents: entry, resolveDir: dirname(path), sourcefile: "settle-worker-entry.mjs", loader: "js" },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    write: false,
+    logLevel: "silent",
+    banner: { js: 'import { createRequire as __settleCreateRequire } from "node:module"; const require = __settleCreateRequire(import.meta.url);' },
+    plugins: [pinPackages, ownImportMeta],
+  });
+  const text = result.outputFiles[0]!.text;
+  const dir = join(tmpdir(), "settle-worker-bundles");
+  const file = join(dir, `${basename(path).replace(/\.[^.]+$/, "")}-${createHash("sha256").update(text).digest("hex").slice(0, 16)}.mjs`);
+  if (!existsSync(file)) {
+    mkdirSync(dir, { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    writeFileSync(temporary, text);
+    renameSync(temporary, file);
+  }
+  return file;
+}
+
+/**
+ * The scenario's packages other than settle, and any package imported lazily, stay outside the bundle, imported from the file
+ * they resolve to from their importer (a file URL for an import, a path for a CommonJS require), so the
+ * bundle can live anywhere.
+ */
+const pinPackages: Plugin = {
+  name: "settle-pin-packages",
+  setup(build) {
+    const distDir = fileURLToPath(new URL("../", import.meta.url));
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.pluginData === "pinning" || args.kind === "entry-point" || args.path.startsWith("node:") || args.path.startsWith("file:")) return undefined;
+      // settle is bundled, except where imported lazily: a bundle hoists the imports of lazily bundled code to
+      // its top, and `await import("settle/kube")` in a branch the worker never takes would load
+      // @kubernetes/client-node in every worker.
+      if (/^settle(\/|$)/.test(args.path) && args.kind !== "dynamic-import") return undefined;
+      // settle's own dependencies are bundled too: one file to read instead of hundreds (CEL and ajv are many).
+      if (args.importer.startsWith(distDir) && args.kind !== "dynamic-import") return undefined;
+      const found = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: "pinning" });
+      if (found.errors.length > 0 || !isAbsolute(found.path)) return undefined;
+      const required = args.kind === "require-call" || args.kind === "require-resolve";
+      return { path: required ? found.path : pathToFileURL(found.path).href, external: true };
+    });
+  },
+};
 
 /**
  * Bundling puts every file in one module, so `import.meta.url` would name the bundle; this gives each of the
- * scenario's files its own URL, path and directory back (as literals in that file's code).
+ * scenario's files its own URL, path and directory back (as literals in that file's code). A file where that
+ * text replacement breaks the syntax fails the bundle, and the workers fall back to tsx.
  */
-const ownImportMeta = {
+const ownImportMeta: Plugin = {
   name: "settle-own-import-meta",
-  setup(build: { onLoad(options: { filter: RegExp }, callback: (args: { path: string }) => { contents: string; loader: "ts" | "js" } | undefined): void }) {
+  setup(build) {
+    const distDir = fileURLToPath(new URL("../", import.meta.url));
     build.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
-      if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+      // settle's own modules use import.meta.url only in the main thread (to find dist/ and the worker script).
+      if (args.path.startsWith(distDir)) return undefined;
       const source = readFileSync(args.path, "utf8");
       if (!source.includes("import.meta")) return undefined;
       const contents = source

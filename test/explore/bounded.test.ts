@@ -98,7 +98,6 @@ test("reduced and plain searches reach the same final worlds and findings, and t
     for (const bounds of [
       { preemptions: 1, faultPoints: 0 },
       { preemptions: 2, faultPoints: 0 },
-      { preemptions: 3, faultPoints: 0 },
       { preemptions: 1, faultPoints: 1 },
     ]) {
       const { reduced, plain } = await both(fixture, variant, bounds, ["ledger"]);
@@ -137,7 +136,7 @@ test("--first stops at the first finding in search order, the same one on every 
 });
 
 test("shards split the search tree: disjoint, and together the whole search", async () => {
-  const bounds = { preemptions: 2, faultPoints: 1 };
+  const bounds = { preemptions: 1, faultPoints: 1 };
   const whole = recording(fixture, ["ledger"]);
   const all = await explore(whole.scenario, options("safe", bounds), () => 0);
   let schedules = 0;
@@ -161,9 +160,9 @@ test("a search stopped by --runs resumes from its checkpoint to the same totals 
   const dir = mkdtempSync(join(tmpdir(), "settle-bounded-"));
   try {
     const checkpoint = join(dir, "search.json");
-    const bounds = { preemptions: 2, faultPoints: 1, checkpoint, checkpointEveryRuns: 7 };
-    const whole = await explore(fixture, options("safe", { preemptions: 2, faultPoints: 1 }), () => 0);
-    const first = await explore(fixture, options("safe", bounds, { runs: 40 }), () => 0);
+    const bounds = { preemptions: 1, faultPoints: 1, checkpoint, checkpointEveryRuns: 7 };
+    const whole = await explore(fixture, options("safe", { preemptions: 1, faultPoints: 1 }), () => 0);
+    const first = await explore(fixture, options("safe", bounds, { runs: 30 }), () => 0);
     assert.equal(first.bounded?.complete, false);
     assert.equal(first.bounded?.stoppedBy, "runs");
     assert.ok(existsSync(checkpoint));
@@ -175,4 +174,42 @@ test("a search stopped by --runs resumes from its checkpoint to the same totals 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/** Runs `settle explore` in this process (the sources, not dist/) and captures what it prints. */
+async function exploreCli(args: string[]): Promise<{ code: number | string; stdout: string }> {
+  const { exploreCommand } = await import("../../src/cli/explore.ts");
+  let stdout = "";
+  const write = { out: process.stdout.write, err: process.stderr.write };
+  process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write;
+  process.stderr.write = (() => true) as typeof process.stderr.write;
+  const cwd = process.cwd();
+  const dir = mkdtempSync(join(tmpdir(), "settle-bounded-cli-"));
+  process.chdir(dir);
+  try {
+    return { code: await exploreCommand(args), stdout };
+  } catch (error) {
+    return { code: (error as Error).name, stdout };
+  } finally {
+    process.stdout.write = write.out;
+    process.stderr.write = write.err;
+    process.chdir(cwd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test("settle explore --strategy bounded says whether the space was complete, in text and in --json stats", async () => {
+  const text = await exploreCli([fixturePath, "--variant", "safe", "--strategy", "bounded", "--preemptions", "1", "--fault-points", "0"]);
+  assert.equal(text.code, 0);
+  assert.match(text.stdout, /bounded-fixture --variant safe: complete for K=1, F=0: \d+ schedules over 1 of 1 fault placements \(\d+ pruned\), no finding, \d+\.\d s/);
+  const json = await exploreCli([fixturePath, "--variant", "racy", "--strategy", "bounded", "--preemptions", "1", "--fault-points", "0", "--json"]);
+  assert.equal(json.code, 1);
+  const stats = (JSON.parse(json.stdout) as { stats: { complete: boolean; schedules: number; pruned: number } }).stats;
+  assert.equal(stats.complete, true);
+  assert.ok(stats.schedules > 1);
+  assert.ok(stats.pruned > 0);
+  const limited = await exploreCli([fixturePath, "--variant", "safe", "--strategy", "bounded", "--preemptions", "1", "--fault-points", "0", "--runs", "2", "--json"]);
+  assert.equal((JSON.parse(limited.stdout) as { stats: { complete: boolean } }).stats.complete, false, "--runs given bounds the search");
+  const bad = await exploreCli([fixturePath, "--strategy", "bounded", "--fault-points", "3"]);
+  assert.equal(bad.code, "UsageError");
 });

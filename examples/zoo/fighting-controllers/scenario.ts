@@ -35,9 +35,9 @@ export default scenario({
       await ctx.external<{ load: number }>("metrics").write({ load: 520 });
     },
   },
-  // A fixed run takes about 40 steps and a faulted one a few hundred: 4,000 steps is a fight, and a smaller bound
+  // A fixed run takes about 40 steps and a faulted one a few hundred: 2,000 steps is a fight, and a small bound
   // keeps the shrinking of the hot loop (every candidate runs to the bound) quick.
-  timing: { ...zooTiming, stepsMax: 4000 },
+  timing: { ...zooTiming, stepsMax: 2000 },
   summary: (view) => `workload replicas ${String(replicas(view))}, load ${view.external<{ load: number }>("metrics").load}`,
   properties: () => [
     eventually("workload replicas == what the load asks", (view) => replicas(view) === autoscaledReplicas(view.external<{ load: number }>("metrics").load, bounds)),

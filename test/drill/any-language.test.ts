@@ -1,0 +1,97 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { realClock } from "../../src/api/clock.ts";
+import { reportDataFromDrillArtifact, writeDrillArtifact } from "../../src/drill/artifact.ts";
+import { drill } from "../../src/drill/drill.ts";
+import { liveProcessGroups } from "../../src/drill/process.ts";
+import { writeHtmlReport } from "../../src/report/html.ts";
+import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+
+// Operators in two other languages, drilled through their YAML scenarios: a few points each keeps these short.
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+const shell = loadYamlScenario(join(repo, "examples/shell-operator/scenario.yaml"));
+const python = loadYamlScenario(join(repo, "examples/python-operator/scenario.yaml"));
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test("the bash + kubectl delta operator loses the scale-up when killed after its second write; the output of both starts is kept", async () => {
+  const result = await drill({ target: yamlDrillTarget(shell, "delta"), killPoints: [2] });
+  assert.equal(result.reference.verdict, "ok", result.reference.detail);
+  const [run] = result.runs;
+  assert.equal(run?.verdict, "violated", run?.detail);
+  assert.deepEqual(run?.failed, ["children == spec.voices"]);
+  assert.ok(run?.output?.some((l) => l.startsWith("[1] ") && l.includes('"type":"ADDED"')), run?.output?.join("\n"));
+  assert.ok(run !== undefined && run.timings.faultMs! > run.timings.firstWatchMs! && run.timings.quietMs! >= run.timings.rewatchMs!);
+  assert.ok(!JSON.stringify(result).includes("/token/"), "no token in the result");
+});
+
+test("the bash + kubectl level operator passes the same kill points", async () => {
+  const result = await drill({ target: yamlDrillTarget(shell, "level"), killPoints: [2, 3], concurrency: 2 });
+  assert.equal(result.reference.verdict, "ok", result.reference.detail);
+  assert.deepEqual(result.runs.map((r) => r.verdict), ["ok", "ok"], result.runs.map((r) => r.detail).join("; "));
+});
+
+test("the python3-kubernetes delta operator is found and its artifact renders as an HTML report", async () => {
+  const target = yamlDrillTarget(python, "delta");
+  const result = await drill({ target, killPoints: [2] });
+  const run = result.runs[0]!;
+  assert.equal(run.verdict, "violated", run.detail);
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-artifact-"));
+  const path = writeDrillArtifact(dir, result, run, `${target.rerun} --kill-points 2`);
+  const data = reportDataFromDrillArtifact(path);
+  assert.deepEqual([...new Set(data.records.map((r) => r.actor))].sort(), ["controller[0]", "controller[1]", "drill", "store"]);
+  assert.ok(data.records.some((r) => r.kind === "fault" && r.label === "kill after write 2"));
+  assert.ok(data.records.some((r) => r.actor === "store" && r.label === "MODIFIED Ensemble academy-lab/alpha"));
+  assert.ok(!readFileSync(path, "utf8").includes("/token/"), "no token in the artifact");
+  const html = join(dir, "report.html");
+  writeHtmlReport(html, data);
+  assert.match(readFileSync(html, "utf8"), /kill after write 2/);
+});
+
+test("the python3-kubernetes level operator passes a kill and every server-side fault at one point", async () => {
+  const result = await drill({ target: yamlDrillTarget(python, "level"), killPoints: [3], faults: true, concurrency: 3 });
+  assert.equal(result.reference.verdict, "ok", result.reference.detail);
+  assert.deepEqual(result.runs.map((r) => `${r.point?.fault} ${r.verdict}`), ["kill ok", "time-travel ok", "close-watch ok", "fail-500 ok", "fail-409 ok", "lost-response ok"], result.runs.map((r) => r.output?.join("\n")).join("\n"));
+});
+
+test("a controller that never opens a watch is reported as such within --timeout-ms, and its group is killed", async () => {
+  const started = realClock.now();
+  const result = await drill({ target: yamlDrillTarget(shell, "level"), command: ["bash", "-c", "echo waiting; sleep 1000"], timeoutMs: 1500 });
+  assert.equal(result.reference.verdict, "no-watch");
+  assert.match(result.reference.detail, /opened no watch within 1500 ms \(it made 0 request\(s\)\)/);
+  assert.deepEqual(result.reference.output, ["[0] waiting"]);
+  assert.ok(realClock.now() - started < 5000);
+  assert.deepEqual(liveProcessGroups(), []);
+});
+
+test("SIGTERM to a drill kills the controller's whole process group", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-sigterm-"));
+  const pidFile = join(dir, "pid");
+  const child = spawn(process.execPath, ["--conditions=settle-source", "--import", "tsx", join(repo, "test/fixtures/drill/sigterm-drill.ts"), join(repo, "examples/shell-operator/scenario.yaml"), pidFile], { stdio: "ignore" });
+  const deadline = realClock.now() + 20_000;
+  while (!existsSync(pidFile) || readFileSync(pidFile, "utf8").trim() === "") {
+    assert.ok(realClock.now() < deadline, "the controller never started");
+    await realClock.sleep(50);
+  }
+  const pgid = Number(readFileSync(pidFile, "utf8"));
+  assert.ok(groupAlive(pgid));
+  child.kill("SIGTERM");
+  const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+  assert.equal(code, 143);
+  // SIGKILL is delivered asynchronously: the group must be gone within a moment, not necessarily at once.
+  const gone = realClock.now() + 2000;
+  while (groupAlive(pgid) && realClock.now() < gone) await realClock.sleep(20);
+  assert.equal(groupAlive(pgid), false);
+});

@@ -1,0 +1,139 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createStore } from "../../src/store/index.ts";
+import type { Store } from "../../src/store/types.ts";
+import type { WorldView } from "../../src/sim/types.ts";
+import { createWorld, isScenarioText, kindTable, compileWorldExpression, loadYamlScenario, scenarioSchema, ScenarioYamlError, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+const shellScenario = join(repo, "examples/shell-operator/scenario.yaml");
+
+function scenarioFile(text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "settle-yaml-"));
+  writeFileSync(join(dir, "world.yaml"), readFileSync(join(repo, "examples/shell-operator/world.yaml")));
+  const path = join(dir, "scenario.yaml");
+  writeFileSync(path, text);
+  return path;
+}
+
+function viewOf(store: Store): WorldView {
+  return {
+    get revision() {
+      return store.revision;
+    },
+    now: () => 0,
+    get: (ref) => {
+      try {
+        return store.get(ref);
+      } catch {
+        return undefined;
+      }
+    },
+    list: (o) => store.list(o).items,
+    external: () => {
+      throw new Error("none");
+    },
+  };
+}
+
+const minimal = `name: t
+variants:
+  only: { command: [bash, -c, "sleep 1"], expect: ok }
+world:
+  files: [world.yaml]
+properties:
+  - eventually: three children
+    expr: "size(list('ConfigMap', 'academy-lab', 'ensemble=alpha')) == 3"
+`;
+
+test("the shell operator's scenario loads: variants with their commands, the world from its file, CEL properties", () => {
+  const scenario = loadYamlScenario(shellScenario);
+  assert.equal(scenario.name, "shell-operator");
+  assert.deepEqual(Object.keys(scenario.variants), ["delta", "level"]);
+  assert.deepEqual(scenario.variants.delta?.command, ["bash", "operator.sh", "--delta"]);
+  assert.deepEqual(scenario.world.map((o) => o.kind), ["CustomResourceDefinition", "Namespace", "Ensemble", "ConfigMap", "ConfigMap", "ConfigMap"]);
+  assert.deepEqual(scenario.properties.map((p) => `${p.kind} ${p.name}`), ["always no more children than voices", "eventually children == spec.voices"]);
+  assert.deepEqual(scenario.workload.map((s) => s.kind), ["sleep", "patch", "waitFor"]);
+  const target = yamlDrillTarget(scenario, "delta");
+  assert.equal(target.expect, "finding");
+  assert.equal(target.defaults?.quietMs, 1500);
+});
+
+test("the world's properties evaluate over a store: true at the start, false once a child is gone", () => {
+  const scenario = loadYamlScenario(shellScenario);
+  const store = createStore({ now: () => 0 });
+  createWorld(store, scenario.world);
+  const view = viewOf(store);
+  assert.deepEqual(scenario.properties.map((p) => p.predicate(view, { step: 0, actor: "", writes: [] })), [true, true]);
+  store.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: "academy-lab", name: "alpha-voice-2" });
+  assert.deepEqual(scenario.properties.map((p) => p.predicate(view, { step: 0, actor: "", writes: [] })), [true, false]);
+});
+
+const helperCases: Array<[string, boolean]> = [
+  ["get('Ensemble', 'academy-lab', 'alpha').spec.voices == 3", true],
+  ["get('ensembles.academy.settle.dev', 'academy-lab', 'alpha').status.readyVoices == 3", true],
+  ["get('ConfigMap', 'academy-lab', 'nope') == null", true],
+  ["get('Namespace', 'academy-lab').metadata.name == 'academy-lab'", true],
+  ["size(list('configmaps')) >= 3", true],
+  ["list('ConfigMap', 'academy-lab', 'ensemble=alpha').all(c, c.metadata.ownerReferences[0].name == 'alpha')", true],
+  ["size(list('ConfigMap', '', 'ensemble in (beta)')) == 0", true],
+  ["get('Ensemble', 'academy-lab', 'alpha').spec.voices == 4", false],
+];
+
+for (const [expression, expected] of helperCases) {
+  test(`world helper: ${expression} is ${expected}`, () => {
+    const scenario = loadYamlScenario(shellScenario);
+    const store = createStore({ now: () => 0 });
+    createWorld(store, scenario.world);
+    const compiled = compileWorldExpression(expression, kindTable(store));
+    assert.equal(compiled.test(viewOf(store)), expected);
+    assert.equal(compiled.lastError, undefined);
+  });
+}
+
+test("an expression that fails at run time is false and keeps its error (an unknown kind)", () => {
+  const store = createStore({ now: () => 0 });
+  const compiled = compileWorldExpression("size(list('Gizmo')) == 0", kindTable(store));
+  assert.equal(compiled.test(viewOf(store)), false);
+  assert.match(compiled.lastError ?? "", /unknown kind "Gizmo"/);
+});
+
+test("a schema error names the file, the line and column, and the field", () => {
+  const path = scenarioFile(minimal.replace("variants:\n", "variants:\n  other: { expect: maybe }\n"));
+  assert.throws(() => loadYamlScenario(path), (error: Error) => {
+    assert.ok(error instanceof ScenarioYamlError);
+    assert.match(error.message, new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:3:\\d+: variants\\.other\\.expect: must be equal to one of the allowed values \\(finding, ok\\)`));
+    return true;
+  });
+});
+
+test("a CEL syntax error names the file, line, field and the expression", () => {
+  const path = scenarioFile(minimal.replace("== 3\"", "== \""));
+  assert.throws(() => loadYamlScenario(path), (error: Error) => {
+    assert.match(error.message, /scenario\.yaml:8:\d+: properties\[0\]\.expr: "size\(list\('ConfigMap', 'academy-lab', 'ensemble=alpha'\)\) == ": /);
+    return true;
+  });
+});
+
+test("a world object the store refuses fails the load with the store's message", () => {
+  const path = scenarioFile(`${minimal}  - always: fine\n    expr: "true"\n`.replace("files: [world.yaml]", "manifests:\n    - { apiVersion: v1, kind: ConfigMap, metadata: { name: Bad_Name } }"));
+  assert.throws(() => loadYamlScenario(path), /world: ConfigMap Bad_Name: .*metadata\.name/);
+});
+
+test("a workload step with two actions is refused at its line", () => {
+  const path = scenarioFile(`${minimal}workload:\n  - { sleep: 10, delete: { kind: ConfigMap, name: x } }\n`);
+  assert.throws(() => loadYamlScenario(path), /scenario\.yaml:10:\d+: workload\[0\]: must NOT have more than 1 properties/);
+});
+
+test("a scenario text is told apart from a manifest file", () => {
+  assert.equal(isScenarioText(minimal), true);
+  assert.equal(isScenarioText(readFileSync(join(repo, "examples/shell-operator/world.yaml"), "utf8")), false);
+});
+
+test("the committed JSON Schema for editors is the schema the loader validates with", () => {
+  assert.deepEqual(JSON.parse(readFileSync(join(repo, "examples/scenario.schema.json"), "utf8")), scenarioSchema);
+});
