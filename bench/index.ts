@@ -18,6 +18,7 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "example skyhook-config", file: "./example-skyhook-config.ts", exportName: "bench" },
   { name: "example bootc-rollout", file: "./example-bootc-rollout.ts", exportName: "bench" },
   { name: "zoo", file: "./zoo.ts", exportName: "benchZoo" },
+  { name: "points", file: "./points.ts", exportName: "benchPoints" },
   { name: "bounded", file: "./bounded.ts", exportName: "benchBounded" },
 ];
 

@@ -16,6 +16,8 @@ export interface FaultPoint {
   fault: PlannedFault;
   /** What the point is, for reports: `crash operator after create ConfigMap ns/a (applied, response pending)`. */
   label: string;
+  /** Its class, which orders the points (see `pointClasses`). */
+  pointClass: PointClass;
 }
 
 export interface PlanContext {
@@ -133,7 +135,7 @@ export interface FaultPointsOptions {
 export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
   const { workload, trace, crashable, faultable, kinds } = options;
   const found: Array<{ cls: PointClass; point: FaultPoint }> = [];
-  const add = (cls: PointClass, fault: PlannedFault, label: string) => found.push({ cls, point: { workload, fault, label } });
+  const add = (cls: PointClass, fault: PlannedFault, label: string) => found.push({ cls, point: { workload, fault, label, pointClass: cls } });
   const responses = new Map<number, TraceRecord>();
   for (const record of trace) if (record.kind === "response" && record.requestSeq !== undefined) responses.set(record.requestSeq, record);
   const watchesClosed = new Set<string>();
