@@ -15,7 +15,9 @@ export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir
 
 Runs many seeded schedules of a scenario with faults, checks its properties, shrinks every finding to a
 minimal run and writes a replay file to .settle/findings/<scenario>/<variant>-<id>.json.
-A directory of examples (e.g. "examples") explores every example in it, every variant.
+A directory of examples (e.g. "examples") explores every example in it, every variant. Without --runs and
+--first, it runs as a tour: each buggy variant (expect: finding) stops at its first finding (at most 1000
+runs), each fixed variant (expect: ok) gets a sweep of 200 runs; the line of each variant says how many ran.
 
 Options:
   --variant V        the variant to explore (default: every variant)
@@ -42,6 +44,9 @@ Options:
 
 Exit codes: 0 no finding, 1 a finding, 2 usage or input error.
 `;
+
+/** Runs each fixed variant gets in a tour of a folder of examples. */
+const tourFixedRuns = 100;
 
 interface Target {
   path: string;
@@ -82,11 +87,15 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   // A scenario file, or a folder holding one, is one target; otherwise a folder of examples is many.
   const examples = hasScenario(target) ? [] : findExampleDirs(target);
   const targets: Target[] = examples.length > 0 ? examples.map((path) => ({ path, variants: undefined })) : [{ path: target, variants: undefined }];
+  // A folder of examples with no --runs or --first is a tour: show every bundled bug fast, still sweep the fixes.
+  const tour = examples.length > 0 && values.runs === undefined && values.first !== true && strategy !== "bounded";
+  const plan = (expect: "finding" | "ok") => (tour ? { runs: expect === "finding" ? runs : tourFixedRuns, first: expect === "finding" } : { runs, first: values.first === true });
 
   const results: object[] = [];
   const cases: JunitCase[] = [];
   let findings = 0;
-  process.stderr.write(`settle explore: seed ${seed}, runs ${runs}, strategy ${strategy}, workers ${workers}${shard ? `, shard ${shard.index}/${shard.count}` : ""}\n`);
+  const runsText = tour ? `buggy variants to their first finding (at most ${runs} runs), fixed variants ${tourFixedRuns} runs` : `runs ${runs}`;
+  process.stderr.write(`settle explore: seed ${seed}, ${runsText}, strategy ${strategy}, workers ${workers}${shard ? `, shard ${shard.index}/${shard.count}` : ""}\n`);
   for (const t of targets) {
     const scenarioPath = resolveScenarioPath(t.path);
     const scenario = await loadScenario(scenarioPath);
@@ -98,6 +107,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
         throw new UsageError(`--workload: scenario ${scenario.name} has no workload "${values.workload}" (known: ${Object.keys(scenario.workloads).join(", ")})`);
       }
       const progress = progressReporter(`${scenario.name}/${variant}`);
+      const planned = plan(scenario.variants[variant]!.expect);
       const result = await explore(
         scenario,
         {
@@ -105,12 +115,12 @@ export async function exploreCommand(argv: string[]): Promise<number> {
           variant,
           ...(typeof values.workload === "string" ? { workload: values.workload } : {}),
           params,
-          runs,
+          runs: planned.runs,
           seed,
           workers,
           strategy,
           ...(shard ? { shard } : {}),
-          first: values.first === true,
+          first: planned.first,
           ...(strategy === "bounded" ? { bounded: checkpointPer(bounded, scenario.name, variant, targets.length === 1 && typeof values.variant === "string") } : {}),
           onProgress: progress.update,
         },

@@ -74,24 +74,42 @@ export interface ExploreResult {
 }
 
 export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed">): Promise<FaultPoint[]> {
+  return (await referencePlan(scenario, options)).points;
+}
+
+/**
+ * The fault-free FIFO reference run of each workload, and the systematic points planned from them. A reference
+ * run that already fails is a finding of its own (the bug needs no fault at all), reported with a negative run
+ * index (`workloadIndex - workloads`), so it comes before every planned run, in workload order.
+ */
+export async function referencePlan(scenario: Scenario, options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed">): Promise<{ points: FaultPoint[]; references: RunSummary[] }> {
   const workloads = options.workload !== undefined ? [options.workload] : Object.keys(scenario.workloads);
   const points: FaultPoint[] = [];
-  for (const workload of workloads) {
+  const references: RunSummary[] = [];
+  for (const [i, workload] of workloads.entries()) {
     const spec = { variant: options.variant, workload, params: options.params, seed: options.seed };
     const budget = faultBudgetOf(scenario, spec);
     const kinds = new Set(Object.entries(budget?.counts ?? {}).filter(([, count]) => count > 0).map(([kind]) => kind));
     // A reference run costs a whole run with a full trace: only worth it when the budget allows a kind to plan.
     if (!systematicKinds.some((kind) => kinds.has(kind))) continue;
     const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
+    const planned: PlannedRun = { index: i - workloads.length, strategy: "reference", spec: { ...spec, strategy: fifoStrategy() } };
+    if (isFinding(reference.verdict)) references.push(summarize(planned.index, planned, reference));
     points.push(...faultPointsOf({ workload, trace: reference.trace, crashable: crashableActors(scenario, spec), faultable: faultableActors(scenario, spec), kinds }));
   }
-  return points;
+  return { points, references };
 }
 
 export async function explore(scenario: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
   if (options.strategy === "bounded") return exploreBounded(scenario, options, clockMs);
   const startedMs = clockMs();
-  const points = options.strategy === "random" || options.strategy === "pct" ? [] : await faultPoints(scenario, options);
+  // The worker bundle builds (in esbuild's own process) while the reference runs go on here.
+  if (options.workers > 1) void workerBundle(options.scenarioPath);
+  const plan = options.strategy === "random" || options.strategy === "pct" ? { points: [], references: [] } : await referencePlan(scenario, options);
+  const points = plan.points;
+  // Reference findings belong to shard 0 alone, so shards stay disjoint.
+  const allReferences = (options.shard?.index ?? 0) === 0 ? plan.references : [];
+  const references = options.first ? allReferences.slice(0, 1) : allReferences;
   const ctx: PlanContext = {
     scenario,
     variant: options.variant,
@@ -105,8 +123,9 @@ export async function explore(scenario: Scenario, options: ExploreOptions, clock
   const shard = options.shard ?? { index: 0, count: 1 };
   const indexes: number[] = [];
   for (let i = shard.index; i < total; i += shard.count) indexes.push(i);
-  const summaries = options.workers > 1 && indexes.length > 1 ? await runOnWorkers(options, points, indexes) : await runHere(scenario, ctx, options, indexes);
-  summaries.sort((a, b) => a.index - b.index);
+  const skipRuns = options.first && references.length > 0;
+  const runs = skipRuns ? [] : options.workers > 1 && indexes.length > 1 ? await runOnWorkers(options, points, indexes) : await runHere(scenario, ctx, options, indexes);
+  const summaries = [...references, ...runs].sort((a, b) => a.index - b.index);
   const detectedMs = clockMs();
   const findings = await collectFindings(scenario, options, summaries);
   const covered = new Set(summaries.filter((s) => s.point !== undefined).map((s) => s.point)).size;

@@ -160,6 +160,10 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
         }
       }
       if (faultable.has(actor) && kinds.has("pause")) add("pause", { atStep: at + 1, kind: "pause", target: actor, durationMs: systematicPauseMs }, `pause ${actor} for ${systematicPauseMs} ms after ${record.label}`);
+    } else if (record.kind === "external" && record.access === "write") {
+      // A write to an outside system (a cloud API, a host) is as much half-done work as an API write.
+      if (crashable.has(actor) && kinds.has("crash")) add("crash", { atStep: record.step + 1, kind: "crash", target: actor }, `crash ${actor} after ${record.label}`);
+      if (faultable.has(actor) && kinds.has("pause")) add("pause", { atStep: record.step + 1, kind: "pause", target: actor, durationMs: systematicPauseMs }, `pause ${actor} for ${systematicPauseMs} ms after ${record.label}`);
     } else if (record.kind === "request" && faultable.has(actor)) {
       if (kinds.has("stale-read") && record.verb === "list" && record.cached === true) {
         add("stale-read", { atStep: record.step, kind: "stale-read", target: actor, lagRevisions: staleLagRevisions }, `stale ${record.label} (${staleLagRevisions} revisions behind)`);

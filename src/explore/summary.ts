@@ -85,7 +85,8 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
     return { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, seed, workload, replay, steps: outcome.steps, faults: f.minimal.faults.length, choices: f.minimal.choices.length, run, occurrences: f.occurrences };
   });
   // Runs per second over detection only: shrinking is reported on its own.
-  const runsPerSec = result.detectMs > 0 ? Math.round((result.runs * 1000) / result.detectMs) : result.runs;
+  const rate = result.detectMs > 0 ? (result.runs * 1000) / result.detectMs : result.runs;
+  const runsPerSec = rate >= 10 ? Math.round(rate) : Math.round(rate * 10) / 10;
   const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), detectMs: Math.round(result.detectMs), shrinkMs: Math.round(result.shrinkMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length, ...result.bounded };
   const properties = result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld }));
   const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
