@@ -28,6 +28,27 @@ export interface ZooBenchOptions {
   naiveRunsMax?: number;
   /** Only these cases (folder names). Default: every case. */
   cases?: readonly string[];
+  /** Also every buggy variant (expect: finding) of the seed examples in examples/. Default true. */
+  seedExamples?: boolean;
+  /**
+   * The baseline's cap for the seed examples, whose runs cost up to a second each: some of their bugs need a fault
+   * the baseline never places (a failed registry read), so its figure is a lower bound there anyway. Default 50.
+   */
+  seedExampleNaiveRunsMax?: number;
+}
+
+const examplesDir = fileURLToPath(new URL("../examples/", import.meta.url));
+
+/** The seed examples' buggy variants as `[label, scenario path, variant]`. */
+async function seedExampleTargets(): Promise<Array<[string, string, string]>> {
+  const targets: Array<[string, string, string]> = [];
+  for (const name of readdirSync(examplesDir).sort()) {
+    const path = join(examplesDir, name, "scenario.ts");
+    if (name === "zoo" || !existsSync(path)) continue;
+    const scenario = await loadScenario(path);
+    for (const [variant, info] of Object.entries(scenario.variants)) if (info.expect === "finding") targets.push([`${name} --variant ${variant}`, path, variant]);
+  }
+  return targets;
 }
 
 interface Settle {
@@ -41,8 +62,8 @@ interface Settle {
 }
 
 /** The explorer for one seed, as `settle explore --variant buggy --first --workers 1` runs it, in-process. */
-async function settleToFailure(scenario: Scenario, scenarioPath: string, seed: number, runsMax: number): Promise<Settle> {
-  const options = { scenarioPath, params: scenario.params, workers: 1, strategy: "mix" as const, variant: "buggy", runs: runsMax, seed, first: true };
+async function settleToFailure(scenario: Scenario, scenarioPath: string, variant: string, seed: number, runsMax: number): Promise<Settle> {
+  const options = { scenarioPath, params: scenario.params, workers: 1, strategy: "mix" as const, variant, runs: runsMax, seed, first: true };
   const result = await explore(scenario, options, nowMs);
   // `detectMs` ends with the first failing run (reference runs included), so the comparison with the baseline,
   // which does not shrink, is run against run; the total with shrinking is reported beside it.
@@ -60,14 +81,14 @@ interface Naive {
  * (steps + 1), no crash, else one crash of a crashable actor at a step drawn uniformly from the length of the
  * fault-free reference run of that workload. Runs until a run's verdict is not ok, or `runsMax` runs.
  */
-async function naiveToFailure(scenario: Scenario, seed: number, runsMax: number): Promise<Naive> {
+async function naiveToFailure(scenario: Scenario, variant: string, seed: number, runsMax: number): Promise<Naive> {
   const rng = new Rng(seed);
   const workloads = Object.keys(scenario.workloads);
   const referenceSteps = new Map<string, number>();
   const start = nowMs();
   for (let run = 1; run <= runsMax; run++) {
     const workload = workloads[rng.int(workloads.length)]!;
-    const spec = { variant: "buggy", workload, params: scenario.params };
+    const spec = { variant, workload, params: scenario.params };
     if (!referenceSteps.has(workload)) referenceSteps.set(workload, (await runScenario(scenario, { ...spec, seed: 1, strategy: fifoStrategy() })).steps);
     const actors = [...crashableActors(scenario, spec)].sort();
     const atStep = rng.int(referenceSteps.get(workload)! + 1);
@@ -100,16 +121,19 @@ export async function benchZoo(options: ZooBenchOptions = {}): Promise<Record<st
   const figures: Record<string, string | number> = {
     columns: `settle ms to the failing run (runs) [ms with shrinking] | naive ms (runs; seeds not found in ${naiveRunsMax}) | naive/settle runs, wall | target`,
   };
-  for (const name of options.cases ?? zooCases()) {
-    const path = join(zooDir, name, "scenario.ts");
+  const targets: Array<[string, string, string, number]> = (options.cases ?? zooCases()).map((name) => [name, join(zooDir, name, "scenario.ts"), "buggy", naiveRunsMax]);
+  if (options.seedExamples !== false && options.cases === undefined) {
+    for (const [label, path, variant] of await seedExampleTargets()) targets.push([label, path, variant, options.seedExampleNaiveRunsMax ?? 50]);
+  }
+  for (const [label, path, variant, cap] of targets) {
     const scenario = await loadScenario(path);
     const explored: Settle[] = [];
     const naive: Naive[] = [];
     for (let seed = 1; seed <= seeds; seed++) {
-      explored.push(await settleToFailure(scenario, path, seed, options.runsMax ?? 1000));
-      naive.push(await naiveToFailure(scenario, seed, naiveRunsMax));
+      explored.push(await settleToFailure(scenario, path, variant, seed, options.runsMax ?? 1000));
+      naive.push(await naiveToFailure(scenario, variant, seed, cap));
     }
-    figures[name] = row(explored, naive, seeds);
+    figures[label] = row(explored, naive, seeds);
   }
   return figures;
 }
