@@ -1,20 +1,33 @@
-// Drill figures: kill points per minute, and the end-to-end time of the full sweep of the Ensemble operator
-// (level-triggered, as a real Node process) with the drill's defaults.
+// Drill figures: kill points per minute, end to end (reference run included), for the Ensemble operator written
+// with plain @kubernetes/client-node (a Node process) and for the Python operator on python3-kubernetes (through
+// its YAML scenario), sequentially and with points drilled in parallel (each with its own server and process).
 import { fileURLToPath } from "node:url";
-import { drill } from "../src/drill/drill.ts";
+import { drill, type DrillOptions } from "../src/drill/drill.ts";
+import { loadYamlScenario, yamlDrillTarget } from "../src/scenario-yaml/index.ts";
 import ensemble from "../examples/ensemble/scenario.ts";
 
-export async function benchDrill(): Promise<Record<string, string | number>> {
-  const operator = fileURLToPath(new URL("../examples/ensemble/operator.ts", import.meta.url));
-  const ctx = { variant: "level", workload: "scale-up", params: { ...ensemble.params, userDelayMs: 200 } };
+async function perMinute(label: string, options: DrillOptions): Promise<Record<string, string | number>> {
   const start = performance.now();
-  const result = await drill({ scenario: ensemble, ctx, command: [process.execPath, "--import", "tsx", operator, "--slow-reconcile=100ms"] });
+  const result = await drill(options);
   const wallS = (performance.now() - start) / 1000;
   return {
-    "ensemble level sweep: kill points": result.runs.length,
-    "ensemble level sweep: wall s (incl. reference run, quiet 2000 ms)": wallS.toFixed(1),
-    "kill points per minute": ((result.runs.length * 60) / wallS).toFixed(1),
-    "kill points that failed": result.runs.filter((r) => r.verdict !== "ok").length,
+    [`${label}: kill points`]: result.runs.length,
+    [`${label}: wall s`]: wallS.toFixed(1),
+    [`${label}: kill points per minute`]: ((result.runs.length * 60) / wallS).toFixed(1),
+    [`${label}: points failed`]: result.runs.filter((r) => r.verdict !== "ok").length,
+  };
+}
+
+export async function benchDrill(): Promise<Record<string, string | number>> {
+  const plain = fileURLToPath(new URL("../examples/ensemble/plain-operator.mjs", import.meta.url));
+  const ctx = { variant: "level", workload: "scale-up", params: { ...ensemble.params, userDelayMs: 200 } };
+  const plainOptions: DrillOptions = { scenario: ensemble, ctx, command: [process.execPath, plain, "--slow-reconcile-ms=100"] };
+  const python = yamlDrillTarget(loadYamlScenario(fileURLToPath(new URL("../examples/python-operator/scenario.yaml", import.meta.url))), "level");
+  const concurrency = Number(process.env.SETTLE_BENCH_DRILL_PARALLEL ?? 4);
+  return {
+    ...(await perMinute("plain client-node operator, 1 at a time", plainOptions)),
+    ...(await perMinute(`plain client-node operator, ${concurrency} at a time`, { ...plainOptions, concurrency })),
+    ...(await perMinute(`python3-kubernetes operator, ${concurrency} at a time`, { target: python, concurrency })),
   };
 }
 

@@ -8,6 +8,7 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "startup", file: "./startup.ts", exportName: "benchStartup" },
   { name: "store", file: "./store.ts", exportName: "benchStore" },
   { name: "simulator", file: "./sim.ts", exportName: "benchSim" },
+  { name: "scale", file: "./scale.ts", exportName: "benchScale" },
   { name: "runtime", file: "./runtime.ts", exportName: "benchRuntime" },
   { name: "exploration", file: "./explore.ts", exportName: "benchExplore" },
   { name: "cluster", file: "./cluster.ts", exportName: "benchCluster" },

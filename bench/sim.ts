@@ -7,6 +7,7 @@ import type { KubeObject } from "../src/api/object.ts";
 import type { Store, StoreOptions } from "../src/store/types.ts";
 import { createStore } from "../src/store/index.ts";
 import { createSimulation, defineActor, fifoStrategy, randomStrategy } from "../src/sim/index.ts";
+import { benchSteps } from "./steps.ts";
 
 type StoreFactory = (options: StoreOptions) => Store;
 
@@ -132,6 +133,7 @@ export async function benchSim(): Promise<Record<string, string | number>> {
   const hour = await simulatedHour(create);
   const bytes = await bytesPerPendingStep(create, 100_000);
   return {
+    ...(await benchSteps()),
     "ping-pong steps": ping.steps,
     "ping-pong steps/s (goal >= 150k)": Math.round(ping.steps / ping.seconds),
     "simulated hour, 10 nodes, 30 s resync: wall ms (goal < 1000)": Math.round(hour.seconds * 1000),

@@ -15,6 +15,7 @@ import {
   type ActorContext,
   type ActorDefinition,
   type HostState,
+  type LastStep,
   type Registry,
   type WorldView,
 } from "settle/sim";
@@ -147,19 +148,47 @@ function pool(view: WorldView): BootcNodePool | undefined {
   return view.get({ ...poolKind, name: poolName }) as BootcNodePool | undefined;
 }
 
+const isSlotted = (bn: KubeObject): boolean => bn.metadata.labels?.[slotLabel] === "true";
+const isDaemonReboot = (node: NodeObject): boolean =>
+  isNodeRebooting(node) && (node.metadata.annotations?.[rebootAnnotation] ?? "").startsWith(daemonRebootPrefix);
+
 /**
  * Nodes disrupted by the rollout: slotted, or going down for a reboot the daemon asked for (a power-cycle
- * fault is not the rollout's doing). One pass over each list, since it runs after every step.
+ * fault is not the rollout's doing). It runs after every step, so it keeps both sets from each step's writes and
+ * passes over every node only at its first check, or at every check where steps are not known (a drill): at
+ * fleet size a pass per check cost more than the simulation itself.
  */
-function disruptedCount(view: WorldView): number {
-  const disrupted = new Set<string>();
-  for (const bn of view.list(bootcNodeKind)) {
-    if (bn.metadata.labels?.[slotLabel] === "true") disrupted.add(bn.metadata.name!);
+class Disrupted {
+  private readonly slotted = new Set<string>();
+  private readonly rebooting = new Set<string>();
+  private current = false;
+
+  count(view: WorldView, last: LastStep): number {
+    if (!this.current || last.step < 0) this.rescan(view);
+    else for (const write of last.writes) this.apply(write.object, write.type === "deleted");
+    this.current = last.step >= 0;
+    let n = this.slotted.size;
+    for (const node of this.rebooting) if (!this.slotted.has(node)) n++;
+    return n;
   }
-  for (const node of view.list(nodeKind) as readonly NodeObject[]) {
-    if (isNodeRebooting(node) && (node.metadata.annotations?.[rebootAnnotation] ?? "").startsWith(daemonRebootPrefix)) disrupted.add(node.metadata.name!);
+
+  private rescan(view: WorldView): void {
+    this.slotted.clear();
+    this.rebooting.clear();
+    for (const bn of view.list(bootcNodeKind)) if (isSlotted(bn)) this.slotted.add(bn.metadata.name!);
+    for (const node of view.list(nodeKind) as readonly NodeObject[]) if (isDaemonReboot(node)) this.rebooting.add(node.metadata.name!);
   }
-  return disrupted.size;
+
+  private apply(object: KubeObject, deleted: boolean): void {
+    const name = object.metadata.name!;
+    if (object.kind === bootcNodeKind.kind && object.apiVersion === bootcNodeKind.apiVersion) {
+      if (!deleted && isSlotted(object)) this.slotted.add(name);
+      else this.slotted.delete(name);
+    } else if (object.kind === nodeKind.kind && object.apiVersion === nodeKind.apiVersion) {
+      if (!deleted && isDaemonReboot(object as NodeObject)) this.rebooting.add(name);
+      else this.rebooting.delete(name);
+    }
+  }
 }
 
 interface HostVerdicts {
@@ -270,14 +299,17 @@ export default scenario<BootcParams>({
     const perSecond = p.safetyChecks === "per-second";
     const audit = new HostAudit(nodes, perSecond);
     let budgetChecked = { key: "", held: true };
+    const disrupted = new Disrupted();
     return [
       always("one reboot per approval: reboots(node, image) <= 1", (view) => audit.scan(view).oneRebootPerApproval),
-      always("disrupted nodes <= maxUnavailable", (view) => {
-        // A function of the API objects alone: the same revision gives the same answer.
+      always("disrupted nodes <= maxUnavailable", (view, last) => {
+        // Every check keeps the disrupted sets current; the verdict is a function of the API objects alone (the
+        // same revision gives the same answer), judged per revision or once per virtual second.
+        const count = disrupted.count(view, last);
         const key = perSecond ? String(Math.floor(view.now() / 1000)) : String(view.revision);
         if (key !== budgetChecked.key) {
           const budget = resolveMaxUnavailable(pool(view)?.spec.rollout.maxUnavailable ?? 1, nodes.length);
-          budgetChecked = { key, held: disruptedCount(view) <= budget };
+          budgetChecked = { key, held: count <= budget };
         }
         return budgetChecked.held;
       }),

@@ -19,6 +19,11 @@ export interface ListOptions extends KindRef {
    * (what informers ask for; in the simulator this is where stale reads come from).
    */
   resourceVersion?: string;
+  /**
+   * The caller promises never to change the objects it gets (an informer freezes them into its cache): a client
+   * may then hand out shared, frozen objects instead of private copies. Never sent to a server. Default false.
+   */
+  readOnly?: boolean;
 }
 
 export interface WriteOptions {
@@ -66,6 +71,8 @@ export interface WatchOptions extends KindRef {
   resourceVersion?: string;
   /** Ask for BOOKMARK events carrying the latest revision. */
   allowBookmarks?: boolean;
+  /** As `ListOptions.readOnly`: the events' objects may be shared and frozen. Default false. */
+  readOnly?: boolean;
 }
 
 /**

@@ -5,7 +5,7 @@ import { drill, pointLabel, shortPath, type DrillResult, type DrillRun } from ".
 import { targetFromScenario, type DrillTarget } from "../drill/target.ts";
 import { loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { resolveParams } from "../explore/scenario.ts";
-import { isYamlScenarioPath, loadYamlScenario, yamlDrillTarget } from "../scenario-yaml/index.ts";
+import { isYamlScenarioPath, loadYamlScenario, ScenarioYamlError, yamlDrillTarget } from "../scenario-yaml/index.ts";
 import { intOption, paramOptions, parse, UsageError } from "./args.ts";
 
 export const drillUsage = `Usage: settle drill <scenario.yaml | scenario-file | example-dir> [options] [-- <command...>]
@@ -32,7 +32,8 @@ Options:
   --json              print { target, reference, runs } on stdout (no token, no timelines)
 
 Exit codes: 0 every point passed (or, for a variant that expects a finding, some point failed), 1 otherwise,
-2 usage or input error (also: the controller never watched, or exited before watching).
+2 usage or input error (also: in the reference run, the controller never watched or exited before watching, or
+the workload failed).
 `;
 
 interface LoadedTarget {
@@ -72,6 +73,17 @@ function killPointsOption(text: unknown): number[] | undefined {
 }
 
 export async function drillCommand(argv: string[]): Promise<number> {
+  try {
+    return await drillMain(argv);
+  } catch (error) {
+    // A scenario.yaml that does not load: the message names the file, line and field (or expression).
+    if (!(error instanceof ScenarioYamlError)) throw error;
+    process.stderr.write(`settle drill: ${error.message}\n`);
+    return 2;
+  }
+}
+
+async function drillMain(argv: string[]): Promise<number> {
   const dash = argv.indexOf("--");
   const command = dash < 0 ? undefined : argv.slice(dash + 1);
   if (command !== undefined && command.length === 0) throw new UsageError("expects the controller's command after --");
@@ -103,22 +115,25 @@ export async function drillCommand(argv: string[]): Promise<number> {
     ...(killPoints === undefined ? {} : { killPoints }),
     onProgress: (line) => process.stderr.write(`settle drill: ${line}\n`),
     onRun: (run) => {
-      if (run.verdict !== "ok") artifacts.set(run, writeDrillArtifact(artifactsDir, { target }, run, rerunCommand(target, run)));
+      if (run.verdict !== "ok") artifacts.set(run, writeDrillArtifact(artifactsDir, { target }, run, rerunCommand(target, run, command)));
     },
   });
-  if (result.reference.verdict === "controller-failed" || result.reference.verdict === "no-watch") {
+  if (result.reference.verdict === "controller-failed" || result.reference.verdict === "no-watch" || result.reference.verdict === "workload-failed") {
     process.stderr.write(`settle drill: ${result.reference.detail}\n${indent(result.reference.output ?? [])}`);
     return 2;
   }
-  if (result.reference.verdict !== "ok") artifacts.set(result.reference, writeDrillArtifact(artifactsDir, { target }, result.reference, rerunCommand(target, result.reference)));
+  if (result.reference.verdict !== "ok") artifacts.set(result.reference, writeDrillArtifact(artifactsDir, { target }, result.reference, rerunCommand(target, result.reference, command)));
   if (values.json === true) process.stdout.write(`${JSON.stringify(jsonOf(result), null, 2)}\n`);
   else printText(result, artifacts);
   const found = result.reference.verdict !== "ok" || result.runs.some((r) => r.verdict !== "ok");
   return target.expect === "finding" ? (found ? 0 : 1) : found ? 1 : 0;
 }
 
-function rerunCommand(target: DrillTarget, run: DrillRun): string {
-  return run.point === undefined ? target.rerun : `${target.rerun} --kill-points ${run.point.afterWrite}${run.point.fault === "kill" ? "" : " --faults"}`;
+/** The command that drills the same point again (with the controller command given after --, if any). */
+function rerunCommand(target: DrillTarget, run: DrillRun, command: readonly string[] | undefined): string {
+  const point = run.point === undefined ? "" : ` --kill-points ${run.point.afterWrite}${run.point.fault === "kill" ? "" : " --faults"}`;
+  const quoted = command?.map((a) => (/^[\w./@%+=:,-]+$/.test(a) ? a : `'${a.replace(/'/g, "'\\''")}'`)).join(" ");
+  return `npx ${target.rerun}${point}${quoted === undefined ? "" : ` -- ${quoted}`}`;
 }
 
 function indent(lines: readonly string[]): string {

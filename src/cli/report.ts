@@ -35,7 +35,8 @@ export async function reportCommand(argv: string[]): Promise<number> {
   if (junit === "") throw new UsageError("--junit expects a file path");
   const replayPath = positionals[0]!;
   // A failed drill point leaves an artifact with its request timeline instead of a replay file.
-  const data = isDrillArtifactFile(replayPath) ? reportDataFromDrillArtifact(replayPath) : await reportDataFromReplayFile(replayPath);
+  const drilled = isDrillArtifactFile(replayPath);
+  const data = drilled ? reportDataFromDrillArtifact(replayPath) : await reportDataFromReplayFile(replayPath);
   const finding = data.verdict.kind !== "ok";
   if (html !== undefined) {
     const path = isDirectoryTarget(html) ? join(html, htmlReportName({ scenario: data.scenarioPath }, replayPath)) : html;
@@ -47,8 +48,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
     process.stderr.write(`settle report: wrote ${junit}\n`);
   }
   if (html === undefined && junit === undefined) {
-    process.stdout.write(
-      formatFinding({
+    const text = formatFinding({
         scenario: data.scenario,
         variant: data.variant,
         workload: data.workload,
@@ -58,8 +58,9 @@ export async function reportCommand(argv: string[]): Promise<number> {
         faults: data.faults.length,
         choices: data.choices,
         replayPath: data.replayPath,
-      }),
-    );
+      });
+    // A drill point is not replayed step by step (the controller is a real process): it is drilled again.
+    process.stdout.write(drilled ? text.replace(/^ {2}replay: npx settle replay .*$/m, `  drill again: ${data.replayCommand}`) : text);
   }
   emitGithubAnnotations([junitCaseOf(data)]);
   if (!data.reproduced) {

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { realClock } from "../api/clock.ts";
 import { isNotFound } from "../api/errors.ts";
-import { PropertyMonitor } from "../check/properties.ts";
+import { PropertyMonitor, unknownStep, type EventuallyProperty, type Property } from "../check/properties.ts";
 import type { Scenario, ScenarioContext } from "../explore/scenario.ts";
 import { createKubeClient } from "../kube/client.ts";
 import { kubeconfigText, startServer, type SettleServer } from "../server/index.ts";
@@ -58,11 +58,18 @@ export interface DrillOptions {
   onRun?(run: DrillRun): void;
 }
 
-export type DrillVerdict = "ok" | "violated" | "no-quiet" | "no-watch" | "controller-failed";
+/**
+ * `violated`: a property was false; `no-quiet`: not quiet within the timeout; `no-watch`: the controller never
+ * watched; `controller-failed`: it exited before watching; `workload-failed`: a workload step failed (a `waitFor`
+ * whose condition the controller never made true, or a write the server refused).
+ */
+export type DrillVerdict = "ok" | "violated" | "no-quiet" | "no-watch" | "controller-failed" | "workload-failed";
 
 export interface DrillTimings {
   /** From the start of the run (ms): the first watch, the fault, the restarted process's first watch, quiet. */
   firstWatchMs?: number;
+  /** The workload's last step done. */
+  workloadMs?: number;
   faultMs?: number;
   rewatchMs?: number;
   quietMs?: number;
@@ -117,7 +124,7 @@ export async function drill(options: DrillOptions): Promise<DrillResult> {
   const progress = options.onProgress ?? (() => {});
   const reference = await drillOnce(options, target, command, undefined);
   progress(`reference run: ${reference.writes} writes by the controller, ${reference.verdict} in ${reference.timings.totalMs} ms${reference.world ? `; ${reference.world}` : ""}`);
-  if (reference.verdict === "controller-failed" || reference.verdict === "no-watch") return { target: describe(target), reference, runs: [] };
+  if (reference.verdict === "controller-failed" || reference.verdict === "no-watch" || reference.verdict === "workload-failed") return { target: describe(target), reference, runs: [] };
   const points = planPoints(options, target, reference.writes);
   const runs: DrillRun[] = new Array(points.length);
   let next = 0;
@@ -195,6 +202,7 @@ interface RunContext {
   timeline: DrillTimeline;
   output: string[];
   processes: ControllerProcess[];
+  deadlines: DeadlineTracker;
   /** Processes the drill killed itself (their exit is not a crash). */
   killed: Set<ControllerProcess>;
   /** Set once the run is over: nothing is started any more. */
@@ -216,11 +224,14 @@ async function openRun(options: DrillOptions, target: DrillTarget, command: read
   const monitor = new PropertyMonitor(target.properties);
   const quiet = new QuietTracker(quietMs);
   const view = viewOf(raw, target.externals ?? {});
+  const deadlines = new DeadlineTracker(target.properties);
+  deadlines.observe(view);
   const store = observeStore(raw, (events) => {
     quiet.changed();
     recordEvents(timeline, events);
     const safety = monitor.checkSafety(view);
     if (safety !== undefined) failedAlways.add(safety.name);
+    deadlines.observe(view);
   });
   const server = await startServer({ store, token, log: () => {} });
   const proxy = await startProxy(server.url, () => realClock.now());
@@ -231,7 +242,7 @@ async function openRun(options: DrillOptions, target: DrillTarget, command: read
   const env = { ...process.env, ...target.env, KUBECONFIG: controllerConfig };
   const ctx: RunContext = {
     target, point, startMs, deadlineMs: startMs + (options.timeoutMs ?? target.defaults?.timeoutMs ?? 60_000), quietMs, dir, store, server, proxy, view, monitor, failedAlways, quiet, timeline,
-    output: [], processes: [], killed: new Set(), closing: false, crashRestarts: 0, timings: { totalMs: 0 },
+    deadlines, output: [], processes: [], killed: new Set(), closing: false, crashRestarts: 0, timings: { totalMs: 0 },
     start: () => startController(ctx, command, env),
   };
   return ctx;
@@ -322,20 +333,25 @@ async function runPhases(ctx: RunContext): Promise<DrillRun> {
   const pointDone = armPoint(ctx);
   const client = createKubeClient({ kubeconfig: join(ctx.dir, "admin.kubeconfig") });
   const workload = ctx.target.runWorkload(client, ctx.view).then(
-    () => ctx.quiet.ready("workload"),
+    () => {
+      ctx.timings.workloadMs = realClock.now() - ctx.startMs;
+      ctx.quiet.ready("workload");
+    },
     (error: unknown) => error,
   );
   if (ctx.point === undefined) ctx.quiet.ready("point");
   else void pointDone.then(() => ctx.quiet.ready("point"));
   const settled = await beforeDeadline(ctx, Promise.race([ctx.quiet.reached, workload.then((e) => (e === undefined ? new Promise<never>(() => {}) : e))]));
   if (settled instanceof Error || (settled !== "timeout" && settled !== undefined)) {
-    return finish(ctx, "controller-failed", [], `the workload failed: ${settled instanceof Error ? settled.message : String(settled)}`);
+    return finish(ctx, "workload-failed", [...ctx.failedAlways], `the workload failed: ${settled instanceof Error ? settled.message : String(settled)}`);
   }
   if (settled === "timeout") return finish(ctx, "no-quiet", [...ctx.failedAlways], timeoutReason(ctx));
   ctx.timings.quietMs = realClock.now() - ctx.startMs;
   const failed = [...ctx.failedAlways];
   const liveness = ctx.monitor.properties.filter((p) => p.kind === "eventually").filter((p) => ctx.monitor.checkLiveness(ctx.view, (q) => q === p) !== undefined);
   failed.push(...liveness.map((p) => p.name));
+  const late = ctx.deadlines.missed(ctx.startMs + (ctx.timings.workloadMs ?? 0)).filter((m) => !failed.includes(m.name));
+  failed.push(...late.map((m) => `${m.name} (true ${m.lateMs} ms after the workload's end, withinMs ${m.withinMs})`));
   const detail = failed.length === 0 ? "every property held once quiet" : `quiet for ${ctx.quietMs} ms with ${failed.length} property(ies) false`;
   return finish(ctx, failed.length === 0 ? "ok" : "violated", failed, detail);
 }
@@ -427,6 +443,36 @@ async function restart(ctx: RunContext, staleFrom: WriteSeen | undefined): Promi
     ctx.quiet.changed();
   });
   await ctx.proxy.waitForWatch(opensBefore);
+}
+
+/**
+ * `eventually` properties with `withinMs`: when each last became true (after every write), so that one that holds
+ * once quiet but became true later than `withinMs` after the workload's end is reported as late.
+ */
+class DeadlineTracker {
+  private readonly trueSince = new Map<string, number | undefined>();
+  private readonly timed: EventuallyProperty[];
+
+  constructor(properties: readonly Property[]) {
+    this.timed = properties.filter((p): p is EventuallyProperty => p.kind === "eventually" && p.withinMs !== undefined);
+  }
+
+  observe(view: WorldView): void {
+    for (const p of this.timed) {
+      const holds = p.predicate(view, unknownStep);
+      if (!holds) this.trueSince.set(p.name, undefined);
+      else if (this.trueSince.get(p.name) === undefined) this.trueSince.set(p.name, realClock.now());
+    }
+  }
+
+  missed(fromMs: number): Array<{ name: string; lateMs: number; withinMs: number }> {
+    const out: Array<{ name: string; lateMs: number; withinMs: number }> = [];
+    for (const p of this.timed) {
+      const since = this.trueSince.get(p.name);
+      if (since !== undefined && since - fromMs > p.withinMs!) out.push({ name: p.name, lateMs: since - fromMs, withinMs: p.withinMs! });
+    }
+    return out;
+  }
 }
 
 type QuietCondition = "workload" | "point" | "restart";

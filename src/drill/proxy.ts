@@ -122,16 +122,19 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     const status = upstreamRes.statusCode ?? 0;
     if (writeMethods.has(req.method ?? "") && status >= 200 && status < 300) {
       const body = await readAll(upstreamRes);
+      // The answer's time, not the time the drill let it go (a kill holds it for the whole restart).
+      const atMs = now();
+      const incarnation = state.incarnation;
       const seen: WriteSeen = { index: writes.length + 1, method: req.method!, path: redactPath(req.url ?? ""), status };
       const revision = revisionOf(body, upstreamRes.headers["content-type"]);
       if (revision !== undefined) seen.revision = revision;
       writes.push(seen);
       if (fault?.kind === "lost-response") {
-        record(req, status, { write: seen.index, note: "applied, response lost (injected)" });
+        record(req, status, { atMs, incarnation, write: seen.index, note: "applied, response lost (injected)" });
         return void res.destroy();
       }
       const decision = (await hooks.onWrite?.(seen)) ?? "deliver";
-      record(req, status, { write: seen.index, ...(decision === "drop" ? { note: "applied, response held, process group killed" } : {}) });
+      record(req, status, { atMs, incarnation, write: seen.index, ...(decision === "drop" ? { note: "applied, response held, process group killed" } : {}) });
       if (decision === "drop") return void res.destroy();
       res.writeHead(status, upstreamRes.headers);
       return void res.end(body);

@@ -266,7 +266,7 @@ function keep(search: Search, root: Root, outcome: RunOutcome): boolean {
   return true;
 }
 
-/** Searches roots from `state.root` on; returns how it stopped ("runs", "first") or undefined when done. */
+/** Searches roots from `state.root` on; returns what stopped it, or undefined when the space is done. */
 async function searchRoots(search: Search, runsMax: number, save: () => void, saveEveryRuns: number, shouldStop: () => boolean): Promise<BoundedStats["stoppedBy"]> {
   const { state, options } = search;
   const { index: shard, count: shards } = options.shard ?? { index: 0, count: 1 };
@@ -283,10 +283,11 @@ async function searchRoots(search: Search, runsMax: number, save: () => void, sa
       if (shouldStop()) return "budget";
       const node = state.stack.pop()!;
       const { outcome, branches } = await runNode(search, root, node);
-      if (outcome === undefined) state.stats.pruned++;
-      else if (node.owned && keep(search, root, outcome) && options.first) return "first";
+      // Children first, so a search stopped at this finding resumes from its checkpoint with nothing skipped.
       const children = childrenOf(search, root, state.root, node, branches);
       for (let i = children.length - 1; i >= 0; i--) state.stack.push(children[i]!);
+      if (outcome === undefined) state.stats.pruned++;
+      else if (node.owned && keep(search, root, outcome) && options.first) return "first";
       options.onProgress?.({ done: state.stats.runs, total: state.stats.runs + state.stack.length, findings: state.found.length });
       if (state.stats.runs % saveEveryRuns === 0) save();
     }

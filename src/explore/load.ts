@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire, register } from "node:module";
 import type { Plugin } from "esbuild";
@@ -221,6 +221,8 @@ async function buildWorkerBundle(path: string): Promise<string> {
     format: "esm",
     platform: "node",
     target: "node20",
+    // Renamed duplicates (two modules' `ApiError`) keep their `name`, which messages and traces may show.
+    keepNames: true,
     write: false,
     logLevel: "silent",
     banner: { js: 'import { createRequire as __settleCreateRequire } from "node:module"; const require = __settleCreateRequire(import.meta.url);' },
@@ -253,8 +255,9 @@ const pinPackages: Plugin = {
       // its top, and `await import("settle/kube")` in a branch the worker never takes would load
       // @kubernetes/client-node in every worker.
       if (/^settle(\/|$)/.test(args.path) && args.kind !== "dynamic-import") return undefined;
-      // settle's own dependencies are bundled too: one file to read instead of hundreds (CEL and ajv are many).
-      if (args.importer.startsWith(distDir) && args.kind !== "dynamic-import") return undefined;
+      // settle's own dependencies (and theirs) are bundled too: one file to read instead of hundreds.
+      const usersFile = !args.importer.startsWith(distDir) && !args.importer.includes(`${sep}node_modules${sep}`);
+      if (!usersFile && args.kind !== "dynamic-import") return undefined;
       const found = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: "pinning" });
       if (found.errors.length > 0 || !isAbsolute(found.path)) return undefined;
       const required = args.kind === "require-call" || args.kind === "require-resolve";

@@ -9,6 +9,7 @@ import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadli
 import type { Verdict } from "../check/verdict.ts";
 import { describeRef, type KubeObject } from "../api/object.ts";
 import { isApiError } from "../api/errors.ts";
+import { setupOnce } from "./setup-cache.ts";
 import { faultBudgetOf, workloadContext, type HeartbeatRef, type Params, type Scenario, type ScenarioContext, type SetupWorld } from "./scenario.ts";
 
 /** The name of the actor that runs the workload. */
@@ -122,7 +123,7 @@ function buildWorld(scenario: Scenario, ctx: ScenarioContext, sim: Simulation): 
     }
   };
   const world: SetupWorld = { create: (o) => write(o, "create"), updateStatus: (o) => write(o, "updateStatus") };
-  for (const object of scenario.setup?.(ctx, world) ?? []) world.create(object);
+  setupOnce(scenario, ctx, sim.store, () => void (scenario.setup?.(ctx, world) ?? []).forEach((object) => world.create(object)));
   for (const [name, value] of Object.entries(scenario.externals?.(ctx) ?? {})) sim.defineExternal(name, value);
   for (const kind of scenario.faultKinds ?? []) sim.defineFaultKind(kind);
   for (const actor of scenario.actors(ctx)) sim.addActor(actor);

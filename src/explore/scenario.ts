@@ -86,6 +86,8 @@ export interface ScenarioDefinition<P extends Params = Params> {
   /**
    * The world at t=0, written before any actor starts (CRDs and namespaces first). Either return the objects,
    * or write them through `world` when later ones need what earlier writes returned (an owner's uid, a status).
+   * It runs once per worker for each variant, workload and params; later runs commit the same writes again, so it
+   * must be a function of `ctx` whose only effect is what it writes.
    */
   setup?(ctx: ScenarioContext<P>, world: SetupWorld): KubeObject[] | void;
   /** External state at t=0: name -> initial value. */

@@ -174,7 +174,10 @@ class KubeClient implements Client {
     const url = new URL(this.server + path);
     for (const [key, value] of Object.entries(options.query ?? {})) if (value !== undefined) url.searchParams.set(key, String(value));
     const init = (await this.kc.applyToFetchOptions({})) as RequestInit;
-    const headers: Record<string, string> = { ...(init.headers as Record<string, string>), Accept: "application/json", "User-Agent": this.userAgent };
+    // client-node returns a Headers object: spreading it would drop the Authorization header it holds.
+    const given: Record<string, string> = {};
+    new Headers(init.headers as ConstructorParameters<typeof Headers>[0]).forEach((value, key) => (given[key] = value));
+    const headers: Record<string, string> = { ...given, Accept: "application/json", "User-Agent": this.userAgent };
     if (options.body !== undefined) headers["Content-Type"] = options.contentType ?? "application/json";
     let response: Response;
     try {

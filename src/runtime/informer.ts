@@ -194,7 +194,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     for (let page = 0; page < listPagesMax; page++) {
       // A continue token carries its own snapshot; the server refuses a resourceVersion beside it.
       const at = continueToken !== undefined ? { continue: continueToken } : consistent ? {} : { resourceVersion: "0" };
-      const list = await this.options.client.list<T>({ ...this.selector(), limit, ...at });
+      // The cache freezes what it keeps, so the client need not copy: it may share its frozen objects.
+      const list = await this.options.client.list<T>({ ...this.selector(), limit, ...at, readOnly: true });
       revision ??= list.metadata.resourceVersion;
       items.push(...list.items);
       continueToken = list.metadata.continue || undefined;
@@ -229,7 +230,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   }
 
   private async watchFrom(revision: string): Promise<InformerInput | undefined> {
-    const watch = this.options.client.watch<T>({ ...this.selector(), resourceVersion: revision, allowBookmarks: true });
+    const watch = this.options.client.watch<T>({ ...this.selector(), resourceVersion: revision, allowBookmarks: true, readOnly: true });
     this.watch = watch;
     // A stop between the list and this watch must not leave the watch open.
     if (this.stopped) watch.close();

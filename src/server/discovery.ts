@@ -12,6 +12,7 @@ import type { ResourceType } from "../api/resources.ts";
 import { builtinKinds } from "../store/index.ts";
 import type { Store } from "../store/index.ts";
 import { builtinRoots, customSchemas, schemasFrom } from "./openapi.ts";
+import { virtualDiscovery, virtualGroupVersions } from "./reviews.ts";
 import { pathNotFound } from "./routes.ts";
 
 export const serverVersion = { major: "1", minor: "34", gitVersion: "v1.34.0-settle", platform: "linux/amd64" };
@@ -52,6 +53,11 @@ function groupsOf(store: Store): Map<string, string[]> {
     if (versions === undefined) groups.set(resource.group, (versions = new Set()));
     versions.add(resource.version);
   }
+  for (const [name, served] of virtualGroupVersions) {
+    let versions = groups.get(name);
+    if (versions === undefined) groups.set(name, (versions = new Set()));
+    for (const version of served) versions.add(version);
+  }
   const sorted = new Map<string, string[]>();
   for (const name of [...groups.keys()].sort()) sorted.set(name, [...groups.get(name)!].sort(versionPriority));
   return sorted;
@@ -86,8 +92,9 @@ function resourcesIn(store: Store, group: string, version: string): ResourceType
 
 export function apiResourceList(store: Store, group: string, version: string): Record<string, unknown> {
   const resources = resourcesIn(store, group, version);
-  if (resources.length === 0) throw pathNotFound();
-  const list: Record<string, unknown>[] = [];
+  const virtual = virtualDiscovery(group, version);
+  if (resources.length === 0 && virtual.length === 0) throw pathNotFound();
+  const list: Record<string, unknown>[] = [...virtual];
   for (const r of resources) {
     const entry: Record<string, unknown> = { name: r.plural, singularName: r.singular, namespaced: r.namespaced, kind: r.kind, verbs: r.verbs ?? itemVerbs };
     if (r.shortNames.length > 0) entry.shortNames = r.shortNames;
@@ -97,6 +104,7 @@ export function apiResourceList(store: Store, group: string, version: string): R
     if (r.scaleSubresource === true) list.push({ name: `${r.plural}/scale`, singularName: "", namespaced: r.namespaced, group: "autoscaling", version: "v1", kind: "Scale", verbs: statusVerbs });
     if (r.statusSubresource) list.push({ name: `${r.plural}/status`, singularName: "", namespaced: r.namespaced, kind: r.kind, verbs: statusVerbs });
   }
+  list.sort((a, b) => (String(a.name) < String(b.name) ? -1 : String(a.name) > String(b.name) ? 1 : 0));
   return { kind: "APIResourceList", apiVersion: "v1", groupVersion: formatApiVersion({ group, version }), resources: list };
 }
 
@@ -160,6 +168,7 @@ export function openapiIndex(store: Store): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const [group, versions] of groupsOf(store)) {
     for (const version of versions) {
+      if (resourcesIn(store, group, version).length === 0) continue;
       const { hash } = openapiDocument(store, group, version);
       paths[openapiKey(group, version)] = { serverRelativeURL: `/openapi/v3/${openapiKey(group, version)}?hash=${hash}` };
     }

@@ -1,7 +1,7 @@
-// The kubeconfig a client needs to reach a running server: plain HTTP on loopback with
-// `insecure-skip-tls-verify` (client-node refuses an http server without it) and a bearer token. The server URL
-// also carries the token as a path prefix (`/token/<token>`), because kubectl never sends credentials over plain
-// HTTP (kubernetes/kubectl#744); clients that do send the bearer header are authorized by either.
+// The kubeconfig a client needs to reach a running server: `https://` on loopback with `insecure-skip-tls-verify`
+// (the certificate is self-signed) and the bearer token as the user's. Over TLS kubectl sends the token as a header,
+// so it never appears in a URL. The server also accepts the token as a path prefix (`/token/<token>`) for plain HTTP
+// kubeconfigs, because kubectl never sends credentials over plain HTTP (kubernetes/kubectl#744).
 import { chmodSync, renameSync, writeFileSync, unlinkSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 

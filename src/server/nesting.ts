@@ -3,6 +3,8 @@
 // recurses over them), so a 2 MiB body nested a million deep would otherwise hold the event loop for many seconds
 // and take a gigabyte of memory; the scan answers it in milliseconds. It may overcount YAML nesting a little (a
 // mapping under a sequence item counts twice), never undercount it, and real manifests sit far below the bound.
+// The YAML library also spends about 20-30 µs per node, so YAML bodies get a bound on their nodes as well (lines,
+// plus items of flow collections; lines of block scalars count an eighth, being cheap to read).
 
 const enum Byte {
   Tab = 0x09,
@@ -53,6 +55,8 @@ interface YamlScan {
   /** Lines indented deeper than this belong to a block scalar (`|`, `>`) and are skipped; -1 when none. */
   blockScalarIndent: number;
   indents: number[];
+  /** Nodes seen so far, in eighths (block scalar lines count one, everything else eight). */
+  nodeEighths: number;
 }
 
 /** Skips a quoted scalar from `i` (just past its opening quote); returns the index after it, or the line end. */
@@ -90,6 +94,7 @@ function scanContent(s: YamlScan, i: number, end: number, lineIndent: number, de
       continue;
     }
     if (s.flow > 0 && (c === Byte.CloseBracket || c === Byte.CloseBrace)) s.flow--;
+    if (s.flow > 0 && c === Byte.Comma) s.nodeEighths += 8;
     if (s.flow === 0 && valueStart && (c === Byte.Pipe || c === Byte.Greater)) {
       s.blockScalarIndent = lineIndent;
       return false;
@@ -114,9 +119,11 @@ function scanLine(s: YamlScan, start: number, end: number, depthMax: number): bo
   const indent = i - start;
   if (i >= end || b[i] === Byte.Hash || b[i] === Byte.Return) return false;
   if (s.blockScalarIndent >= 0) {
+    s.nodeEighths++;
     if (indent > s.blockScalarIndent) return false;
     s.blockScalarIndent = -1;
   }
+  s.nodeEighths += 8;
   if (s.flow === 0) {
     while (s.indents.length > 0 && s.indents.at(-1)! >= indent) s.indents.pop();
     s.indents.push(indent);
@@ -132,15 +139,20 @@ function scanLine(s: YamlScan, start: number, end: number, depthMax: number): bo
   return scanContent(s, i, end, indent, depthMax);
 }
 
-/** True when the YAML text (one or more documents) may nest deeper than `depthMax`. */
-export function yamlNestedDeeper(body: Uint8Array, depthMax: number): boolean {
-  const s: YamlScan = { body, flow: 0, quote: 0, blockScalarIndent: -1, indents: [] };
+/**
+ * Why a YAML text (one or more documents) is too much work to parse: it may nest deeper than `depthMax`, or it has
+ * more than `nodesMax` nodes. Undefined when it is fine.
+ */
+export function yamlTooMuch(body: Uint8Array, limits: { depthMax: number; nodesMax: number }): "depth" | "nodes" | undefined {
+  const s: YamlScan = { body, flow: 0, quote: 0, blockScalarIndent: -1, indents: [], nodeEighths: 0 };
+  const eighthsMax = limits.nodesMax * 8;
   let start = 0;
   while (start < body.length) {
     let end = body.indexOf(Byte.Newline, start);
     if (end === -1) end = body.length;
-    if (scanLine(s, start, end, depthMax)) return true;
+    if (scanLine(s, start, end, limits.depthMax)) return "depth";
+    if (s.nodeEighths > eighthsMax) return "nodes";
     start = end + 1;
   }
-  return false;
+  return undefined;
 }

@@ -430,7 +430,7 @@ async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
  * clients), in JSON otherwise. Custom resources and kinds the wire table does not hold are always JSON, as on a
  * real server.
  */
-function sendObject(r: ResourceRequest, code: number, body: KubeObject | { apiVersion: string; kind: string }): void {
+export function sendObject(r: ResourceRequest, code: number, body: KubeObject | { apiVersion: string; kind: string }): void {
   const message = prefersProtobuf(r.req.headers.accept) ? messageFor(body.apiVersion, body.kind) : undefined;
   if (message === undefined) return sendJson(r.res, code, body);
   sendProtobuf(r.res, code, encodeProtobuf(body as unknown as Record<string, unknown>, message));

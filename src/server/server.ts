@@ -2,8 +2,10 @@
 // graceful close). Every answer that is not a success is a `Status`, whatever the client sent.
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { createServer } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { Server as HttpsServer } from "node:https";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
-import type { AddressInfo, Socket } from "node:net";
+import type { AddressInfo, Server as NetServer, Socket } from "node:net";
 import { assert } from "../api/assert.ts";
 import type { Clock } from "../api/clock.ts";
 import { realClock } from "../api/clock.ts";
@@ -20,9 +22,11 @@ import { acceptsJson, decodeBody, notAcceptable, prefersProtobuf, readBody, send
 import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
 import { boolParam, handleResource, isBuiltin } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
+import { handleEviction, handleReview, handleTokenRequest, reviewOf, reviewResourceType } from "./reviews.ts";
 import { parseRoute, pathNotFound } from "./routes.ts";
 import type { ResourceRoute, Route } from "./routes.ts";
 import { Tables, wantsTable } from "./table.ts";
+import { polyglotListener, selfSignedCertificate } from "./tls.ts";
 import { WatchStream } from "./watch.ts";
 
 export interface ServerOptions {
@@ -58,7 +62,7 @@ export interface ServerOptions {
 }
 
 export interface SettleServer {
-  /** `http://host:port`. */
+  /** `http://host:port`; the same port also speaks TLS (`https://`, a self-signed certificate), which kubeconfigs use. */
   readonly url: string;
   readonly host: string;
   readonly port: number;
@@ -82,7 +86,10 @@ export interface SettleServer {
   clearFaults(): number;
   /** Request faults armed and not yet spent. */
   readonly faults: readonly ArmedFault[];
-  /** A kubeconfig for this server. */
+  /**
+   * A kubeconfig for this server: `https://` (so kubectl sends the token as a header, and `kubectl proxy` works)
+   * with `insecure-skip-tls-verify`, and the token as the user's.
+   */
   kubeconfig(): string;
   /** Writes the kubeconfig atomically, mode 600. */
   writeKubeconfig(path: string): void;
@@ -159,6 +166,9 @@ class ApiServer {
   readonly #faults = new FaultTable();
   readonly #watches = new Set<WatchStream>();
   readonly #http: Server;
+  readonly #https: HttpsServer;
+  /** The listener: hands each connection to #http or #https by its first byte. */
+  readonly #listener: NetServer;
   readonly #expectedToken: Buffer;
   #port = 0;
 
@@ -176,9 +186,15 @@ class ApiServer {
     this.injectFaults(options.faults);
     this.#expectedToken = Buffer.from(`Bearer ${options.token}`);
     this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
-    this.#http.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
+    this.#https = createHttpsServer({ keepAlive: true, ...selfSignedCertificate(options.clock.now()) }, (req, res) => void this.#handle(req, res));
+    const onClientError = (error: Error & { code?: string }, socket: Socket) => {
       rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
-    });
+    };
+    this.#http.on("clientError", onClientError);
+    this.#https.on("clientError", onClientError);
+    // A TLS handshake that fails (a client refusing the certificate) only ends that connection.
+    this.#https.on("tlsClientError", (_error: Error, socket: Socket) => socket.destroy());
+    this.#listener = polyglotListener(this.#http, this.#https);
   }
 
   async listen(): Promise<void> {
@@ -187,13 +203,13 @@ class ApiServer {
       log(`\n!!! WARNING: settle serve is listening on ${host}, not loopback: anyone who can reach this address and learns the token can change every object. !!!\n`);
     }
     await new Promise<void>((resolve, reject) => {
-      this.#http.once("error", reject);
-      this.#http.listen(port, host, () => {
-        this.#http.off("error", reject);
+      this.#listener.once("error", reject);
+      this.#listener.listen(port, host, () => {
+        this.#listener.off("error", reject);
         resolve();
       });
     });
-    this.#port = (this.#http.address() as AddressInfo).port;
+    this.#port = (this.#listener.address() as AddressInfo).port;
     this.#gc.kick();
   }
 
@@ -217,8 +233,8 @@ class ApiServer {
       get watches() {
         return self.#watches.size;
       },
-      kubeconfig: () => kubeconfigText(`http://${hostForUrl}:${self.#port}/token/${o.token}`, o.token),
-      writeKubeconfig: (path) => writeKubeconfig(path, `http://${hostForUrl}:${self.#port}/token/${o.token}`, o.token),
+      kubeconfig: () => kubeconfigText(`https://${hostForUrl}:${self.#port}`, o.token),
+      writeKubeconfig: (path) => writeKubeconfig(path, `https://${hostForUrl}:${self.#port}`, o.token),
       closeWatches: () => self.closeWatches(),
       injectFaults: (specs) => self.injectFaults(parseFaultSpecs(specs)),
       clearFaults: () => self.#faults.clear(),
@@ -263,9 +279,10 @@ class ApiServer {
 
   async close(): Promise<void> {
     this.#gc.stop();
-    const closed = new Promise<void>((resolve) => this.#http.close(() => resolve()));
+    const closed = new Promise<void>((resolve) => this.#listener.close(() => resolve()));
     for (const watch of [...this.#watches]) watch.close();
     this.#http.closeIdleConnections();
+    this.#https.closeIdleConnections();
     await closed;
   }
 
@@ -338,17 +355,18 @@ class ApiServer {
   }
 
   async #resource(route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const resource = this.#o.store.resourceForPlural(route.group, route.version, route.plural);
-    if (resource === undefined) throw pathNotFound();
-    const table = wantsTable(req.headers.accept);
+    const review = reviewOf(route);
+    const resource = review === undefined ? this.#o.store.resourceForPlural(route.group, route.version, route.plural) : undefined;
+    if (resource === undefined && review === undefined) throw pathNotFound();
+    const table = resource !== undefined && wantsTable(req.headers.accept);
     // Protobuf answers built-in objects and lists; watch streams stay JSON, so a protobuf-only watch is refused.
     const watchAsked = route.watchPath || boolParam(query, "watch");
-    if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && isBuiltin(resource) && !watchAsked)) throw notAcceptable();
+    if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && (resource === undefined || isBuiltin(resource)) && !watchAsked)) throw notAcceptable();
     let body: Promise<Buffer> | undefined;
     const r: ResourceRequest = {
       store: this.#o.store,
       route,
-      resource,
+      resource: resource ?? reviewResourceType(review!),
       query,
       req,
       res,
@@ -357,6 +375,9 @@ class ApiServer {
       managed: this.#managed,
       tables: table ? this.#tables : undefined,
     };
+    if (review !== undefined) return handleReview(r, review, this.#o.token);
+    if (route.group === "" && route.plural === "pods" && route.subresource === "eviction" && route.name !== undefined) return handleEviction(r);
+    if (route.group === "" && route.plural === "serviceaccounts" && route.subresource === "token" && route.name !== undefined) return handleTokenRequest(r, this.#o.clock);
     const watch = route.watchPath || boolParam(query, "watch");
     const faults = this.#faults.onRequest({ verb: verbOf(req.method, route, watch), resource: route.plural, namespace: route.namespace, name: route.name }, query.get("resourceVersion") === "0");
     if (faults.lagRevisions !== undefined) r.lagRevisions = faults.lagRevisions;

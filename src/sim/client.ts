@@ -57,6 +57,8 @@ interface CallOptions {
   write: boolean;
   /** A `resourceVersion: "0"` read, served from the watch cache. */
   cached?: boolean;
+  /** The caller asked for `readOnly`: the response is the store's frozen objects, not a private copy. */
+  shared?: boolean;
   /** Runs against the store in the request step; its value (or ApiError) is the response. */
   apply: () => unknown;
 }
@@ -98,7 +100,7 @@ export class SimClient implements Client {
             facts,
             owner: state,
             run: () => {
-              if (ok) resolve(cloneJson(value) as T);
+              if (ok) resolve((call.shared === true ? value : cloneJson(value)) as T);
               else reject(value);
               return ok ? "ok" : errorText(value);
             },
@@ -151,7 +153,7 @@ export class SimClient implements Client {
 
   list<T extends KubeObject = KubeObject>(options: ListOptions): Promise<ObjectList<T>> {
     checkClientOptions("list", options);
-    const { resourceVersion, ...rest } = options;
+    const { resourceVersion, readOnly, ...rest } = options;
     const cached = resourceVersion === "0";
     const ref = describeKind(options) + (cached ? " rv=0" : "");
     return this.call({
@@ -160,6 +162,7 @@ export class SimClient implements Client {
       ref,
       write: false,
       cached,
+      shared: readOnly === true,
       apply: () => {
         if (resourceVersion !== undefined && resourceVersion !== "" && !cached) {
           throw badRequest(`list at resourceVersion ${resourceVersion} is not supported by the simulator`);
@@ -216,7 +219,7 @@ export class SimClient implements Client {
     checkClientOptions("watch", options);
     const { kernel, state } = this;
     const what = describeKind(options);
-    const watch = new SimWatch<T>(kernel, state, what);
+    const watch = new SimWatch<T>(kernel, state, what, options.readOnly === true);
     if (!kernel.checkCaller(state, this.incarnation)) return watch;
     const copy = cloneJson(options);
     const facts: StepFacts = { verb: "watch", object: objectFact({ kind: options.kind, namespace: options.namespace }), access: "read", watchId: watch.id, requestSeq: kernel.nextRequestSeq() };
@@ -253,7 +256,7 @@ export class SimClient implements Client {
   }
 
   private startWatch(watch: SimWatch<KubeObject>, options: WatchOptions): void {
-    const { resourceVersion, allowBookmarks: _, ...filter } = options;
+    const { resourceVersion, allowBookmarks: _, readOnly: __, ...filter } = options;
     const store = this.kernel.store;
     let fromRevision: number;
     if (resourceVersion === undefined || resourceVersion === "" || resourceVersion === "0") {

@@ -67,8 +67,12 @@ function overlaps(a: NonNullable<StepFacts["object"]>, b: NonNullable<StepFacts[
  */
 function requestsCommute(a: StepFacts, b: StepFacts, options: CommuteOptions): boolean {
   if (options.sharedLatency) return false;
+  // A CustomResourceDefinition decides whether its kind exists at all (and deleting it deletes its objects).
+  if (a.object!.kind === crdKind || b.object!.kind === crdKind) return false;
   return !overlaps(a.object!, b.object!);
 }
+
+const crdKind = "CustomResourceDefinition";
 
 /** Whether `a` and `b` may run in either order with the same outcome. Steps of one actor never commute. */
 export function commute(a: ReadyStep, b: ReadyStep, options: CommuteOptions): boolean {

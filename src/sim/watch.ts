@@ -38,6 +38,8 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     /** The actor incarnation that opened it. */
     readonly owner: ActorState,
     private readonly what: string,
+    /** The actor asked for `readOnly`: it gets the store's frozen objects instead of private copies. */
+    private readonly shared = false,
   ) {
     this.id = kernel.registerWatch(owner, this);
   }
@@ -136,7 +138,7 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     const item = this.buffer.shift();
     if (item === undefined) return;
     if (item.type === "event") {
-      const object = cloneJson(item.event.object) as T;
+      const object = (this.shared ? item.event.object : cloneJson(item.event.object)) as T;
       waiter.resolve({ value: { type: item.event.type, object }, done: false });
       return;
     }

@@ -24,8 +24,26 @@ export function fieldValues(object: KubeObject, resource: ResourceType): Record<
   return fields;
 }
 
-/** Parses both selectors (400 on bad syntax or an unsupported field label) into one predicate. */
+/** Compiled selectors per resource and selector text: controllers and properties list with the same few. */
+const compiled = new WeakMap<ResourceType, Map<string, CompiledSelector>>();
+const compiledPerResourceMax = 256;
+
+/** Parses both selectors (400 on bad syntax or an unsupported field label) into one predicate, once per text. */
 export function compileSelectors(resource: ResourceType, labelSelector?: string, fieldSelector?: string): CompiledSelector {
+  if (labelSelector === undefined && fieldSelector === undefined) return compileUncached(resource, undefined, undefined);
+  let byText = compiled.get(resource);
+  if (byText === undefined) compiled.set(resource, (byText = new Map()));
+  const key = `${labelSelector ?? ""}\u0000${fieldSelector ?? ""}`;
+  let selector = byText.get(key);
+  if (selector === undefined) {
+    selector = compileUncached(resource, labelSelector, fieldSelector);
+    if (byText.size >= compiledPerResourceMax) byText.clear();
+    byText.set(key, selector);
+  }
+  return selector;
+}
+
+function compileUncached(resource: ResourceType, labelSelector?: string, fieldSelector?: string): CompiledSelector {
   const labels = labelSelector !== undefined && labelSelector.trim() !== "" ? parseLabelSelector(labelSelector) : undefined;
   const fields = fieldSelector !== undefined && fieldSelector.trim() !== "" ? parseFieldSelector(fieldSelector) : undefined;
   for (const requirement of fields ?? []) {

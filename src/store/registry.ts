@@ -2,6 +2,7 @@
 // chain backwards (`prev`) so that a read at an older revision walks back to the state of that revision.
 import type { ValidateFunction } from "ajv";
 import { ApiError } from "../api/errors.ts";
+import { assert } from "../api/assert.ts";
 import type { KindRef, KubeObject } from "../api/object.ts";
 import { parseApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
@@ -51,6 +52,9 @@ export class KindState {
   readonly objects = new Map<string, Version>();
   /** The keys of `objects` in etcd key order, rebuilt lazily after a key is added or removed. */
   #sortedKeys: string[] | undefined;
+  /** This kind's writes in revision order from `#historyHead` on, not yet compacted: what its watches replay. */
+  #history: Version[] = [];
+  #historyHead = 0;
   /** Equality indexes of the live objects, each built on its first use and kept up to date by `reindex`. */
   readonly #indexes = new Map<string, EqualityIndex>();
   readonly watchers = new WatchIndex();
@@ -68,6 +72,38 @@ export class KindState {
     const resource = this.versions.get(this.storageVersion) ?? this.versions.values().next().value;
     if (resource === undefined) throw new ApiError("NotFound", 404, `the server could not find the requested resource (${this.id})`);
     return resource;
+  }
+
+  /** Appends a committed write of this kind to its history. */
+  recordVersion(version: Version): void {
+    this.#history.push(version);
+  }
+
+  /** The store compacted `version`, this kind's oldest kept write: drop it from the history. */
+  compactVersion(version: Version): void {
+    assert(this.#history[this.#historyHead] === version, "a kind's history compacts oldest first");
+    this.#historyHead++;
+    if (this.#historyHead > 1024 && this.#historyHead * 2 > this.#history.length) {
+      this.#history = this.#history.slice(this.#historyHead);
+      this.#historyHead = 0;
+    }
+  }
+
+  /** This kind's writes after revision `after` up to `end`, oldest first (found by binary search). */
+  *versionsAfter(after: number, end: number): Generator<Version> {
+    const history = this.#history;
+    let lo = this.#historyHead;
+    let hi = history.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (history[mid]!.event.revision <= after) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < history.length; i++) {
+      const version = history[i]!;
+      if (version.event.revision > end) return;
+      yield version;
+    }
   }
 
   keysChanged(): void {

@@ -186,17 +186,11 @@ export class MemoryStore implements Store {
     const watcher = new Watcher(state.watchers, filter, listener, from);
     state.watchers.add(watcher);
     const end = this.#revision;
-    this.#hub.replay(watcher, this.#versionsOf(state, from, end));
+    const one = filter.name !== undefined && (!resource.namespaced || namespace !== undefined);
+    this.#hub.replay(watcher, one ? versionsOfKey(state, objectKey(resource.namespaced, namespace, filter.name!), from, end) : state.versionsAfter(from, end));
     return watcher;
   }
 
-  *#versionsOf(state: KindState, after: number, end: number): Generator<Version> {
-    for (let i = this.#historyHead + Math.max(0, after - this.#compacted); i < this.#history.length; i++) {
-      const version = this.#history[i]!;
-      if (version.event.revision > end) return;
-      if (version.kind === state) yield version;
-    }
-  }
 
   history(afterRevision: number): readonly StoreEvent[] {
     if (afterRevision < this.#compacted) {
@@ -285,6 +279,49 @@ export class MemoryStore implements Store {
       if (jsonEqual(plan, current)) return this.#view(current, resource);
       return this.#view(this.#commit(state, key, "MODIFIED", plan, currentVersion).event.object, resource);
     });
+  }
+
+  // ---- snapshots of a freshly built world ----
+
+  /**
+   * The writes this store committed after revision `fromRevision`, with its sequences, for `restore` into another
+   * store made the same way: a run's setup objects built once per worker instead of through every write's checks.
+   * Undefined when the store has compacted or has watchers (a snapshot is of a world nothing watches yet).
+   */
+  snapshot(from: StoreMark): StoreSnapshot | undefined {
+    const fromRevision = from.revision;
+    assert(fromRevision >= 0 && fromRevision <= this.#revision, "a snapshot starts at a revision the store has");
+    if (this.#compacted > 0 || this.#historyHead !== 0 || this.#uidOption !== undefined) return undefined;
+    const base = this.#history[fromRevision - 1];
+    const writes = this.#history.slice(fromRevision).map((v) => ({ kindId: v.kind.id, key: v.key, event: v.event }));
+    return { from, baseEvent: base?.event, writes, uidCount: this.#uidCount, nameCount: this.#nameCount, nowMs: this.#now() };
+  }
+
+  /** Where the store stands: a snapshot's starting point. */
+  mark(): StoreMark {
+    return { revision: this.#revision, uidCount: this.#uidCount, nameCount: this.#nameCount };
+  }
+
+  /**
+   * Commits a snapshot's writes as they were (the same objects, revisions and sequences) and returns true, when
+   * this store stands where the snapshot's store stood before them: the same revision, write, clock and sequences.
+   * Otherwise it changes nothing and returns false.
+   */
+  restore(snapshot: StoreSnapshot): boolean {
+    const { from } = snapshot;
+    const base = this.#history[from.revision - 1];
+    if (this.#revision !== from.revision || this.#uidCount !== from.uidCount || this.#nameCount !== from.nameCount) return false;
+    if (this.#compacted > 0 || this.#uidOption !== undefined || this.#now() !== snapshot.nowMs) return false;
+    if (base !== undefined && !jsonEqual(base.event, snapshot.baseEvent)) return false;
+    for (const { kindId, key, event } of snapshot.writes) {
+      const state = this.#registry.byId(kindId);
+      assert(state !== undefined, "a snapshot's kinds are registered by its own writes in order");
+      this.#commit(state, key, event.type, event.object, state.objects.get(key));
+      assert(this.#revision === event.revision, "a restored write keeps its revision");
+    }
+    this.#uidCount = snapshot.uidCount;
+    this.#nameCount = snapshot.nameCount;
+    return true;
   }
 
   // ---- garbage collection ----
@@ -638,6 +675,7 @@ export class MemoryStore implements Store {
     state.objects.set(key, version);
     state.reindex(key, liveObject(prev), liveObject(version));
     this.#history.push(version);
+    state.recordVersion(version);
     this.#afterCommit(version);
     this.#compact();
     this.#hub.publish(version);
@@ -676,6 +714,7 @@ export class MemoryStore implements Store {
     while (this.#revision - this.#compacted > this.#historyRevisionsMax) {
       const version = this.#history[this.#historyHead]!;
       this.#historyHead++;
+      version.kind.compactVersion(version);
       assert(version.event.revision === this.#compacted + 1, "history is contiguous");
       this.#compacted = version.event.revision;
       // Versions older than the compaction point are never read again: cut the chain behind this one.
@@ -694,7 +733,7 @@ export class MemoryStore implements Store {
 
   /** Presents a stored object in the version a client asked for (custom resources with several versions). */
   #view(object: KubeObject, resource: ResourceType): KubeObject {
-    const apiVersion = resource.group === "" ? resource.version : `${resource.group}/${resource.version}`;
+    const apiVersion = apiVersionOf(resource);
     if (object.apiVersion === apiVersion) return object;
     return Object.freeze({ ...object, apiVersion });
   }
@@ -764,3 +803,42 @@ export class MemoryStore implements Store {
 }
 
 export { locOf };
+
+/** Where a store stood before the writes of a snapshot. */
+export interface StoreMark {
+  readonly revision: number;
+  readonly uidCount: number;
+  readonly nameCount: number;
+}
+
+/** What `MemoryStore.snapshot` takes and `restore` replays: committed writes, opaque to everyone else. */
+export interface StoreSnapshot {
+  readonly from: StoreMark;
+  /** The last write before the snapshot's, which the restoring store must have made too. */
+  readonly baseEvent: StoreEvent | undefined;
+  readonly writes: ReadonlyArray<{ kindId: string; key: string; event: StoreEvent }>;
+  readonly uidCount: number;
+  readonly nameCount: number;
+  readonly nowMs: number;
+}
+
+/**
+ * The versions of one key after revision `after` up to `end`, oldest first: what a watch of one object replays,
+ * walked back along the key's chain instead of through every write of its kind. The caller checked compaction.
+ */
+function versionsOfKey(state: KindState, key: string, after: number, end: number): Version[] {
+  const versions: Version[] = [];
+  for (let v = state.objects.get(key); v !== undefined && v.event.revision > after; v = v.prev) {
+    if (v.event.revision <= end) versions.push(v);
+  }
+  return versions.reverse();
+}
+
+/** Each resource's `apiVersion` string, built once: every object a read returns is compared with it. */
+const apiVersions = new WeakMap<ResourceType, string>();
+
+function apiVersionOf(resource: ResourceType): string {
+  let apiVersion = apiVersions.get(resource);
+  if (apiVersion === undefined) apiVersions.set(resource, (apiVersion = formatApiVersion(resource)));
+  return apiVersion;
+}

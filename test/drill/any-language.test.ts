@@ -9,6 +9,7 @@ import { realClock } from "../../src/api/clock.ts";
 import { reportDataFromDrillArtifact, writeDrillArtifact } from "../../src/drill/artifact.ts";
 import { drill } from "../../src/drill/drill.ts";
 import { liveProcessGroups } from "../../src/drill/process.ts";
+import { eventually } from "../../src/check/properties.ts";
 import { writeHtmlReport } from "../../src/report/html.ts";
 import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
 
@@ -94,4 +95,15 @@ test("SIGTERM to a drill kills the controller's whole process group", async () =
   const gone = realClock.now() + 2000;
   while (groupAlive(pgid) && realClock.now() < gone) await realClock.sleep(20);
   assert.equal(groupAlive(pgid), false);
+});
+
+test("an eventually property with withinMs that becomes true too long after the workload's end is reported late", async () => {
+  const target = yamlDrillTarget(python, "level");
+  const converged = target.properties.find((p) => p.name === "children == spec.voices")!;
+  // The workload ends once the first new child exists; the rest come later, so 1 ms is a deadline no run can keep.
+  const strict = { ...target, properties: [...target.properties, eventually("converged within 1 ms", converged.predicate, { withinMs: 1 })] };
+  const result = await drill({ target: strict, killPoints: [] });
+  assert.equal(result.reference.verdict, "violated", result.reference.detail);
+  assert.equal(result.reference.failed.length, 1);
+  assert.match(result.reference.failed[0]!, /^converged within 1 ms \(true \d+ ms after the workload's end, withinMs 1\)$/);
 });

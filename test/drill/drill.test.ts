@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { drill } from "../../src/drill/drill.ts";
@@ -50,4 +52,67 @@ test("settle drill without a command after -- exits 2 with a usage message", asy
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
   assert.equal(code, 2);
   assert.match(stderr, /expects the controller's command after --/);
+});
+
+function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(repo, "bin/settle.js"), ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
+}
+
+test("settle drill runs a scenario.yaml variant's own command; --json has no token and a failing point leaves an artifact", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-cli-"));
+  const { code, stdout, stderr } = await runCli(["drill", join(repo, "examples/shell-operator/scenario.yaml"), "--variant", "delta", "--kill-points", "2", "--json", "--artifacts", "out"], dir);
+  // The delta variant expects a finding, so finding it is success.
+  assert.equal(code, 0, stderr);
+  const result = JSON.parse(stdout) as { target: { name: string }; runs: Array<{ verdict: string; write: { path: string }; timeline?: unknown; output: string[] }> };
+  assert.equal(result.target.name, "shell-operator");
+  assert.equal(result.runs[0]?.verdict, "violated");
+  assert.equal(result.runs[0]?.write.path.split("?")[0], "/api/v1/namespaces/academy-lab/configmaps");
+  assert.equal(result.runs[0]?.timeline, undefined);
+  assert.ok(!stdout.includes("/token/") && !stderr.includes("/token/"));
+  assert.ok(existsSync(join(dir, "out", "delta-kill-2.json")));
+});
+
+test("settle drill reports a scenario.yaml error with its file and line, exit 2", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-cli-"));
+  writeFileSync(join(dir, "scenario.yaml"), "name: broken\nvariants:\n  only: { command: [bash] }\nproperties:\n  - always: bad\n    expr: \"list('ConfigMap') ==\"\n");
+  const { code, stderr } = await runCli(["drill", "scenario.yaml"], dir);
+  assert.equal(code, 2);
+  assert.match(stderr, /settle drill: scenario\.yaml:6:\d+: properties\[0\]\.expr: "list\('ConfigMap'\) ==": /);
+});
+
+test("settle serve --setup scenario.yaml serves the scenario's world", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-serve-yaml-"));
+  const kubeconfig = join(dir, "kubeconfig");
+  const child = spawn(process.execPath, [join(repo, "bin/settle.js"), "serve", "--setup", join(repo, "examples/python-operator/scenario.yaml"), "--kubeconfig-out", kubeconfig], { stdio: "ignore" });
+  try {
+    const deadline = Date.now() + 15_000;
+    while (!existsSync(kubeconfig)) {
+      assert.ok(Date.now() < deadline, "the server never wrote its kubeconfig");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const text = readFileSync(kubeconfig, "utf8");
+    const server = /server: (\S+)/.exec(text)![1]!;
+    const response = await fetch(`${server}/apis/academy.settle.dev/v1/namespaces/academy-lab/ensembles/alpha`);
+    assert.equal(response.status, 200);
+    const ensemble = (await response.json()) as { spec: { voices: number }; status: { readyVoices: number } };
+    assert.deepEqual([ensemble.spec.voices, ensemble.status.readyVoices], [3, 3]);
+    // The CRD's transition rule (voices only grow) is enforced with the API server's Status and wording.
+    const shrink = await fetch(`${server}/apis/academy.settle.dev/v1/namespaces/academy-lab/ensembles/alpha`, {
+      method: "PATCH",
+      headers: { "content-type": "application/merge-patch+json" },
+      body: JSON.stringify({ spec: { voices: 2 } }),
+    });
+    assert.equal(shrink.status, 422);
+    const status = (await shrink.json()) as { reason: string; message: string; details: { causes: Array<{ field: string; reason: string }> } };
+    assert.equal(status.reason, "Invalid");
+    assert.equal(status.message, 'Ensemble.academy.settle.dev "alpha" is invalid: spec: Invalid value: "object": an ensemble only grows: voices 3 -> 2');
+    assert.deepEqual(status.details.causes.map((c) => `${c.field} ${c.reason}`), ["spec FieldValueInvalid"]);
+  } finally {
+    child.kill("SIGTERM");
+  }
 });

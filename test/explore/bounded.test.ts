@@ -73,6 +73,8 @@ test("steps commute only across actors, on disjoint state, and never two writes"
   assert.equal(commute(get("a", "x"), write("b", "x"), free), false);
   assert.equal(commute(list("a"), write("b", "y"), free), false, "a list sees every object of its collection");
   assert.equal(commute(get("a", "x"), write("b", "y"), { sharedLatency: true }), false, "swapped requests swap latencies");
+  const crd = step("b", "request", { verb: "create", access: "write", object: { kind: "CustomResourceDefinition", name: "foos.example.com" } });
+  assert.equal(commute(get("a", "x"), crd, free), false, "a CRD decides whether a kind exists");
   assert.equal(commute(step("a", "start"), step("b", "response"), free), false, "a start is treated as touching everything");
   assert.equal(commute(step("sim", "timer"), step("b", "response"), free), false);
   assert.equal(commute(ext("a", "c", "write"), ext("b", "c", "read"), free), false);

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ProcessExit } from "../../src/api/exit.ts";
-import { createSimulation, defineActor, fifoStrategy, type Simulation } from "../../src/sim/index.ts";
+import { createSimulation, defineActor, fifoStrategy, type PlannedFault, type Simulation } from "../../src/sim/index.ts";
 import { initialLife, stepLife, type Life, type LifeInput } from "../../src/sim/lifecycle.ts";
 
 const make = (seed = 1): Simulation => {
@@ -121,4 +121,52 @@ test("two simulations started at once run one after the other, each as it would 
     alone,
   );
   assert.equal(together[0]!.status, "idle");
+});
+
+test("while an actor is paused the strategy sees every other ready step in ready order, and a crash withdraws all of an actor's steps", async () => {
+  const s = make(5);
+  s.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "c" } });
+  const ref = { apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "c" };
+  for (const name of ["a", "b", "c"]) {
+    s.addActor(
+      defineActor({
+        name,
+        async start(ctx) {
+          for (let round = 0; round < 6; round++) {
+            await Promise.all([ctx.client.get(ref), ctx.client.get(ref), ctx.clock.sleep(10 * (round + 1))]);
+          }
+        },
+      }),
+    );
+  }
+  let pausedUntilMs = -1;
+  let compared = 0;
+  let withoutPaused = 0;
+  const strategy = {
+    name: "checking",
+    next(ready: readonly { seq: number; actor: string }[], rng: { int(n: number): number }): number {
+      const pausedNow = s.clock.now() < pausedUntilMs;
+      const expected = s.readySteps().filter((step) => !(pausedNow && step.actor === "b"));
+      assert.deepEqual(ready.map((step) => step.seq), expected.map((step) => step.seq));
+      compared++;
+      if (pausedNow && expected.length < s.readySteps().length) withoutPaused++;
+      return rng.int(ready.length);
+    },
+  };
+  const faults: PlannedFault[] = [
+    { atStep: 4, kind: "pause", target: "b", durationMs: 25 },
+    { atStep: 30, kind: "crash", target: "c" },
+  ];
+  const run = await s.run({
+    strategy,
+    faults,
+    onStep: (record) => {
+      if (record.kind === "fault" && record.label.startsWith("pause")) pausedUntilMs = record.timeMs + 25;
+      if (record.kind === "fault" && record.label.startsWith("crash")) {
+        assert.ok(!s.readySteps().some((step) => step.actor === "c" && step.kind !== "start"), "the crash left none of c's steps ready");
+      }
+    },
+  });
+  assert.equal(run.status, "idle");
+  assert.ok(compared > 40 && withoutPaused > 0, "the pause held steps of b back while others ran");
 });

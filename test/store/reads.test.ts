@@ -241,3 +241,35 @@ test("lists by an equal label or field answer from the kind's index exactly as a
   assert.deepEqual(query({ labelSelector: "app=web", revision: oldRevision }), scan((p) => p.labels.app === "web", undefined, oldRevision));
   assert.notDeepEqual(query({ labelSelector: "app=web", revision: oldRevision }), query({ labelSelector: "app=web" }));
 });
+
+test("a watch replays from its kind's own history and a one-object watch from the object's versions, across compaction", () => {
+  const store = newStore({ historyRevisionsMax: 40 });
+  const events = (options: { namespace?: string; fieldSelector?: string; kind?: string }, from: number) => {
+    const seen: string[] = [];
+    const watcher = store.watch({ apiVersion: "v1", kind: options.kind ?? "ConfigMap", ...options, fromRevision: from }, (e) => seen.push(`${e.type} ${e.object.metadata.name}@${e.revision}`));
+    watcher.close();
+    return seen;
+  };
+  // Interleaved writes of two kinds and of objects that are deleted and made again.
+  for (let i = 0; i < 120; i++) {
+    const name = `c${i % 4}`;
+    const exists = store.list({ ...cms, fieldSelector: `metadata.name=${name}` }).items.length > 0;
+    if (exists && i % 9 === 8) store.delete({ ...cms, namespace: "default", name });
+    else if (!exists) store.create(configMap(name, { data: { i: String(i) } }));
+    else {
+      const current = store.get({ ...cms, namespace: "default", name });
+      store.update({ ...current, data: { i: String(i) } });
+    }
+    if (i % 3 === 0) store.create({ apiVersion: "v1", kind: "Secret", metadata: { namespace: "default", name: `s${i}` } });
+  }
+  const from = store.compactedRevision + 3;
+  const all = events({}, from);
+  assert.ok(all.length > 10, "the window holds ConfigMap writes");
+  assert.ok(all.every((e) => e.includes(" c")), "a ConfigMap watch replays no Secret");
+  for (const name of ["c0", "c1", "c3"]) {
+    const mine = all.filter((e) => e.includes(` ${name}@`));
+    assert.deepEqual(events({ namespace: "default", fieldSelector: `metadata.name=${name}` }, from), mine);
+    assert.deepEqual(events({ fieldSelector: `metadata.name=${name}` }, from), mine);
+  }
+  assert.deepEqual(events({ kind: "Secret" }, from).length, store.list({ apiVersion: "v1", kind: "Secret" }).items.filter((s) => Number(s.metadata.resourceVersion) > from).length);
+});
