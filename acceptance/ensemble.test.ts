@@ -46,7 +46,7 @@ test("settle explore examples/ensemble --variant level --runs 2000 reports no fi
   assert.ok(report.stats.faultPointsCovered > 0);
   assert.equal(report.stats.faultPointsCovered, report.stats.faultPoints, "every systematic crash point of the reference runs");
 
-  const text = await settle(["explore", ensembleDir, "--variant", "level", "--runs", "250"]);
+  const text = await settle(["explore", ensembleDir, "--variant", "level", "--runs", "300"]);
   assert.equal(text.code, 0, text.stderr);
   const covered = /systematic fault points covered (\d+)\/(\d+)/.exec(text.stdout);
   assert.ok(covered, text.stdout);
