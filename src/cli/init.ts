@@ -33,7 +33,18 @@ export interface CrdFacts {
   change: { field: string; value: unknown } | undefined;
 }
 
-type Schema = { type?: string; properties?: Record<string, Schema>; required?: string[]; default?: unknown; enum?: unknown[]; minimum?: number; items?: Schema };
+type Schema = { type?: string; properties?: Record<string, Schema>; required?: string[]; default?: unknown; enum?: unknown[]; minimum?: number; items?: Schema; "x-kubernetes-preserve-unknown-fields"?: boolean };
+
+/**
+ * Whether a write of `status.observedGeneration` survives: the API server prunes fields a structural schema does
+ * not declare, so a CRD whose schema has no `status` silently drops every status write.
+ */
+function keepsObservedGeneration(root: Schema | undefined): boolean {
+  if (root === undefined || root["x-kubernetes-preserve-unknown-fields"] === true) return true;
+  const status = root.properties?.status;
+  if (status === undefined) return false;
+  return status["x-kubernetes-preserve-unknown-fields"] === true || status.properties?.observedGeneration !== undefined;
+}
 
 const sampleDepthMax = 4;
 
@@ -95,7 +106,8 @@ export function readCrd(path: string): CrdFacts {
     apiVersion: `${spec.group}/${version.name}`,
     kind: spec.names.kind,
     namespaced: spec.scope !== "Cluster",
-    statusSubresource: version.subresources?.status !== undefined,
+    // The stub property and placeholder reconciler use status.observedGeneration only where a write of it is kept.
+    statusSubresource: version.subresources?.status !== undefined && keepsObservedGeneration(version.schema?.openAPIV3Schema),
     sampleSpec,
     change: changeOf(specSchema, sampleSpec),
   };

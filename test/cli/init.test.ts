@@ -62,3 +62,16 @@ test("init refuses a file without a CRD, and existing files without --force, wri
   assert.equal(again.status, 2);
   assert.match(again.stderr, /settle\/scenario\.ts, settle\/scenario\.test\.ts already exist \(--force overwrites\)/);
 });
+
+test("a CRD whose schema drops status writes gets no observedGeneration stub: the API server would prune it", async () => {
+  const { readCrd } = await import("../../src/cli/init.ts");
+  const dir = project();
+  const text = readFileSync(crd, "utf8");
+  const withStatus = readCrd(crd);
+  assert.equal(withStatus.statusSubresource, true, "the fixture declares status.observedGeneration");
+  // The same CRD with a schema that declares only spec: status.observedGeneration would be pruned on every write.
+  const pruning = join(dir, "pruning.yaml");
+  writeFileSync(pruning, text.replace(/\n( +)status:\n(\1 .*\n)*/, "\n"));
+  assert.doesNotMatch(readFileSync(pruning, "utf8"), /observedGeneration/);
+  assert.equal(readCrd(pruning).statusSubresource, false);
+});
