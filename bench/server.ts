@@ -1,12 +1,14 @@
-// Server benchmark: get and merge-patch requests/s over loopback (keep-alive, 16 in flight), watch events/s fanned
-// out to 100 watchers, the time from spawning `settle serve` to the first successful `kubectl get`, server-side
-// apply of a 50-object manifest (objects applied per second, each apply a PATCH with application/apply-patch+yaml,
-// 16 in flight, objects changing every round), and the wall time of `helm install` (helm 4.1) of the test chart.
-// The load generator shares the process (and its one event loop) with the server, so the request figures are a
-// floor. Run alone with `node --import tsx bench/server.ts`, or through `npm run bench`.
+// Server benchmark: GETs/s and merge-patches/s over loopback with 1 and 16 keep-alive connections, each also as a
+// ratio to a trivial Node HTTP server that answers `{}` (measured in the same run by the same load generator, so the
+// ratio says what settle's own work costs); watch events/s fanned out to 100 watchers; the time from spawning
+// `settle serve` to the first successful `kubectl get`; server-side apply of a 50-object manifest (objects applied per
+// second, 16 in flight); and the wall time of `helm install` (helm 4.1) of the stock `helm create` chart. The load
+// generator shares the process (and its one event loop) with the servers. Run alone with
+// `node --conditions=settle-source --import tsx bench/server.ts`, or through `npm run bench -- server`.
 import { execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { Agent, get, request } from "node:http";
+import { Agent, createServer, get, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -16,10 +18,14 @@ import type { SettleServer } from "../src/server/index.ts";
 
 const kubectlPath = new URL("../node_modules/.cache/settle-tools/v35/kubectl/kubectl", import.meta.url).pathname;
 const helmPath = new URL("../node_modules/.cache/settle-tools/v35/helm/helm", import.meta.url).pathname;
-const chartPath = new URL("../test/fixtures/chart", import.meta.url).pathname;
 const bin = new URL("../bin/settle.js", import.meta.url).pathname;
 
-function call(server: SettleServer, agent: Agent, method: string, path: string, body?: string, contentType?: string): Promise<number> {
+interface Target {
+  url: string;
+  token: string;
+}
+
+function call(server: Target, agent: Agent, method: string, path: string, body?: string, contentType?: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { authorization: `Bearer ${server.token}` };
     if (body !== undefined) {
@@ -36,7 +42,7 @@ function call(server: SettleServer, agent: Agent, method: string, path: string, 
 }
 
 /** Requests per second with `inFlight` concurrent loops, for about `ms` after a warm-up. */
-async function throughput(server: SettleServer, make: (i: number) => Promise<number>, ms = 1500, inFlight = 16): Promise<number> {
+async function throughput(make: (i: number) => Promise<number>, inFlight = 16, ms = 1500): Promise<number> {
   let counter = 0;
   const loop = async (until: number) => {
     while (performance.now() < until) {
@@ -50,6 +56,42 @@ async function throughput(server: SettleServer, make: (i: number) => Promise<num
   const before = counter;
   await Promise.all(Array.from({ length: inFlight }, () => loop(start + ms)));
   return Math.round(((counter - before) * 1000) / (performance.now() - start));
+}
+
+/** The baseline: a Node HTTP server that answers every request with `{}` and does nothing else. */
+async function trivialServer(): Promise<{ target: Target; close: () => Promise<void> }> {
+  const server = createServer({ keepAlive: true }, (req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": 2 });
+      res.end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const target = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: "none" };
+  return { target, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** GETs/s and merge-patches/s of settle and of the trivial server, with `connections` keep-alive connections. */
+async function requestRates(server: SettleServer, baseline: Target, connections: number): Promise<Record<string, string | number>> {
+  const agent = new Agent({ keepAlive: true, maxSockets: connections });
+  const path = "/api/v1/namespaces/default/configmaps/bench";
+  const patch = (i: number) => JSON.stringify({ data: { n: String(i) } });
+  try {
+    const trivialGets = await throughput(() => call(baseline, agent, "GET", path), connections);
+    const gets = await throughput(() => call(server, agent, "GET", path), connections);
+    const trivialPatches = await throughput((i) => call(baseline, agent, "PATCH", path, patch(i), "application/merge-patch+json"), connections);
+    const patches = await throughput((i) => call(server, agent, "PATCH", path, patch(i), "application/merge-patch+json"), connections);
+    const label = `${connections} keep-alive connection${connections === 1 ? "" : "s"}`;
+    return {
+      [`get requests/s (${label})`]: gets,
+      [`get ratio to a trivial server (${label}; ${trivialGets}/s)`]: (gets / trivialGets).toFixed(2),
+      [`merge-patch requests/s (${label})`]: patches,
+      [`merge-patch ratio to a trivial server (${label}; ${trivialPatches}/s)`]: (patches / trivialPatches).toFixed(2),
+    };
+  } finally {
+    agent.destroy();
+  }
 }
 
 async function watchFanOut(server: SettleServer, watchers: number, events: number): Promise<number> {
@@ -136,7 +178,7 @@ spec:
 /** Objects server-side applied per second: rounds of the 50-object manifest, each object changed every round. */
 async function applyThroughput(server: SettleServer, agent: Agent): Promise<number> {
   let round = 0;
-  return throughput(server, (i) => {
+  return throughput((i) => {
     const index = i % 50;
     if (index === 0) round++;
     const { path, body } = manifestObject(index, round);
@@ -144,47 +186,60 @@ async function applyThroughput(server: SettleServer, agent: Agent): Promise<numb
   });
 }
 
-/** Wall time of `helm install` (helm 4.1, server-side apply) of the test chart, median of 3 fresh servers. */
+function helmRun(args: string[], env: Record<string, string>): Promise<void> {
+  return new Promise<void>((resolve, reject) => execFile(helmPath, args, { env }, (error) => (error === null ? resolve() : reject(error))));
+}
+
+/** Wall time of `helm install` (helm 4.1, server-side apply) of the stock `helm create` chart, median of 3 fresh servers. */
 async function helmInstallMs(): Promise<number> {
   const times: number[] = [];
-  for (let run = 0; run < 3; run++) {
-    const server = await startServer({ log: () => {} });
-    const dir = mkdtempSync(join(tmpdir(), "settle-bench-helm-"));
-    try {
-      const kubeconfig = join(dir, "kubeconfig");
-      server.writeKubeconfig(kubeconfig);
-      const env = { PATH: process.env.PATH ?? "", HOME: dir, KUBECONFIG: kubeconfig, HELM_CACHE_HOME: join(dir, "c"), HELM_CONFIG_HOME: join(dir, "g"), HELM_DATA_HOME: join(dir, "d") };
-      const start = performance.now();
-      await new Promise<void>((resolve, reject) => execFile(helmPath, ["install", "demo", chartPath], { env }, (error) => (error === null ? resolve() : reject(error))));
-      times.push(performance.now() - start);
-    } finally {
-      await server.close();
-      rmSync(dir, { recursive: true, force: true });
+  const chartDir = mkdtempSync(join(tmpdir(), "settle-bench-chart-"));
+  const chartEnv = { PATH: process.env.PATH ?? "", HOME: chartDir, HELM_CACHE_HOME: join(chartDir, "c"), HELM_CONFIG_HOME: join(chartDir, "g"), HELM_DATA_HOME: join(chartDir, "d") };
+  const chartPath = join(chartDir, "demo");
+  await helmRun(["create", chartPath], chartEnv);
+  try {
+    for (let run = 0; run < 3; run++) {
+      const server = await startServer({ log: () => {} });
+      const dir = mkdtempSync(join(tmpdir(), "settle-bench-helm-"));
+      try {
+        const kubeconfig = join(dir, "kubeconfig");
+        server.writeKubeconfig(kubeconfig);
+        const env = { PATH: process.env.PATH ?? "", HOME: dir, KUBECONFIG: kubeconfig, HELM_CACHE_HOME: join(dir, "c"), HELM_CONFIG_HOME: join(dir, "g"), HELM_DATA_HOME: join(dir, "d") };
+        const start = performance.now();
+        await helmRun(["install", "demo", chartPath], env);
+        times.push(performance.now() - start);
+      } finally {
+        await server.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
     }
+  } finally {
+    rmSync(chartDir, { recursive: true, force: true });
   }
   return Math.round(times.sort((a, b) => a - b)[1]!);
 }
 
 export async function benchServer(): Promise<Record<string, string | number>> {
   const server = await startServer({ log: () => {} });
-  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
-  const path = "/api/v1/namespaces/default/configmaps/bench";
-  await call(server, agent, "POST", "/api/v1/namespaces/default/configmaps", JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bench" }, data: { n: "0" } }));
-  const gets = await throughput(server, () => call(server, agent, "GET", path));
-  const patches = await throughput(server, (i) => call(server, agent, "PATCH", path, JSON.stringify({ data: { n: String(i) } }), "application/merge-patch+json"));
-  const applies = await applyThroughput(server, agent);
-  agent.destroy();
+  const baseline = await trivialServer();
+  const setup = new Agent({ keepAlive: true, maxSockets: 16 });
+  await call(server, setup, "POST", "/api/v1/namespaces/default/configmaps", JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bench" }, data: { n: "0" } }));
+  const one = await requestRates(server, baseline.target, 1);
+  const sixteen = await requestRates(server, baseline.target, 16);
+  await baseline.close();
+  const applies = await applyThroughput(server, setup);
+  setup.destroy();
   const watchEvents = await watchFanOut(server, 100, 2000);
   await server.close();
   const firstGet = await timeToFirstGet();
   const helmInstall = await helmInstallMs();
   return {
-    "get requests/s (loopback, 16 in flight)": gets,
-    "merge-patch requests/s (loopback, 16 in flight)": patches,
+    ...one,
+    ...sixteen,
     "watch events/s delivered (100 watchers x 2000 writes)": watchEvents,
     "ms from settle serve spawn to first kubectl get": firstGet,
     "server-side applies/s (50-object manifest, 16 in flight)": applies,
-    "ms for helm 4.1 install of the test chart (median of 3)": helmInstall,
+    "ms for helm 4.1 install of the stock helm create chart (median of 3)": helmInstall,
   };
 }
 

@@ -94,7 +94,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   const results: object[] = [];
   const cases: JunitCase[] = [];
   let findings = 0;
-  const runsText = tour ? `buggy variants to their first finding (at most ${runs} runs), fixed variants ${tourFixedRuns} runs` : `runs ${runs}`;
+  const runsText = tour ? `buggy variants to their first finding (at most ${runs} runs), fixed variants ${tourFixedRuns} runs` : `runs ${Number.isFinite(runs) ? runs : "all"}`;
   process.stderr.write(`settle explore: seed ${seed}, ${runsText}, strategy ${strategy}, workers ${workers}${shard ? `, shard ${shard.index}/${shard.count}` : ""}\n`);
   for (const t of targets) {
     const scenarioPath = resolveScenarioPath(t.path);

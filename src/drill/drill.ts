@@ -88,6 +88,8 @@ export interface DrillRun {
   detail: string;
   /** The scenario's one-line summary of the world once quiet, if it has one. */
   world?: string;
+  /** What the drill did at the point, as it happened (e.g. whether a stale list was actually served). */
+  applied?: string;
   timings: DrillTimings;
   /** The controller's output (every start, prefixed `[n]`), last lines; kept for runs that are not ok. */
   output?: string[];
@@ -208,6 +210,7 @@ interface RunContext {
   /** Set once the run is over: nothing is started any more. */
   closing: boolean;
   crashRestarts: number;
+  applied?: string;
   timings: DrillTimings;
   start(): ControllerProcess;
 }
@@ -260,7 +263,7 @@ function startController(ctx: RunContext, command: readonly string[], env: NodeJ
   const incarnation = ctx.processes.length;
   ctx.proxy.incarnation = incarnation;
   const cwd = ctx.target.cwd === undefined ? {} : { cwd: ctx.target.cwd };
-  const p = startProcess(command, env, { linePrefix: `[${incarnation}] `, onLine: (line) => keepLine(ctx.output, line), ...cwd });
+  const p = startProcess(command, env, { linePrefix: `[${incarnation}] `, onLine: (line) => keepLine(ctx.output, redactToken(line)), ...cwd });
   ctx.processes.push(p);
   void p.exited.then((code) => {
     if (ctx.closing || ctx.killed.has(p) || ctx.processes.at(-1) !== p || ctx.timings.firstWatchMs === undefined) return;
@@ -279,6 +282,11 @@ function startController(ctx: RunContext, command: readonly string[], env: NodeJ
     });
   });
   return p;
+}
+
+/** A controller may print the URL it talks to, which carries the token as a path prefix: the drill never shows it. */
+function redactToken(line: string): string {
+  return line.replace(/\/token\/[^/\s"'?]+/g, "/token/<redacted>");
 }
 
 function keepLine(output: string[], line: string): void {
@@ -376,6 +384,7 @@ function finish(ctx: RunContext, verdict: DrillVerdict, failed: string[], detail
   const run: DrillRun = { verdict, failed, writes: ctx.proxy.writes.length, detail, timings: ctx.timings };
   if (ctx.point !== undefined) {
     run.point = ctx.point;
+    if (ctx.applied !== undefined) run.applied = appliedNow(ctx);
     if (ctx.point.fault === "kill") run.killAfterWrite = ctx.point.afterWrite;
     const write = ctx.proxy.writes[ctx.point.afterWrite - 1];
     if (write !== undefined) run.write = write;
@@ -414,10 +423,19 @@ function armPoint(ctx: RunContext): Promise<void> {
 }
 
 function applyServerFault(ctx: RunContext, fault: Exclude<DrillFaultKind, "kill" | "time-travel">): void {
-  if (fault === "close-watch") ctx.proxy.closeWatches();
+  if (fault === "close-watch") ctx.applied = `closed ${ctx.proxy.closeWatches()} watch(es)`;
   else if (fault === "fail-500") ctx.proxy.armFault({ kind: "fail-request", code: 500 });
   else if (fault === "fail-409") ctx.proxy.armFault({ kind: "fail-request", code: 409 });
   else ctx.proxy.armFault({ kind: "lost-response" });
+  if (fault !== "close-watch") ctx.applied = `armed ${fault} for the controller's next write`;
+}
+
+/** The point's fault as it played out: a time-travel list that no request used is said so. */
+function appliedNow(ctx: RunContext): string {
+  const unused = ctx.point?.fault === "time-travel" && ctx.server.faults.some((f) => f.kind === "stale-read" && f.hits === 0);
+  if (unused) return `${ctx.applied}; but the restarted controller made no resourceVersion=0 list or watch (it reads consistently, as a real API server serves it), so no stale state was served`;
+  if (ctx.proxy.faultsArmed > 0) return `${ctx.applied}; but the controller made no further write, so it was not applied`;
+  return ctx.applied!;
 }
 
 /**
@@ -433,7 +451,10 @@ async function restart(ctx: RunContext, staleFrom: WriteSeen | undefined): Promi
   if (staleFrom !== undefined) {
     const writeRevision = staleFrom.revision ?? ctx.store.revision;
     const lagRevisions = Math.max(1, ctx.store.revision - writeRevision + 1);
-    ctx.server.injectFaults([{ kind: "stale-read", verb: "list", lagRevisions, count: 1 }]);
+    ctx.server.injectFaults([{ kind: "stale-read", lagRevisions, count: 1 }]);
+    ctx.applied = `killed the process group; its restart's first list (or watch) served ${lagRevisions} revision(s) behind`;
+  } else {
+    ctx.applied = "killed the process group with the write's response held";
   }
   const opensBefore = ctx.proxy.watchOpens;
   ctx.start();

@@ -72,6 +72,8 @@ export interface DrillProxy {
   incarnation: number;
   /** Arms a fault for the controller's next write. */
   armFault(fault: ProxyFault): void;
+  /** Faults armed and not yet applied (no write has come since). */
+  readonly faultsArmed: number;
   /** Ends the controller's open watches normally, as a server restart does; returns how many. */
   closeWatches(): number;
   /** Ends every connection of the process (after a kill, nothing of it may linger). */
@@ -184,6 +186,9 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     waitForWatch: (after = 0) => (watchOpens > after ? Promise.resolve() : new Promise<void>((wake) => watchWaiters.push({ after, wake }))),
     setHooks: (next) => void (hooks = next),
     armFault: (fault) => void armed.push(fault),
+    get faultsArmed() {
+      return armed.length;
+    },
     closeWatches: () => {
       const open = [...openWatches];
       for (const res of open) res.end();

@@ -13,7 +13,7 @@ const atomicStructs = new Set(wireAtomicStructs);
 
 export type SchemaNode =
   | { t: "any" }
-  | { t: "struct"; fields: Readonly<Record<string, SchemaNode>>; atomic?: boolean }
+  | { t: "struct"; fields: Readonly<Record<string, SchemaNode>>; atomic?: boolean; /** `+patchStrategy=replace` on the field: a strategic merge patch replaces it whole. */ replace?: boolean }
   | { t: "map"; value: SchemaNode; atomic?: boolean }
   | ListNode;
 
@@ -74,8 +74,11 @@ function fieldNode(field: WireField): SchemaNode {
   }
   if (field.repeated !== true) {
     const node = typeNode(field.type);
+    if (node.t !== "struct") return node;
     // `+structType=atomic` on the field itself (rather than on its type) makes this one use atomic.
-    return field.structType === "atomic" && node.t === "struct" ? { ...node, atomic: true } : node;
+    const atomic = field.structType === "atomic" ? { atomic: true } : {};
+    const replace = (field.patchStrategy ?? "").split(",").includes("replace") ? { replace: true } : {};
+    return field.structType === "atomic" || replace.replace === true ? { ...node, ...atomic, ...replace } : node;
   }
   const strategy = (field.patchStrategy ?? "").split(",").includes("merge") ? "merge" : "replace";
   // A list without `+listType` is atomic for server-side apply, whatever strategic merge does with it.

@@ -52,6 +52,8 @@ function mergeMap(original: Json, patch: Json, schema: SchemaNode): Json | undef
     if (key.startsWith("$")) continue;
     const child = childOf(schema, key);
     if (value === null) delete out[key];
+    // `+patchStrategy=replace` on a struct field (a PodDisruptionBudget's selector): the patch's value replaces it.
+    else if (isRecord(value) && child.t === "struct" && child.replace === true) setKey(out, key, withoutDirectives(value));
     else if (isRecord(value)) {
       const merged = mergeMap(isRecord(out[key]) ? (out[key] as Json) : {}, value, child);
       if (merged === undefined) delete out[key];

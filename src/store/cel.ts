@@ -171,7 +171,8 @@ function validateNode(schema: Record<string, unknown>, value: unknown, old: unkn
 
 function checkRule(rule: ValidationRule, bindings: Record<string, unknown>, schema: Record<string, unknown>, path: string): FieldError | undefined {
   const typeName = typeof schema.type === "string" ? schema.type : "object";
-  const field = joinFieldPath(path, rule.fieldPath);
+  // The API server validates a custom resource from a nil field path: a rule at the root prints as `<nil>`.
+  const field = joinFieldPath(path, rule.fieldPath) || "<nil>";
   let result: CelValue | Error;
   try {
     result = compileCel(rule.rule)(bindings);

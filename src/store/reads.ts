@@ -72,7 +72,8 @@ function compileUncached(resource: ResourceType, labelSelector?: string, fieldSe
 export function indexValue(index: string, resource: ResourceType): (object: KubeObject) => string | undefined {
   const key = index.slice(2);
   if (index.startsWith("l:")) return (object) => object.metadata.labels?.[key];
-  return (object) => fieldValues(object, resource)[key];
+  // A field the object does not have compares as the empty string (see `matchesFields`).
+  return (object) => fieldValues(object, resource)[key] ?? "";
 }
 
 interface ContinueToken {

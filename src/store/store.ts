@@ -182,7 +182,9 @@ export class MemoryStore implements Store {
     if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${String(from)}`);
     if (from < this.#compacted) throw new ApiError("Expired", 410, `too old resource version: ${from} (${this.#compacted})`);
     const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
-    const filter = { namespace, name: selector.name, matches: selector.matches, view: (o: KubeObject) => this.#view(o, resource) };
+    const first = selector.equalities[0];
+    const equality = first === undefined ? undefined : { ...first, read: indexValue(first.index, resource) };
+    const filter = { namespace, name: selector.name, matches: selector.matches, view: (o: KubeObject) => this.#view(o, resource), equality };
     const watcher = new Watcher(state.watchers, filter, listener, from);
     state.watchers.add(watcher);
     const end = this.#revision;

@@ -15,6 +15,11 @@ export interface WatchFilter {
   matches: ((object: KubeObject) => boolean) | undefined;
   /** Presents a stored object in the version the watcher asked for. */
   view: (object: KubeObject) => KubeObject;
+  /**
+   * One "label or field equals a value" requirement of the selectors (`index` as the store names it, `read` gets
+   * an object's value): lets a watch of all namespaces be indexed by that value. Undefined when there is none.
+   */
+  equality?: { index: string; value: string; read: (object: KubeObject) => string | undefined } | undefined;
 }
 
 /** The object of a DELETED event made from a selector transition: the last matching state, at the event's revision. */
@@ -24,6 +29,8 @@ function atRevision(object: KubeObject, revision: number): KubeObject {
 
 export class Watcher implements StoreWatcher {
   #closed = false;
+  /** When it joined its index: watchers of all namespaces are called in this order. */
+  order = 0;
   /** Events at or below this revision were delivered (or skipped) already. */
   lastRevision: number;
 
@@ -89,36 +96,56 @@ function removeFrom(map: Map<string, Set<Watcher>>, key: string, watcher: Watche
   if (set.size === 0) map.delete(key);
 }
 
-/** The watchers of one kind, indexed by object name, by namespace, or neither. */
+/** Watchers of all namespaces that select one value of one label or field, by that value. */
+interface EqualityWatchers {
+  readonly read: (object: KubeObject) => string | undefined;
+  readonly byValue: Map<string, Set<Watcher>>;
+}
+
+/**
+ * The watchers of one kind, indexed by object name, by namespace, by one selected label or field value (watches
+ * of all namespaces, like every kubelet's `spec.nodeName=` pod watch), or none of these.
+ */
 export class WatchIndex {
   readonly #all = new Set<Watcher>();
   readonly #byNamespace = new Map<string, Set<Watcher>>();
   readonly #byName = new Map<string, Set<Watcher>>();
+  readonly #byEquality = new Map<string, EqualityWatchers>();
+  #added = 0;
 
   add(watcher: Watcher): void {
-    const { name, namespace } = watcher.filter;
+    const { name, namespace, equality } = watcher.filter;
+    watcher.order = this.#added++;
     if (name !== undefined) addTo(this.#byName, name, watcher);
     else if (namespace !== undefined) addTo(this.#byNamespace, namespace, watcher);
-    else this.#all.add(watcher);
+    else if (equality !== undefined) {
+      let watchers = this.#byEquality.get(equality.index);
+      if (watchers === undefined) this.#byEquality.set(equality.index, (watchers = { read: equality.read, byValue: new Map() }));
+      addTo(watchers.byValue, equality.value, watcher);
+    } else this.#all.add(watcher);
   }
 
   remove(watcher: Watcher): void {
-    const { name, namespace } = watcher.filter;
+    const { name, namespace, equality } = watcher.filter;
     if (name !== undefined) removeFrom(this.#byName, name, watcher);
     else if (namespace !== undefined) removeFrom(this.#byNamespace, namespace, watcher);
-    else this.#all.delete(watcher);
+    else if (equality !== undefined) {
+      const watchers = this.#byEquality.get(equality.index);
+      if (watchers !== undefined) removeFrom(watchers.byValue, equality.value, watcher);
+    } else this.#all.delete(watcher);
   }
 
   get size(): number {
     let n = this.#all.size;
     for (const set of this.#byNamespace.values()) n += set.size;
     for (const set of this.#byName.values()) n += set.size;
+    for (const watchers of this.#byEquality.values()) for (const set of watchers.byValue.values()) n += set.size;
     return n;
   }
 
   /** Calls `visit` for every watcher that may care about the version's object. */
   forEachCandidate(version: Version, visit: (watcher: Watcher) => void): void {
-    if (this.#all.size > 0) for (const watcher of this.#all) visit(watcher);
+    this.#forEachOfAllNamespaces(version, visit);
     const metadata = version.event.object.metadata;
     if (this.#byNamespace.size > 0) {
       const set = this.#byNamespace.get(metadata.namespace ?? "");
@@ -128,6 +155,39 @@ export class WatchIndex {
       const set = this.#byName.get(metadata.name ?? "");
       if (set !== undefined) for (const watcher of set) visit(watcher);
     }
+  }
+
+  /**
+   * The candidates among the watchers of all namespaces, in the order they joined (the order all of them were
+   * called in before some were indexed by value, so traces do not change): the unindexed ones, and those whose
+   * selected value the object has after the write or had before it (it may have stopped matching).
+   */
+  #forEachOfAllNamespaces(version: Version, visit: (watcher: Watcher) => void): void {
+    const matched = this.#byEquality.size === 0 ? undefined : this.#matchedByValue(version);
+    if (matched === undefined || matched.length === 0) {
+      if (this.#all.size > 0) for (const watcher of this.#all) visit(watcher);
+      return;
+    }
+    matched.sort((a, b) => a.order - b.order);
+    let next = 0;
+    for (const watcher of this.#all) {
+      while (next < matched.length && matched[next]!.order < watcher.order) visit(matched[next++]!);
+      visit(watcher);
+    }
+    while (next < matched.length) visit(matched[next++]!);
+  }
+
+  #matchedByValue(version: Version): Watcher[] {
+    const now = version.event.object;
+    const before = liveObject(version.prev);
+    const matched: Watcher[] = [];
+    for (const watchers of this.#byEquality.values()) {
+      const value = watchers.read(now);
+      const old = before === undefined ? undefined : watchers.read(before);
+      if (value !== undefined) for (const watcher of watchers.byValue.get(value) ?? []) matched.push(watcher);
+      if (old !== undefined && old !== value) for (const watcher of watchers.byValue.get(old) ?? []) matched.push(watcher);
+    }
+    return matched;
   }
 }
 

@@ -95,16 +95,19 @@ test("settle serve --setup scenario.yaml serves the scenario's world", async () 
       assert.ok(Date.now() < deadline, "the server never wrote its kubeconfig");
       await new Promise((r) => setTimeout(r, 50));
     }
+    // The kubeconfig names the server's https:// address (a self-signed certificate); the same port speaks plain
+    // HTTP, which fetch can use with the kubeconfig's token as a header.
     const text = readFileSync(kubeconfig, "utf8");
-    const server = /server: (\S+)/.exec(text)![1]!;
-    const response = await fetch(`${server}/apis/academy.settle.dev/v1/namespaces/academy-lab/ensembles/alpha`);
+    const server = /server: (\S+)/.exec(text)![1]!.replace(/^https:/, "http:");
+    const headers = { authorization: `Bearer ${/token: (\S+)/.exec(text)![1]!}` };
+    const response = await fetch(`${server}/apis/academy.settle.dev/v1/namespaces/academy-lab/ensembles/alpha`, { headers });
     assert.equal(response.status, 200);
     const ensemble = (await response.json()) as { spec: { voices: number }; status: { readyVoices: number } };
     assert.deepEqual([ensemble.spec.voices, ensemble.status.readyVoices], [3, 3]);
     // The CRD's transition rule (voices only grow) is enforced with the API server's Status and wording.
     const shrink = await fetch(`${server}/apis/academy.settle.dev/v1/namespaces/academy-lab/ensembles/alpha`, {
       method: "PATCH",
-      headers: { "content-type": "application/merge-patch+json" },
+      headers: { ...headers, "content-type": "application/merge-patch+json" },
       body: JSON.stringify({ spec: { voices: 2 } }),
     });
     assert.equal(shrink.status, 422);

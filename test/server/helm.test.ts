@@ -56,3 +56,31 @@ for (const [version, binary] of Object.entries(helms)) {
     }
   });
 }
+
+for (const [version, binary] of Object.entries(helms)) {
+  test(`helm ${version}'s stock chart (helm create) installs, upgrades to 3 replicas, rolls back and uninstalls`, async () => {
+    const t = await testServer();
+    try {
+      const store = t.server.store;
+      await helm(t, binary, ["create", join(t.dir, "demo")]);
+      const chart = join(t.dir, "demo");
+      assert.match(await helm(t, binary, ["install", "demo", chart]), /STATUS: deployed/);
+      const deployment = () => store.get({ apiVersion: "apps/v1", kind: "Deployment", namespace: "default", name: "demo" }) as any;
+      const service = store.get({ apiVersion: "v1", kind: "Service", namespace: "default", name: "demo" }) as any;
+      assert.match(service.spec.clusterIP, /^10\./);
+      assert.equal(service.spec.ports[0].targetPort, "http");
+      assert.equal(deployment().spec.replicas, 1);
+      assert.equal(deployment().spec.strategy.type, "RollingUpdate", "defaulted by the server");
+      await helm(t, binary, ["upgrade", "demo", chart, "--set", "replicaCount=3"]);
+      assert.equal(deployment().spec.replicas, 3);
+      assert.equal((store.get({ apiVersion: "v1", kind: "Service", namespace: "default", name: "demo" }) as any).spec.clusterIP, service.spec.clusterIP, "the upgrade kept the cluster IP");
+      await helm(t, binary, ["rollback", "demo", "1"]);
+      assert.equal(deployment().spec.replicas, 1);
+      assert.match(await helm(t, binary, ["uninstall", "demo"]), /release "demo" uninstalled/);
+      assert.equal(store.list({ apiVersion: "v1", kind: "Service", namespace: "default" }).items.length, 0);
+      assert.equal(store.list({ apiVersion: "v1", kind: "ServiceAccount", namespace: "default" }).items.length, 0);
+    } finally {
+      await t.close();
+    }
+  });
+}

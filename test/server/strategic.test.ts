@@ -63,3 +63,14 @@ test("malformed strategic patches are refused with 400: unknown directives, elem
     assert.throws(() => applyStrategicPatch({}, patch, deployment), (e: unknown) => e instanceof ApiError && e.code === 400, JSON.stringify(patch));
   }
 });
+
+test("a struct marked patchStrategy=replace (a PodDisruptionBudget's selector) is replaced whole, others merge", () => {
+  const pdb = schemaOf({ group: "policy", kind: "PodDisruptionBudget" });
+  const original = { spec: { minAvailable: 1, selector: { matchLabels: { app: "web", tier: "front" } } } };
+  const patched = applyStrategicPatch(original, { spec: { selector: { matchLabels: { app: "api" } } } }, pdb) as any;
+  assert.deepEqual(patched.spec.selector, { matchLabels: { app: "api" } });
+  assert.equal(patched.spec.minAvailable, 1);
+  // A Deployment's selector carries no such marker: its maps merge.
+  const merged = applyStrategicPatch({ spec: { selector: { matchLabels: { app: "web", tier: "front" } } } }, { spec: { selector: { matchLabels: { app: "api" } } } }, deployment) as any;
+  assert.deepEqual(merged.spec.selector.matchLabels, { app: "api", tier: "front" });
+});

@@ -134,3 +134,18 @@ test("a CRD whose rule is not valid CEL is refused with the rule's schema path",
   const message = messageOf(() => store.create(scalerCrd(bad)));
   assert.match(message ?? "", /spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\[spec\]\.x-kubernetes-validations\[0\]\.rule: Invalid value: "self\.a <": compilation failed/);
 });
+
+test("a rule at the schema's root reads metadata and prints as the nil path, as the API server does", () => {
+  const store = newStore();
+  store.create(scalerCrd({ type: "object", "x-kubernetes-validations": [{ rule: "self.metadata.name != 'reserved'", message: "that name is reserved" }], properties: { spec: { type: "object" } } }));
+  const message = messageOf(() => store.create({ apiVersion: "example.com/v1", kind: "Scaler", metadata: { name: "reserved", namespace: "default" }, spec: {} }));
+  assert.equal(message, 'Scaler.example.com "reserved" is invalid: <nil>: Invalid value: "object": that name is reserved');
+  assert.equal(messageOf(() => store.create({ apiVersion: "example.com/v1", kind: "Scaler", metadata: { name: "fine", namespace: "default" }, spec: {} })), undefined);
+});
+
+test("a rule whose evaluation fails is reported with the error and the rule", () => {
+  const store = newStore();
+  store.create(scalerCrd({ type: "object", properties: { spec: { type: "object", "x-kubernetes-validations": [{ rule: "self.missing > 1" }] } } }));
+  const message = messageOf(() => store.create(scaler({})));
+  assert.match(message ?? "", /spec: Invalid value: "object": .*missing.* evaluating rule: self\.missing > 1/);
+});

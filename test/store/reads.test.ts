@@ -219,7 +219,7 @@ test("lists by an equal label or field answer from the kind's index exactly as a
     const key = `${namespace}/${name}`;
     const labels = { app: i % 2 === 0 ? "web" : "db", slot: String(i % 4 === 0) };
     if (!alive.has(key)) {
-      store.create(pod(name, { namespace, labels, nodeName: `n${i % 5}` }));
+      store.create(pod(name, { namespace, labels, ...(i % 7 === 3 ? {} : { nodeName: `n${i % 5}` }) }));
       alive.add(key);
     } else if (i % 5 === 0) {
       store.delete({ ...pods, namespace, name });
@@ -234,6 +234,7 @@ test("lists by an equal label or field answer from the kind's index exactly as a
     assert.deepEqual(query({ labelSelector: "app=db,slot=true" }), scan((p) => p.labels.app === "db" && p.labels.slot === "true"));
     assert.deepEqual(query({ labelSelector: "slot in (true)", namespace: "other" }), scan((p) => p.labels.slot === "true", "other"));
     assert.deepEqual(query({ fieldSelector: "spec.nodeName=n2" }), scan((p) => p.node === "n2"));
+    assert.deepEqual(query({ fieldSelector: "spec.nodeName=" }), scan((p) => (p.node ?? "") === ""));
     assert.deepEqual(query({ fieldSelector: "spec.nodeName=n3", labelSelector: "app!=web" }), scan((p) => p.node === "n3" && p.labels.app !== "web"));
   }
   assert.ok(query({ labelSelector: "app=web" }).length > 0, "the walk leaves web pods to find");
@@ -272,4 +273,31 @@ test("a watch replays from its kind's own history and a one-object watch from th
     assert.deepEqual(events({ fieldSelector: `metadata.name=${name}` }, from), mine);
   }
   assert.deepEqual(events({ kind: "Secret" }, from).length, store.list({ apiVersion: "v1", kind: "Secret" }).items.filter((s) => Number(s.metadata.resourceVersion) > from).length);
+});
+
+test("watchers indexed by a selected label value are called exactly as an unindexed scan of every watcher would call them", () => {
+  // The same watchers and writes twice: selectors the index can use (`app=web`) and equivalent ones it cannot
+  // (`app in (web,none)`). Every call, its order across watchers and its event type must be the same.
+  const run = (indexable: boolean): string[] => {
+    const store = newStore();
+    const log: string[] = [];
+    const selectors = ["", "app=web", "app=db", "", "app=web", "tier=back"];
+    selectors.forEach((selector, i) => {
+      const labelSelector = selector === "" || indexable ? selector : `${selector.replace("=", " in (")},none)`;
+      store.watch({ ...cms, ...(labelSelector === "" ? {} : { labelSelector }), fromRevision: store.revision }, (e) => log.push(`w${i} ${e.type} ${e.object.metadata.name}`));
+    });
+    for (let i = 0; i < 12; i++) {
+      const name = `c${i % 3}`;
+      const labels = { app: i % 2 === 0 ? "web" : "db", ...(i % 4 === 1 ? { tier: "back" } : {}) };
+      const current = store.list({ ...cms, fieldSelector: `metadata.name=${name}` }).items[0];
+      if (current === undefined) store.create(configMap(name, { labels }));
+      else if (i % 5 === 4) store.delete({ ...cms, namespace: "default", name });
+      else store.update({ ...current, metadata: { ...current.metadata, labels } });
+    }
+    return log;
+  };
+  const indexed = run(true);
+  assert.ok(indexed.some((line) => line.startsWith("w1 DELETED")), "a label change turned into DELETED for the watcher it left");
+  assert.ok(indexed.some((line) => line.startsWith("w2 ADDED")), "and into ADDED for the one it joined");
+  assert.deepEqual(indexed, run(false));
 });
