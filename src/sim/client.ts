@@ -92,7 +92,7 @@ export class SimClient implements Client {
         owner: state,
         run: () => {
           const { ok, value, result } = this.apply(ref, apply);
-          kernel.enqueueAfter(kernel.drawLatencyMs(), {
+          kernel.enqueueAfter(kernel.drawLatencyMs(state), {
             actor: state.name,
             kind: "response",
             label,

@@ -115,8 +115,12 @@ export class Kernel {
   private readonly readyStepsMax: number;
   private readonly hooks: KernelHooks;
   private readonly requestLatencyMs: readonly [number, number];
-  /** Its own stream, so latencies never shift the draws of schedules, faults or actors. */
-  private readonly latencyRng: Rng;
+  /**
+   * One latency stream per actor incarnation (`latency/<actor>/<incarnation>`), so latencies never shift the
+   * draws of schedules, faults or actors, and one actor's requests never change another's latencies: requests of
+   * different actors stay independent, as the bounded search's reduction needs.
+   */
+  private readonly latencyRngs = new Map<ActorState, { incarnation: number; rng: Rng }>();
   private readonly actorsByName = new Map<string, ActorRecord>();
   private readonly externals = new Map<string, unknown>();
   /** Names of the external cells written, in order, from write number `externalLogBase` on (bounded). */
@@ -162,13 +166,19 @@ export class Kernel {
     const [min, max] = options.requestLatencyMs;
     assert(Number.isInteger(min) && min >= 0 && Number.isInteger(max) && max >= min, "requestLatencyMs is [min, max] in whole ms, 0 <= min <= max");
     this.requestLatencyMs = options.requestLatencyMs;
-    this.latencyRng = options.rng.fork("latency");
   }
 
-  /** A request's latency, drawn when it is applied: how long its response takes to arrive. */
-  drawLatencyMs(): number {
+  /** The latency of a request of `state`'s current incarnation, drawn when it is applied. */
+  drawLatencyMs(state: ActorState): number {
     const [min, max] = this.requestLatencyMs;
-    return max === 0 ? 0 : this.latencyRng.between(min, max);
+    if (max === 0) return 0;
+    const incarnation = state.life.incarnation;
+    let stream = this.latencyRngs.get(state);
+    if (stream === undefined || stream.incarnation !== incarnation) {
+      stream = { incarnation, rng: this.rng.fork(`latency/${state.name}/${incarnation}`) };
+      this.latencyRngs.set(state, stream);
+    }
+    return stream.rng.between(min, max);
   }
 
   // ---- Read-only views -------------------------------------------------------------------------------

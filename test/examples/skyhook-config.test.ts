@@ -86,18 +86,19 @@ test("replaying the minimal buggy run reproduces its verdict and its trace byte 
 });
 
 test("with pods that stop within a second, one late watch event of the kubelet is enough for the buggy variant", async () => {
-  // Found by `settle explore ... --param podStopMsMax=1000` (run 281 of the default mix, shrunk to this fault).
+  // Found by `settle explore ... --param podStopMsMax=1000` (run 281 of the default mix, shrunk to this fault),
+  // under replay format 1 (requests without latency): the run keeps those semantics, as its replay file would.
   const fast = { ...params, podStopMsMax: 1000 };
   const seed = 2936654649;
   const late = [{ atStep: 524, kind: "delay-watch", target: "kubelet-kind-worker/0/w0", delayMs: 5000 }];
-  const faulted = await runScenario(skyhook, { variant: "buggy", workload, params: fast, seed, faults: late, traceMode: "full" });
+  const faulted = await runScenario(skyhook, { variant: "buggy", workload, params: fast, seed, faults: late, traceMode: "full", semantics: 1 });
   assert.equal(faulted.verdict.kind, "deadline-missed");
   assert.equal(faulted.verdict.property, deadlineProperty);
   assert.equal(faulted.faults.length, 1);
   assert.match(faulted.faults[0]!.target, /^kubelet-kind-worker/);
-  const clean = await runScenario(skyhook, { variant: "buggy", workload, params: fast, seed, faults: [] });
+  const clean = await runScenario(skyhook, { variant: "buggy", workload, params: fast, seed, faults: [], semantics: 1 });
   assert.equal(clean.verdict.kind, "ok", "without the late event the 2 s requeue finds the gate open");
-  const fixed = await runScenario(skyhook, { variant: "fixed", workload, params: fast, seed, faults: late });
+  const fixed = await runScenario(skyhook, { variant: "fixed", workload, params: fast, seed, faults: late, semantics: 1 });
   assert.equal(fixed.verdict.kind, "ok", "the 30 s safety net wins the race the 2 s requeue lost");
 });
 
