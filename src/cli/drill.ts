@@ -31,8 +31,8 @@ Options:
                       \`settle report --html out.html <artifact>\` renders one
   --json              print { target, reference, runs } on stdout (no token, no timelines)
 
-Exit codes: 0 every point passed (or, for a variant that expects a finding, some point failed), 1 otherwise,
-2 usage or input error (also: in the reference run, the controller never watched or exited before watching, or
+Exit codes, as settle explore's: 0 every point passed, 1 a point failed (a finding; the last line says whether
+the variant expected one), 2 usage or input error (also: in the reference run, the controller never watched or exited before watching, or
 the workload failed).
 `;
 
@@ -126,7 +126,11 @@ async function drillMain(argv: string[]): Promise<number> {
   if (values.json === true) process.stdout.write(`${JSON.stringify(jsonOf(result), null, 2)}\n`);
   else printText(result, artifacts);
   const found = result.reference.verdict !== "ok" || result.runs.some((r) => r.verdict !== "ok");
-  return target.expect === "finding" ? (found ? 0 : 1) : found ? 1 : 0;
+  if (target.expect !== undefined && values.json !== true) {
+    const matched = (target.expect === "finding") === found;
+    process.stdout.write(`${found ? "a finding" : "no finding"}; the variant expects ${target.expect === "finding" ? "a finding" : "none"}${matched ? "" : " (unexpected)"}\n`);
+  }
+  return found ? 1 : 0;
 }
 
 /** The command that drills the same point again (with the controller command given after --, if any). */

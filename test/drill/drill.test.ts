@@ -66,8 +66,8 @@ function runCli(args: string[], cwd: string): Promise<{ code: number | null; std
 test("settle drill runs a scenario.yaml variant's own command; --json has no token and a failing point leaves an artifact", async () => {
   const dir = mkdtempSync(join(tmpdir(), "settle-drill-cli-"));
   const { code, stdout, stderr } = await runCli(["drill", join(repo, "examples/shell-operator/scenario.yaml"), "--variant", "delta", "--kill-points", "2", "--json", "--artifacts", "out"], dir);
-  // The delta variant expects a finding, so finding it is success.
-  assert.equal(code, 0, stderr);
+  // A failing point is a finding: exit 1, as settle explore (the delta variant expects one).
+  assert.equal(code, 1, stderr);
   const result = JSON.parse(stdout) as { target: { name: string }; runs: Array<{ verdict: string; write: { path: string }; timeline?: unknown; output: string[] }> };
   assert.equal(result.target.name, "shell-operator");
   assert.equal(result.runs[0]?.verdict, "violated");
