@@ -33,7 +33,7 @@ export interface ReplayFile {
   property: string | null;
   traceHash: string;
   steps: number;
-  /** The index of the first exploration run that found it (merge keeps the lowest). */
+  /** The index of the first exploration run that found it (merge keeps the lowest); below 0 for a fault-free reference run. */
   run?: number;
 }
 

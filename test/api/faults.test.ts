@@ -18,7 +18,7 @@ import {
 import type { BuiltinFaultKind } from "../../src/api/faults.ts";
 
 const kindTable: ReadonlyArray<{ kind: BuiltinFaultKind; params: Record<string, number>; onServer: boolean }> = [
-  { kind: "crash", params: {}, onServer: false },
+  { kind: "crash", params: { relistAtRevision: 0 }, onServer: false },
   { kind: "pause", params: { durationMs: 1000 }, onServer: false },
   { kind: "stale-read", params: { lagRevisions: 1 }, onServer: true },
   { kind: "delay-watch", params: { delayMs: 1000 }, onServer: true },

@@ -246,7 +246,7 @@ test("merge of two directories keeps one finding per key, the one from the earli
   assert.deepEqual(
     merged.findings.map((f) => [f.variant, f.verdict, f.property, f.run]).sort(),
     [
-      ["always-false", "safety-violation", "canary: never true", 0],
+      ["always-false", "safety-violation", "canary: never true", -1],
       ["delta", "silent-divergence", "children == spec.voices", 3],
     ],
   );
