@@ -180,3 +180,47 @@ export function openapiDoc(store: Store, group: string, version: string): Record
   if (resourcesIn(store, group, version).length === 0) throw pathNotFound();
   return openapiDocument(store, group, version).doc;
 }
+
+// ---- aggregated discovery (apidiscovery.k8s.io/v2) ----
+
+export const aggregatedContentType = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/** True when the client's first choice is the aggregated form (kubectl and client-go ask for it first). */
+export function wantsAggregated(accept: string | undefined): boolean {
+  const first = (accept ?? "").split(",")[0]!.toLowerCase().replace(/\s/g, "");
+  return first.startsWith("application/json;") && first.includes("g=apidiscovery.k8s.io") && first.includes("v=v2;") && first.includes("as=apigroupdiscoverylist");
+}
+
+type Json = Record<string, unknown>;
+
+/** One group version's resources in the aggregated form: subresources nested under their parent. */
+function versionDiscovery(store: Store, group: string, version: string): Json {
+  const entries = apiResourceList(store, group, version).resources as Json[];
+  const resources: Json[] = [];
+  for (const entry of entries) {
+    const name = String(entry.name);
+    const slash = name.indexOf("/");
+    const responseKind = { group: (entry.group as string | undefined) ?? group, version: (entry.version as string | undefined) ?? version, kind: entry.kind };
+    if (slash === -1) {
+      const resource: Json = { resource: name, responseKind, scope: entry.namespaced === true ? "Namespaced" : "Cluster", singularResource: entry.singularName, verbs: entry.verbs };
+      if (entry.shortNames !== undefined) resource.shortNames = entry.shortNames;
+      if (entry.categories !== undefined) resource.categories = entry.categories;
+      resources.push(resource);
+      continue;
+    }
+    const parent = resources.find((r) => r.resource === name.slice(0, slash));
+    if (parent === undefined) continue;
+    ((parent.subresources ??= []) as Json[]).push({ subresource: name.slice(slash + 1), responseKind, verbs: entry.verbs });
+  }
+  return { version, resources, freshness: "Current" };
+}
+
+/** `/api` (the legacy group only) or `/apis` (every named group) as an APIGroupDiscoveryList. */
+export function aggregatedDiscovery(store: Store, legacy: boolean): Json {
+  const items: Json[] = [];
+  for (const [name, versions] of groupsOf(store)) {
+    if ((name === "") !== legacy) continue;
+    items.push({ metadata: { name, creationTimestamp: null }, versions: versions.map((v) => versionDiscovery(store, name, v)) });
+  }
+  return { kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2", metadata: {}, items };
+}

@@ -10,9 +10,9 @@ import { decodeProtobuf, protobufContentType } from "./protobuf.ts";
 export const jsonContentType = "application/json";
 
 /** Writes a JSON body. Objects from the store are frozen and shared: they are only serialized here. */
-export function sendJson(res: ServerResponse, code: number, body: unknown): void {
+export function sendJson(res: ServerResponse, code: number, body: unknown, contentType = jsonContentType): void {
   const text = JSON.stringify(body);
-  res.writeHead(code, { "Content-Type": jsonContentType, "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-cache, private" });
+  res.writeHead(code, { "Content-Type": contentType, "Content-Length": Buffer.byteLength(text), "Cache-Control": "no-cache, private" });
   res.end(text);
 }
 

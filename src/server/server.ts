@@ -12,7 +12,7 @@ import { realClock } from "../api/clock.ts";
 import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createServerStore } from "./admission.ts";
 import type { Store } from "../store/index.ts";
-import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo } from "./discovery.ts";
+import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
 import { ManagedFields } from "./apply.ts";
 import { faultParam } from "../api/faults.ts";
 import { FaultTable, parseFaultSpecs } from "./faults.ts";
@@ -340,8 +340,10 @@ class ApiServer {
         res.writeHead(200, { "Content-Type": "text/plain" });
         return void res.end("ok");
       case "apiVersions":
+        if (wantsAggregated(req.headers.accept)) return sendJson(res, 200, aggregatedDiscovery(store, true), aggregatedContentType);
         return sendJson(res, 200, apiVersions(`${this.#o.host}:${this.#port}`));
       case "apiGroups":
+        if (wantsAggregated(req.headers.accept)) return sendJson(res, 200, aggregatedDiscovery(store, false), aggregatedContentType);
         return sendJson(res, 200, apiGroupList(store));
       case "apiGroup":
         return sendJson(res, 200, apiGroupOf(store, route.group));

@@ -25,6 +25,8 @@ export interface CrdInfo {
   singular: string;
   listKind: string;
   shortNames: string[];
+  /** `names.categories` (`all` puts the kind in `kubectl get all`). */
+  categories: string[];
   namespaced: boolean;
   versions: CrdVersion[];
   storageVersion: string;
@@ -137,6 +139,7 @@ export function crdInfo(crd: KubeObject): CrdInfo {
     singular: typeof names.singular === "string" && names.singular !== "" ? names.singular : kind.toLowerCase(),
     listKind: typeof names.listKind === "string" && names.listKind !== "" ? names.listKind : `${kind}List`,
     shortNames: Array.isArray(names.shortNames) ? names.shortNames.filter((s): s is string => typeof s === "string") : [],
+    categories: Array.isArray(names.categories) ? names.categories.filter((s): s is string => typeof s === "string") : [],
     namespaced: spec.scope === "Namespaced",
     versions,
     storageVersion: versions.find((v) => v.storage)!.name,
@@ -159,6 +162,7 @@ export function crdStatus(crd: KubeObject, info: CrdInfo, old: KubeObject | unde
   }
   const acceptedNames: Record<string, unknown> = { plural: info.plural, singular: info.singular, kind: info.kind, listKind: info.listKind };
   if (info.shortNames.length > 0) acceptedNames.shortNames = info.shortNames;
+  if (info.categories.length > 0) acceptedNames.categories = info.categories;
   return { conditions, acceptedNames, storedVersions: stored };
 }
 

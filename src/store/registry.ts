@@ -240,6 +240,7 @@ export class Registry {
         fieldLabels: [],
         nameRule: "dns1123-subdomain",
       };
+      if (info.categories.length > 0) resource.categories = info.categories;
       state.versions.set(v.name, resource);
       this.#byPlural.set(`${info.group}/${v.name}/${info.plural}`, resource);
     }

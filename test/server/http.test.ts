@@ -248,3 +248,25 @@ async function eventually(check: () => Promise<boolean>, attempts = 200): Promis
   }
   assert.fail("the condition never held");
 }
+
+test("aggregated discovery answers /api and /apis in one request each when asked first, with subresources nested", async () => {
+  const t = await testServer();
+  try {
+    const accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json";
+    const apis = await request(t.server, "GET", "/apis", { headers: { accept } });
+    assert.equal(apis.headers.get("content-type"), "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+    const apps = apis.json.items.find((g: any) => g.metadata.name === "apps");
+    const deployments = apps.versions[0].resources.find((r: any) => r.resource === "deployments");
+    assert.deepEqual(deployments.responseKind, { group: "apps", version: "v1", kind: "Deployment" });
+    assert.equal(deployments.scope, "Namespaced");
+    assert.deepEqual(deployments.subresources.map((s: any) => s.subresource).sort(), ["scale", "status"]);
+    assert.ok(!apis.json.items.some((g: any) => g.metadata.name === ""), "the legacy group is under /api");
+    const core = await request(t.server, "GET", "/api", { headers: { accept } });
+    const pods = core.json.items[0].versions[0].resources.find((r: any) => r.resource === "pods");
+    assert.ok(pods.subresources.some((s: any) => s.subresource === "eviction" && s.responseKind.group === "policy"));
+    // A client that asks for plain JSON first still gets the legacy documents.
+    assert.equal((await request(t.server, "GET", "/apis")).json.kind, "APIGroupList");
+  } finally {
+    await t.close();
+  }
+});

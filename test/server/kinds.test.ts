@@ -6,7 +6,7 @@ import { wireKinds } from "../../src/api/generated/k8s-api.ts";
 import { decodeProtobuf } from "../../src/server/protobuf.ts";
 import { childOf, schemaOf } from "../../src/server/schema.ts";
 import { applyStrategicPatch } from "../../src/server/strategic.ts";
-import { request, testServer } from "./helpers.ts";
+import { kubectl, request, testServer } from "./helpers.ts";
 
 test("discovery lists every stored kind of the wire table that a 1.35 server serves, with categories and subresources", async () => {
   const t = await testServer();
@@ -149,4 +149,27 @@ test("strategic merge and apply metadata come from the markers: Service ports by
   assert.ok(selector.t === "struct" && selector.atomic === true);
   const finalizers = childOf(childOf(service, "metadata"), "finalizers");
   assert.ok(finalizers.t === "list" && finalizers.listType === "set" && finalizers.strategy === "merge");
+});
+
+test("a CRD's categories reach discovery and acceptedNames, so its resources show in kubectl get all", async () => {
+  const t = await testServer();
+  try {
+    const crd = {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: "gadgets.example.com" },
+      spec: { group: "example.com", scope: "Namespaced", names: { plural: "gadgets", singular: "gadget", kind: "Gadget", categories: ["all"] }, versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } }] },
+    };
+    const created = await request(t.server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd });
+    assert.equal(created.status, 201, created.text);
+    assert.deepEqual(created.json.status.acceptedNames.categories, ["all"]);
+    const resources = (await request(t.server, "GET", "/apis/example.com/v1")).json.resources;
+    assert.deepEqual(resources.find((r: any) => r.name === "gadgets").categories, ["all"]);
+    assert.equal((await request(t.server, "POST", "/apis/example.com/v1/namespaces/default/gadgets", { body: { apiVersion: "example.com/v1", kind: "Gadget", metadata: { name: "g1" } } })).status, 201);
+    const all = await kubectl(t, ["get", "all"]);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /gadget\.example\.com\/g1/);
+  } finally {
+    await t.close();
+  }
 });

@@ -159,7 +159,8 @@ test("kubectl cordon, taint, uncordon and drain patch a node the way a real serv
     assert.equal(node().spec.unschedulable, undefined);
     await ok(t, ["taint", "nodes", "n1", "k-"]);
     assert.deepEqual(node().spec.taints.map((x: any) => x.key), ["a"]);
-    // Eviction is not served (see the README): drain deletes the pod instead, at once with a zero grace period.
+    // --disable-eviction: drain deletes the pod itself, at once with a zero grace period (reviews.test.ts drains
+    // through the eviction subresource).
     await ok(t, ["drain", "n1", "--force", "--disable-eviction", "--grace-period=0", "--timeout=15s"]);
     assert.equal(node().spec.unschedulable, true);
     assert.equal(t.server.store.list({ apiVersion: "v1", kind: "Pod", namespace: "default" }).items.length, 0);
