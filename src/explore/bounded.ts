@@ -21,7 +21,7 @@ import type { ReadyStep, Strategy } from "../sim/strategy.ts";
 import type { PlannedFault } from "../sim/types.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import { findingKey, isFinding } from "../check/verdict.ts";
-import { collectFindings, faultPoints, type ExploreOptions, type ExploreResult, type RunSummary } from "./explore.ts";
+import { collectFindings, faultPoints, runSummary, type ExploreOptions, type ExploreResult, type RunSummary } from "./explore.ts";
 import type { FaultPoint } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import type { Scenario } from "./scenario.ts";
@@ -250,18 +250,7 @@ function keep(search: Search, root: Root, outcome: RunOutcome): boolean {
     seen.occurrences++;
     return true;
   }
-  const run: RunSummary = {
-    index: state.stats.schedules - 1,
-    strategy: "bounded",
-    workload: root.workload,
-    seed: search.options.seed,
-    verdict: outcome.verdict,
-    steps: outcome.steps,
-    choices: outcome.choices,
-    faults: outcome.faults,
-    traceHash: outcome.traceHash,
-    counters: outcome.counters,
-  };
+  const run = runSummary({ index: state.stats.schedules - 1, strategy: "bounded", workload: root.workload, seed: search.options.seed }, outcome);
   state.found.push({ key, run, occurrences: 1 });
   return true;
 }

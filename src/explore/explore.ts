@@ -161,11 +161,17 @@ function sumCounters(summaries: readonly RunSummary[]): PropertyCounter[] {
 
 /** A run's summary: what was planned for run `index` and what came of it. */
 function summarize(index: number, planned: PlannedRun, outcome: RunOutcome): RunSummary {
+  const run = { index, strategy: planned.strategy, workload: planned.spec.workload, seed: planned.spec.seed };
+  return runSummary(planned.point === undefined ? run : { ...run, point: planned.point }, outcome);
+}
+
+/** What the explorer keeps of a run (no trace): who it was and what came of it. */
+export function runSummary(run: Pick<RunSummary, "index" | "strategy" | "workload" | "seed" | "point">, outcome: RunOutcome): RunSummary {
   const summary: RunSummary = {
-    index,
-    strategy: planned.strategy,
-    workload: planned.spec.workload,
-    seed: planned.spec.seed,
+    index: run.index,
+    strategy: run.strategy,
+    workload: run.workload,
+    seed: run.seed,
     verdict: outcome.verdict,
     steps: outcome.steps,
     choices: outcome.choices,
@@ -173,7 +179,7 @@ function summarize(index: number, planned: PlannedRun, outcome: RunOutcome): Run
     traceHash: outcome.traceHash,
     counters: outcome.counters,
   };
-  if (planned.point !== undefined) summary.point = planned.point;
+  if (run.point !== undefined) summary.point = run.point;
   return summary;
 }
 
