@@ -4,7 +4,7 @@
 // reports the target image. The fixed variant also counts approvals (`spec.rebootApproval`), so that the
 // daemon can tell a fresh approval from one it has already used.
 import assert from "node:assert/strict";
-import { Action, defineController, isAlreadyExists, isNotFound, setControllerReference, type Client, type KubeObject, type ReconcileContext } from "settle";
+import { Action, defineController, isAlreadyExists, isNotFound, setControllerReference, type Client, type ReconcileContext } from "settle";
 import { cordon, drainOnce, registryCell, type Registry } from "settle/sim";
 import {
   bootcNodeKind,
@@ -37,8 +37,9 @@ export interface PoolControllerOptions {
 interface Pass {
   pool: BootcNodePool;
   target: string;
-  nodes: Map<string, NodeObject>;
-  /** From the cache: writes use its resourceVersions, so a stale copy fails with a conflict and is retried. */
+  /** From the cache, in name order (see `survey`); looked up with `nodeOf`. */
+  nodes: readonly NodeObject[];
+  /** From the cache, in name order: writes use its resourceVersions, so a stale copy fails with a conflict and is retried. */
   bootcNodes: readonly BootcNode[];
   /** What the pass's steps need of `bootcNodes`, read once: a pass at fleet size reads every node otherwise five times. */
   survey: Survey;
@@ -58,6 +59,8 @@ interface Survey {
   candidates: BootcNode[];
   /** On the target and reporting it booted. */
   updated: number;
+  /** Every Node has its BootcNode and no BootcNode is left without a Node. */
+  complete: boolean;
 }
 
 export function poolController(options: PoolControllerOptions) {
@@ -79,13 +82,14 @@ export function poolController(options: PoolControllerOptions) {
       const registry = await options.readRegistry();
       const target = registry[pool.spec.image.ref];
       if (target === undefined) return Action.requeueAfter(10_000);
-      const bootcNodes = ctx.lister<BootcNode>(bootcNodeKind).list().slice().sort(byName);
+      const bootcNodes = ctx.lister<BootcNode>(bootcNodeKind).list();
+      const nodes = ctx.lister<NodeObject>(nodeKind).list();
       const pass: Pass = {
         pool,
         target,
-        nodes: new Map(ctx.lister<NodeObject>(nodeKind).list().map((n) => [n.metadata.name!, n])),
+        nodes,
         bootcNodes,
-        survey: survey(bootcNodes, target),
+        survey: survey(bootcNodes, nodes, target),
         client: ctx.client,
         now: ctx.clock.now(),
       };
@@ -100,32 +104,77 @@ export function poolController(options: PoolControllerOptions) {
   });
 }
 
-/**
- * Name order by UTF-16 code units. Node names are DNS subdomains (lowercase letters, digits, '-', '.'), where
- * this is the order `localeCompare` gives too, at a fraction of its cost: the cache lists them in this order
- * already, and a pass at fleet size sorts thousands of names.
- */
-function byName(a: KubeObject, b: KubeObject): number {
-  const x = a.metadata.name ?? "";
-  const y = b.metadata.name ?? "";
-  return x < y ? -1 : x > y ? 1 : 0;
+/** The pass's copy of a Node, by binary search: a pass looks up only the nodes it acts on. */
+function nodeOf(pass: Pass, name: string): NodeObject | undefined {
+  let low = 0;
+  let high = pass.nodes.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (pass.nodes[middle]!.metadata.name! < name) low = middle + 1;
+    else high = middle;
+  }
+  const node = pass.nodes[low];
+  return node?.metadata.name === name ? node : undefined;
 }
 
-function survey(bootcNodes: readonly BootcNode[], target: string): Survey {
-  const result: Survey = { stale: [], slotted: [], candidates: [], updated: 0 };
-  for (const bn of bootcNodes) {
-    const onTarget = bn.spec.desiredImage === target;
-    if (!onTarget || didNotApply(bn)) result.stale.push(bn);
-    const slotted = isSlotted(bn);
-    if (slotted) result.slotted.push(bn);
-    if (!onTarget) continue;
-    const { upToDate, staged } = reported(bn);
-    if (upToDate) result.updated++;
-    if (!slotted && staged) result.candidates.push(bn);
+/**
+ * Sorts the pass's nodes into a `Survey`. The pass works in name order: a lister lists in key order, which for
+ * cluster-scoped objects is name order by UTF-16 code units, and for node names (DNS subdomains: lowercase
+ * letters, digits, '-', '.') that is the order `localeCompare` gives too. Sorting again cost every pass thousands
+ * of comparisons at fleet size, so the survey only checks the order, on the names it compares anyway.
+ */
+function survey(bootcNodes: readonly BootcNode[], nodes: readonly NodeObject[], target: string): Survey {
+  const result: Survey = { stale: [], slotted: [], candidates: [], updated: 0, complete: bootcNodes.length === nodes.length };
+  let ordered = true;
+  let last = "";
+  let lastNode = "";
+  for (let i = 0; i < bootcNodes.length; i++) {
+    const bn = bootcNodes[i]!;
+    const name = bn.metadata.name!;
+    const node = i < nodes.length ? nodes[i]!.metadata.name! : "";
+    ordered &&= i === 0 || (last < name && (node === "" || lastNode < node));
+    result.complete &&= node === name;
+    last = name;
+    lastNode = node;
+    classify(result, bn, target);
   }
-  assert(result.stale.length <= bootcNodes.length, "a survey sorts the pass's nodes");
+  assert(ordered, "a lister lists in name order");
   assert(result.candidates.length + result.slotted.length <= bootcNodes.length, "a candidate holds no slot");
   return result;
+}
+
+/** What a pass needs to know of one BootcNode for one target. */
+interface Facts {
+  target: string;
+  stale: boolean;
+  slotted: boolean;
+  upToDate: boolean;
+  staged: boolean;
+}
+
+/**
+ * Facts by cached copy. A cached copy is frozen, so its facts for a target never change; most nodes are unchanged
+ * from one pass to the next, and reading every copy's fields again was most of a pass's cost at fleet size.
+ */
+const factsByCopy = new WeakMap<BootcNode, Facts>();
+
+function factsOf(bn: BootcNode, target: string): Facts {
+  const known = factsByCopy.get(bn);
+  if (known !== undefined && known.target === target) return known;
+  assert(Object.isFrozen(bn), "facts are kept only for copies that cannot change");
+  const onTarget = bn.spec.desiredImage === target;
+  const { upToDate, staged } = onTarget ? reported(bn) : { upToDate: false, staged: false };
+  const facts: Facts = { target, stale: !onTarget || didNotApply(bn), slotted: isSlotted(bn), upToDate, staged };
+  factsByCopy.set(bn, facts);
+  return facts;
+}
+
+function classify(result: Survey, bn: BootcNode, target: string): void {
+  const facts = factsOf(bn, target);
+  if (facts.stale) result.stale.push(bn);
+  if (facts.slotted) result.slotted.push(bn);
+  if (facts.upToDate) result.updated++;
+  if (!facts.slotted && facts.staged) result.candidates.push(bn);
 }
 
 /** An approval to reboot that the daemon reports did not apply: `syncSpecs` takes it back. */
@@ -136,9 +185,9 @@ function didNotApply(bn: BootcNode): boolean {
 }
 
 async function createMissing(pass: Pass): Promise<void> {
-  if (pass.bootcNodes.length === pass.nodes.size && pass.bootcNodes.every((b) => pass.nodes.has(b.metadata.name!))) return;
+  if (pass.survey.complete) return;
   const have = new Set(pass.bootcNodes.map((b) => b.metadata.name));
-  for (const name of [...pass.nodes.keys()].sort()) {
+  for (const name of pass.nodes.map((n) => n.metadata.name!)) {
     if (have.has(name)) continue;
     const object: BootcNode = { ...bootcNodeKind, metadata: { name }, spec: { desiredImage: pass.target, desiredImageState: "Staged" } };
     try {
@@ -185,7 +234,7 @@ async function freeSlots(pass: Pass): Promise<Set<string>> {
   for (const bn of pass.survey.slotted) {
     if (bn.spec.desiredImage !== pass.target) continue;
     const name = bn.metadata.name!;
-    if (!reported(bn).upToDate || !isNodeReady(pass.nodes.get(name))) continue;
+    if (!reported(bn).upToDate || !isNodeReady(nodeOf(pass, name))) continue;
     if (bn.metadata.annotations?.[wasCordonedAnnotation] !== "true") await setCordon(pass.client, name, false);
     const patch = { metadata: { labels: { [slotLabel]: null }, annotations: { [wasCordonedAnnotation]: null } } };
     await pass.client.patch({ ...bootcNodeKind, name, patchType: "merge", patch });
@@ -200,7 +249,7 @@ async function drainAndApprove(pass: Pass, freed: ReadonlySet<string>, countAppr
   for (const bn of pass.survey.slotted) {
     const name = bn.metadata.name!;
     if (freed.has(name) || bn.spec.desiredImageState === "Booted" || bn.spec.desiredImage !== pass.target) continue;
-    if (pass.nodes.get(name)?.spec?.unschedulable !== true) await setCordon(pass.client, name, true);
+    if (nodeOf(pass, name)?.spec?.unschedulable !== true) await setCordon(pass.client, name, true);
     if ((await drainOnce(pass.client, name, pass.now)) > 0) {
       draining = true;
       continue;
@@ -229,7 +278,7 @@ async function fillSlots(pass: Pass, freed: ReadonlySet<string>): Promise<void> 
     if (slotted.size >= budget) return;
     const name = bn.metadata.name!;
     if (slotted.has(name)) continue;
-    const was = pass.nodes.get(name)?.spec?.unschedulable === true ? "true" : "false";
+    const was = nodeOf(pass, name)?.spec?.unschedulable === true ? "true" : "false";
     const metadata = { ...bn.metadata, labels: { ...bn.metadata.labels, [slotLabel]: "true" }, annotations: { ...bn.metadata.annotations, [wasCordonedAnnotation]: was } };
     await pass.client.update({ object: { ...bn, metadata } });
     slotted.add(name);

@@ -205,6 +205,16 @@ interface HostVerdicts {
   noStageOfBooted: boolean;
 }
 
+const stagedBooted = 1;
+const rebootedTwice = 2;
+
+/** A host's verdicts as bits: `stagedBooted` (it staged the image it runs), `rebootedTwice` (into one image). */
+function hostFlags(host: BootcHost): number {
+  let flags = host.staging !== null && host.staging === host.booted ? stagedBooted : 0;
+  for (const image in host.rebootsInto) if (host.rebootsInto[image]! > 1) flags |= rebootedTwice;
+  return flags;
+}
+
 /**
  * One pass over the hosts per step for the two host properties (the monitor checks them in order: the
  * first scans, the second takes the result). `perSecond`: one pass per virtual second.
@@ -213,12 +223,17 @@ class HostAudit {
   private last: { second: number; verdicts: HostVerdicts } | undefined;
   private pending: HostVerdicts | undefined;
   private readonly cells: string[];
+  /** Per cell, the host value last scanned and its verdicts (`hostFlags`). */
+  private readonly hosts: Array<BootcHost | undefined>;
+  private readonly flags: number[];
 
   constructor(
     private readonly nodes: readonly string[],
     private readonly perSecond: boolean,
   ) {
     this.cells = nodes.map(hostCellOf);
+    this.hosts = this.cells.map(() => undefined);
+    this.flags = this.cells.map(() => 0);
   }
 
   scan(view: WorldView): HostVerdicts {
@@ -228,10 +243,16 @@ class HostAudit {
       return this.pending;
     }
     const verdicts = { oneRebootPerApproval: true, noStageOfBooted: true };
-    for (const cell of this.cells) {
-      const host = view.external<BootcHost>(cell);
-      if (host.staging !== null && host.staging === host.booted) verdicts.noStageOfBooted = false;
-      for (const image in host.rebootsInto) if (host.rebootsInto[image]! > 1) verdicts.oneRebootPerApproval = false;
+    for (let i = 0; i < this.cells.length; i++) {
+      const host = view.external<BootcHost>(this.cells[i]!);
+      // The simulator freezes a cell's value and replaces it on every write, so an unchanged value keeps its
+      // verdicts: most hosts change a few times in a rollout, and the pass runs every virtual second.
+      if (host !== this.hosts[i]) {
+        this.hosts[i] = host;
+        this.flags[i] = hostFlags(host);
+      }
+      if ((this.flags[i]! & stagedBooted) !== 0) verdicts.noStageOfBooted = false;
+      if ((this.flags[i]! & rebootedTwice) !== 0) verdicts.oneRebootPerApproval = false;
     }
     this.last = { second, verdicts };
     this.pending = verdicts;
