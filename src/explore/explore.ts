@@ -74,7 +74,7 @@ export interface ExploreResult {
 }
 
 export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed">): Promise<FaultPoint[]> {
-  return (await referencePlan(scenario, options)).points;
+  return (await referencePlan(scenario, { ...options, first: false })).points;
 }
 
 /**
@@ -82,7 +82,10 @@ export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptio
  * run that already fails is a finding of its own (the bug needs no fault at all), reported with a negative run
  * index (`workloadIndex - workloads`), so it comes before every planned run, in workload order.
  */
-export async function referencePlan(scenario: Scenario, options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed">): Promise<{ points: FaultPoint[]; references: RunSummary[] }> {
+export async function referencePlan(
+  scenario: Scenario,
+  options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed"> & { first?: boolean },
+): Promise<{ points: FaultPoint[]; references: RunSummary[] }> {
   const workloads = options.workload !== undefined ? [options.workload] : Object.keys(scenario.workloads);
   const points: FaultPoint[] = [];
   const references: RunSummary[] = [];
@@ -94,7 +97,11 @@ export async function referencePlan(scenario: Scenario, options: Pick<ExploreOpt
     if (!systematicKinds.some((kind) => kinds.has(kind))) continue;
     const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
     const planned: PlannedRun = { index: i - workloads.length, strategy: "reference", spec: { ...spec, strategy: fifoStrategy() } };
-    if (isFinding(reference.verdict)) references.push(summarize(planned.index, planned, reference));
+    if (isFinding(reference.verdict)) {
+      references.push(summarize(planned.index, planned, reference));
+      // With --first, the first failing reference is the answer: the other workloads need not be planned.
+      if (options.first === true) break;
+    }
     points.push(...faultPointsOf({ workload, trace: reference.trace, crashable: crashableActors(scenario, spec), faultable: faultableActors(scenario, spec), kinds }));
   }
   return { points, references };
