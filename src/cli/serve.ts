@@ -6,8 +6,14 @@ import { createServerStore, loadSetup, parseFaultSpecs, SetupError, startServer 
 import type { FaultSpec } from "../server/index.ts";
 import { createWorld, isScenarioText, isYamlScenarioPath, loadYamlScenario, ScenarioYamlError } from "../scenario-yaml/index.ts";
 import { intOption, parse, UsageError } from "./args.ts";
+import { startClusterMode } from "./cluster-mode.ts";
+import type { ClusterMode } from "./cluster-mode.ts";
+
+/** Fake nodes `--cluster` may run: each is a kubelet with its own watches, so the count is bounded. */
+const clusterNodesMax = 100;
 
 export const serveUsage = `Usage: settle serve [--port N] [--host ADDR] [--kubeconfig-out FILE] [--setup FILE...] [--token T] [--faults FILE]
+                   [--cluster [--nodes N]]
 
 Serves a Kubernetes-compatible HTTP API (discovery, OpenAPI v3 stubs, CRUD, merge, JSON and strategic merge patch,
 server-side apply, Tables, watches, CRDs, finalizers and garbage collection) over an in-memory store, for kubectl,
@@ -22,6 +28,11 @@ Options:
   --token T             the bearer token clients must send (default: random, printed in the kubeconfig)
   --faults FILE         arm faults at start (YAML or JSON: a list, or {faults: [...]}); more can be armed
                         while serving with POST /settle/faults (see src/server/README.md)
+  --cluster             also run a fake cluster in real time: Ready nodes with kubelets that report pods
+                        Running and Ready (no containers run), the scheduler, node lifecycle and the
+                        Deployment, ReplicaSet, DaemonSet, Job, CronJob and disruption controllers, so
+                        \`kubectl rollout status\` and \`helm install --wait\` finish
+  --nodes N             fake nodes with --cluster, named n1..nN (default 1, at most ${clusterNodesMax})
 
 Stops cleanly on SIGINT or SIGTERM. Exit codes: 0 stopped, 2 usage or setup error.
 `;
@@ -34,6 +45,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     setup: { type: "string", multiple: true },
     token: { type: "string" },
     faults: { type: "string" },
+    cluster: { type: "boolean" },
+    nodes: { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const port = intOption(values, "port", 0, 0);
@@ -41,6 +54,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const host = typeof values.host === "string" ? values.host : "127.0.0.1";
   const token = typeof values.token === "string" ? values.token : undefined;
   if (token !== undefined && !/^[\x21-\x7e]+$/.test(token)) throw new UsageError("--token must be printable ASCII without spaces");
+  if (values.nodes !== undefined && values.cluster !== true) throw new UsageError("--nodes needs --cluster");
+  const nodes = intOption(values, "nodes", 1, 1);
+  if (nodes > clusterNodesMax) throw new UsageError(`--nodes expects an integer from 1 to ${clusterNodesMax}, got "${nodes}"`);
   const store = createServerStore({ now: () => realClock.now() });
   try {
     // A settle scenario (scenario.yaml) contributes its world; any other file is manifests.
@@ -64,15 +80,18 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
   }
   const server = await startServer({ store, host, port, faults, ...(token === undefined ? {} : { token }) });
+  // The cluster's actors are clients of this server like any other, so they start once it listens.
+  const cluster: ClusterMode | undefined = values.cluster === true ? startClusterMode({ kubeconfig: server.kubeconfig(), nodes, clock: realClock, log: (line) => process.stderr.write(`settle serve: ${line}\n`) }) : undefined;
   const kubeconfigOut = values["kubeconfig-out"];
   if (typeof kubeconfigOut === "string") server.writeKubeconfig(kubeconfigOut);
-  process.stdout.write(`settle serve: listening on ${server.url}${typeof kubeconfigOut === "string" ? ` (kubeconfig: ${kubeconfigOut})` : ""}\n`);
+  process.stdout.write(`settle serve: listening on ${server.url}${typeof kubeconfigOut === "string" ? ` (kubeconfig: ${kubeconfigOut})` : ""}${cluster === undefined ? "" : ` with a cluster of ${nodes} node${nodes === 1 ? "" : "s"}`}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);
     process.once("SIGTERM", stop);
   });
   process.stdout.write("settle serve: shutting down\n");
+  cluster?.stop();
   await server.close();
   return 0;
 }
