@@ -21,6 +21,7 @@ import type { ActorState, Kernel } from "./kernel.ts";
 import type { StepFacts, Verb } from "./trace.ts";
 import { SimWatch } from "./watch.ts";
 import { checkClientOptions } from "../api/client-options.ts";
+import { handOver } from "../store/util.ts";
 
 /** The error an injected request failure produces: the fault model's mapping, in the simulator's words. */
 export function injectedError(code: number, what: string): ApiError {
@@ -173,9 +174,11 @@ export class SimClient implements Client {
     });
   }
 
+  // A write's object is copied when the actor calls (the actor may change its own afterwards) and that private
+  // copy is handed over to the store, which then takes it as it is instead of copying it a second time.
   create<T extends KubeObject = KubeObject>(options: CreateOptions<T>): Promise<T> {
     checkClientOptions("create", options);
-    const object = cloneJson(options.object);
+    const object = handOver(cloneJson(options.object));
     const { object: _, ...write } = options;
     const target = objectRef(object);
     return this.call({ verb: "create", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.create(object, write) });
@@ -183,7 +186,7 @@ export class SimClient implements Client {
 
   update<T extends KubeObject = KubeObject>(options: UpdateOptions<T>): Promise<T> {
     checkClientOptions("update", options);
-    const object = cloneJson(options.object);
+    const object = handOver(cloneJson(options.object));
     const { object: _, ...write } = options;
     const target = objectRef(object);
     return this.call({ verb: "update", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.update(object, write) });
@@ -191,7 +194,7 @@ export class SimClient implements Client {
 
   updateStatus<T extends KubeObject = KubeObject>(options: UpdateOptions<T>): Promise<T> {
     checkClientOptions("updateStatus", options);
-    const object = cloneJson(options.object);
+    const object = handOver(cloneJson(options.object));
     const { object: _, ...write } = options;
     const target = objectRef(object);
     return this.call({ verb: "updateStatus", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.updateStatus(object, write) });

@@ -33,7 +33,7 @@ import type { CompiledSelector } from "./reads.ts";
 import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
 import type { Version } from "./registry.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sequenceSuffix, sequenceUid } from "./util.ts";
+import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
 import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
 import { WatchHub, Watcher } from "./watch.ts";
 
@@ -52,6 +52,8 @@ interface UpdateContext {
   target?: ObjectRef;
   /** Writes by the store's own controllers (GC, namespace finalizer) may change what clients may not. */
   system?: boolean;
+  /** The input is the store's own already (a patch's result): it is checked and measured, not copied. */
+  owned?: boolean;
 }
 
 export class MemoryStore implements Store {
@@ -365,7 +367,7 @@ export class MemoryStore implements Store {
 
   #update(input: KubeObject, context: UpdateContext): KubeObject {
     return this.#transaction(() => {
-      const object = this.#cloneInput(input);
+      const object = this.#cloneInput(input, context.owned === true);
       const { state, resource } = this.#resolve(object);
       if (context.sub === "status" && !resource.statusSubresource) {
         throw new ApiError("NotFound", 404, `the server could not find the requested resource (put ${resource.plural}/status)`);
@@ -375,7 +377,7 @@ export class MemoryStore implements Store {
       const current = liveObject(currentVersion);
       if (current === undefined) throw notFound(resource.plural, name, resource.group);
       this.#checkUpdatePreconditions(object, current, resource);
-      let next = this.#mergeSubresource(object, current, resource, context);
+      let next = this.#mergeSubresource(object, current, state, resource, context);
       if (this.#admission.some((a) => a.mutate !== undefined)) next = cloneMeasured(next).clone;
       this.#mutate("UPDATE", context.sub, resource, next, current, context.options);
       this.#prepareUpdate(next, current, state, resource);
@@ -420,16 +422,20 @@ export class MemoryStore implements Store {
     if (!isRecord(patched)) throw badRequest("the patch must leave an object");
     const ref: ObjectRef = { apiVersion: options.apiVersion, kind: options.kind, name: options.name };
     if (resource.namespaced) ref.namespace = options.namespace;
-    const context: UpdateContext = { sub, options, target: ref };
+    // The patch code returns a new document that shares nothing with the stored object or the patch.
+    const context: UpdateContext = { sub, options, target: ref, owned: true };
     return this.#update(patched as unknown as KubeObject, context);
   }
 
-  /** Clones what the caller passed (the store never keeps a caller's reference) and checks its shape and size. */
-  #cloneInput(input: unknown): KubeObject {
+  /**
+   * Clones what the caller passed (the store never keeps a caller's reference) and checks its shape and size.
+   * An input that is the store's own (`owned`) or was handed over (`handOver`) is made plain in place instead.
+   */
+  #cloneInput(input: unknown, owned = false): KubeObject {
     if (!isRecord(input)) throw badRequest("the request body must be a JSON object");
     let cloned: { clone: KubeObject; bytes: number };
     try {
-      cloned = cloneMeasured(input as KubeObject, this.#objectBytesMax);
+      cloned = cloneMeasured(input as KubeObject, this.#objectBytesMax, owned || takeHandedOver(input));
     } catch (error) {
       throw badRequest(`the object is not valid JSON data: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -532,10 +538,15 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** Main writes keep the stored `status`; status writes keep everything but `status`. */
-  #mergeSubresource(object: KubeObject, current: KubeObject, resource: ResourceType, context: UpdateContext): KubeObject {
+  /**
+   * Main writes keep the stored `status`; status writes keep everything but `status`. A status write of a built-in
+   * kind shares the stored object's frozen parts (all but the top level and `metadata`, which the pipeline sets):
+   * nothing after this writes into them. A custom kind's object is copied whole, because pruning against a schema
+   * changed since the object was stored may cut fields anywhere in it.
+   */
+  #mergeSubresource(object: KubeObject, current: KubeObject, state: KindState, resource: ResourceType, context: UpdateContext): KubeObject {
     if (context.sub === "status") {
-      const next = cloneMeasured(current).clone;
+      const next = state.custom === undefined ? { ...current, metadata: { ...current.metadata } } : cloneMeasured(current).clone;
       if (object.status === undefined) delete next.status;
       else next.status = object.status;
       return next;

@@ -55,14 +55,69 @@ function copyPlain(value: unknown, size: { bytes: number }): unknown {
 }
 
 /**
+ * `copyPlain`'s twin for data nobody else holds: it makes the same value in place (dropping `undefined` and
+ * functions, nulling them in arrays) and adds up the same size, so a handed-over object costs a walk, not a copy.
+ * Frozen data is not ours to change, so it counts as not plain and goes the JSON round trip's way.
+ */
+function settlePlain(value: unknown, size: { bytes: number }): void {
+  switch (typeof value) {
+    case "string":
+      size.bytes += value.length + 2;
+      return;
+    case "number":
+      if (!Number.isFinite(value)) throw notPlain;
+      size.bytes += 8;
+      return;
+    case "boolean":
+      size.bytes += 5;
+      return;
+    case "object": {
+      if (value === null) {
+        size.bytes += 4;
+        return;
+      }
+      if (Object.isFrozen(value)) throw notPlain;
+      if (Array.isArray(value)) {
+        size.bytes += 2 + value.length;
+        for (let i = 0; i < value.length; i++) {
+          const item: unknown = value[i];
+          if (item === undefined || typeof item === "function") value[i] = null;
+          else settlePlain(item, size);
+        }
+        return;
+      }
+      const proto = Object.getPrototypeOf(value);
+      if (proto !== Object.prototype && proto !== null) throw notPlain;
+      const record = value as Record<string, unknown>;
+      size.bytes += 2;
+      for (const key in record) {
+        const item = record[key];
+        if (item === undefined || typeof item === "function") {
+          delete record[key];
+          continue;
+        }
+        size.bytes += key.length + 4;
+        settlePlain(item, size);
+      }
+      return;
+    }
+    default:
+      throw notPlain;
+  }
+}
+
+/**
  * Clones JSON data (dropping `undefined`, as the wire does) and measures it in bytes of UTF-8 JSON: the store's
  * specialization of `api/json.ts`'s `cloneJson`, for its object size limit. It is a loop of its own because
- * counting while copying is what keeps a write at one walk of the object.
+ * counting while copying is what keeps a write at one walk of the object. With `owned`, the caller gave `value`
+ * up (see `handOver`): it is made plain in place and returned as the clone, with the same result and size.
  */
-export function cloneMeasured<T>(value: T, exactAboveBytes = 0): { clone: T; bytes: number } {
+export function cloneMeasured<T>(value: T, exactAboveBytes = 0, owned = false): { clone: T; bytes: number } {
   const size = { bytes: 0 };
   try {
-    const clone = copyPlain(value, size) as T;
+    let clone = value;
+    if (owned) settlePlain(value, size);
+    else clone = copyPlain(value, size) as T;
     // Escapes (up to 6 bytes per character) make the estimate low: anywhere near a limit, measure exactly.
     if (exactAboveBytes === 0 || size.bytes * 6 < exactAboveBytes) return { clone, bytes: size.bytes };
     return { clone, bytes: Buffer.byteLength(JSON.stringify(value), "utf8") };
@@ -72,6 +127,23 @@ export function cloneMeasured<T>(value: T, exactAboveBytes = 0): { clone: T; byt
   const text = JSON.stringify(value);
   assert(typeof text === "string", "cloneMeasured: value is JSON");
   return { clone: JSON.parse(text) as T, bytes: Buffer.byteLength(text, "utf8") };
+}
+
+/**
+ * Objects their maker handed to the store for good: the simulator's client copies a request's object when the
+ * actor calls and nobody else ever sees that copy, so the store may take it as its own instead of copying again.
+ */
+const handedOver = new WeakSet<object>();
+
+/** Marks a private copy as given up by its maker: the store's next write of it keeps it instead of copying it. */
+export function handOver<T extends object>(object: T): T {
+  handedOver.add(object);
+  return object;
+}
+
+/** True (once) when `value` was handed over: the caller may change it in place. */
+export function takeHandedOver(value: object): boolean {
+  return handedOver.delete(value);
 }
 
 /** True when `a` and `b` differ anywhere outside the top-level keys in `ignored`. */
