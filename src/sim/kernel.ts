@@ -45,21 +45,33 @@ export interface CrashOptions {
   relistAtRevision?: number;
 }
 
+/** What one incarnation holds in the simulation: a crash or exit drops it whole, and the next starts empty. */
+interface Incarnation {
+  /** Ready steps it owns (promoted timers excluded: they stay in `timers`). */
+  readyCount: number;
+  /** Every ready step whose `owner` is its actor, promoted timers included: what a crash withdraws. */
+  readonly owned: Set<Step>;
+  /** Its timers not yet fired or cancelled. */
+  readonly timers: Set<TimerEntry>;
+  /** Its watch iterations waiting for an event. */
+  waiters: number;
+  readonly watches: Set<SimWatch>;
+  /** Faults armed for its next request or next cached read. */
+  armed: Armed;
+}
+
+function emptyIncarnation(): Incarnation {
+  return { readyCount: 0, owned: new Set(), timers: new Set(), waiters: 0, watches: new Set(), armed: {} };
+}
+
 interface ActorRecord {
   readonly def: ActorDefinition;
   readonly name: string;
   life: Life;
-  /** Ready steps owned by this incarnation (promoted timers excluded: they stay in `timers`). */
-  readyCount: number;
-  /** Every ready step whose `owner` is this record, promoted timers included: what a crash withdraws. */
-  readonly owned: Set<Step>;
-  /** Timers of this incarnation not yet fired or cancelled. */
-  readonly timers: Set<TimerEntry>;
-  /** Watch iterations waiting for an event. */
-  waiters: number;
-  readonly watches: Set<SimWatch>;
+  /** Numbers watches across incarnations, so a watch id is never reused. */
   watchCounter: number;
-  armed: Armed;
+  /** What the current incarnation holds. */
+  held: Incarnation;
 }
 
 /** An actor as the rest of the simulator sees it: read-only; the kernel's methods change it. */
@@ -67,9 +79,6 @@ export interface ActorState {
   readonly def: ActorDefinition;
   readonly name: string;
   readonly life: Life;
-  readonly readyCount: number;
-  readonly timers: ReadonlySet<TimerEntry>;
-  readonly waiters: number;
 }
 
 export interface Fatal {
@@ -224,25 +233,15 @@ export class Kernel {
 
   /** True while an actor incarnation has something in the simulation that can resume it. */
   busy(state: ActorState): boolean {
-    return state.readyCount > 0 || state.timers.size > 0 || state.waiters > 0;
+    const { held } = state as ActorRecord;
+    return held.readyCount > 0 || held.timers.size > 0 || held.waiters > 0;
   }
 
   // ---- Actors ----------------------------------------------------------------------------------------
 
   addActor(def: ActorDefinition): void {
     assert(!this.actorsByName.has(def.name), `actor "${def.name}" is added once`);
-    const state: ActorRecord = {
-      def,
-      name: def.name,
-      life: initialLife,
-      readyCount: 0,
-      owned: new Set(),
-      timers: new Set(),
-      waiters: 0,
-      watches: new Set(),
-      watchCounter: 0,
-      armed: {},
-    };
+    const state: ActorRecord = { def, name: def.name, life: initialLife, watchCounter: 0, held: emptyIncarnation() };
     this.actorsByName.set(state.name, state);
     this.enqueue({ actor: state.name, kind: "start", label: `start ${state.name}`, run: () => this.start(state, { type: "start" }) });
   }
@@ -290,7 +289,7 @@ export class Kernel {
     const delayMs = this.scheduleRestart(record);
     if (options.relistAtRevision === undefined) return `crashed, restart in ${delayMs}ms`;
     // Armed faults survive the restart (a crash clears them first): the new incarnation's first cached read.
-    record.armed.staleAtRevision = options.relistAtRevision;
+    record.held.armed.staleAtRevision = options.relistAtRevision;
     return `crashed, restart in ${delayMs}ms, first cached read at revision ${options.relistAtRevision}`;
   }
 
@@ -305,16 +304,16 @@ export class Kernel {
 
   private endIncarnation(state: ActorRecord): void {
     // Removal order does not matter: each step leaves the ready list wherever it is.
-    for (const step of [...state.owned]) this.remove(step);
-    for (const entry of [...state.timers]) this.cancelTimer(state, entry);
-    for (const watch of [...state.watches]) watch.kill();
-    state.watches.clear();
-    state.waiters = 0;
-    state.armed = {};
+    const { held } = state;
+    for (const step of [...held.owned]) this.remove(step);
+    for (const entry of [...held.timers]) this.cancelTimer(state, entry);
+    for (const watch of [...held.watches]) watch.kill();
+    assert(held.readyCount === 0, "a crashed actor has no ready steps");
+    assert(held.timers.size === 0, "a crashed actor has no timers");
+    // Everything else the incarnation held (watch waiters, armed faults) goes with it.
+    state.held = emptyIncarnation();
     if (this.paused.delete(state)) this.eligibleSteps = undefined;
     this.transition(state, { type: "crash" });
-    assert(state.readyCount === 0, "a crashed actor has no ready steps");
-    assert(state.timers.size === 0, "a crashed actor has no timers");
   }
 
   private scheduleRestart(state: ActorRecord): number {
@@ -339,13 +338,13 @@ export class Kernel {
     const record = state as ActorRecord;
     const skipped = this.notFaultable(record);
     if (skipped !== undefined) return skipped;
-    Object.assign(record.armed, armed);
+    Object.assign(record.held.armed, armed);
     return "armed";
   }
 
   /** Takes (disarms) the request faults armed for `state`: a failure code and a lost response. */
   takeRequestFaults(state: ActorState): { failCode?: number; loseResponse?: boolean } {
-    const armed = (state as ActorRecord).armed;
+    const armed = (state as ActorRecord).held.armed;
     const taken: { failCode?: number; loseResponse?: boolean } = {};
     if (armed.failCode !== undefined) taken.failCode = armed.failCode;
     if (armed.loseResponse === true) taken.loseResponse = true;
@@ -356,14 +355,14 @@ export class Kernel {
 
   /** Takes the failure code armed for `state`, leaving a lost response armed. */
   takeFailCode(state: ActorState): number | undefined {
-    const armed = (state as ActorRecord).armed;
+    const armed = (state as ActorRecord).held.armed;
     const code = armed.failCode;
     delete armed.failCode;
     return code;
   }
 
   takeLoseResponse(state: ActorState): boolean {
-    const armed = (state as ActorRecord).armed;
+    const armed = (state as ActorRecord).held.armed;
     const lose = armed.loseResponse === true;
     delete armed.loseResponse;
     return lose;
@@ -371,7 +370,7 @@ export class Kernel {
 
   /** Takes the staleness armed for `state`'s next cached read: a lag behind the latest, or a revision. */
   takeStale(state: ActorState): { lagRevisions?: number; atRevision?: number } {
-    const armed = (state as ActorRecord).armed;
+    const armed = (state as ActorRecord).held.armed;
     const stale: { lagRevisions?: number; atRevision?: number } = {};
     if (armed.staleLagRevisions !== undefined) stale.lagRevisions = armed.staleLagRevisions;
     if (armed.staleAtRevision !== undefined) stale.atRevision = armed.staleAtRevision;
@@ -387,7 +386,7 @@ export class Kernel {
     const record = owner as ActorRecord;
     const id = `${record.name}/${record.life.incarnation}/w${record.watchCounter++}`;
     assert(!this.openWatches.has(id), "watch ids are unique");
-    record.watches.add(watch);
+    record.held.watches.add(watch);
     this.openWatches.set(id, watch);
     return id;
   }
@@ -399,15 +398,15 @@ export class Kernel {
 
   /** The actor has read the watch's end: it no longer belongs to the incarnation. */
   releaseWatch(owner: ActorState, watch: SimWatch): void {
-    (owner as ActorRecord).watches.delete(watch);
+    (owner as ActorRecord).held.watches.delete(watch);
     this.openWatches.delete(watch.id);
   }
 
   /** One watch iteration of `owner` starts (+1) or stops (-1) waiting for an event. */
   waiting(owner: ActorState, delta: 1 | -1): void {
     const record = owner as ActorRecord;
-    record.waiters += delta;
-    assert(record.waiters >= 0, "an actor's watch waiters stay non-negative");
+    record.held.waiters += delta;
+    assert(record.held.waiters >= 0, "an actor's watch waiters stay non-negative");
   }
 
   // ---- External state --------------------------------------------------------------------------------
@@ -469,8 +468,8 @@ export class Kernel {
     this.readySteps.push(full);
     if (full.owner !== undefined) {
       const owner = full.owner as ActorRecord;
-      owner.owned.add(full);
-      if (full.timer === undefined) owner.readyCount++;
+      owner.held.owned.add(full);
+      if (full.timer === undefined) owner.held.readyCount++;
     }
     if (full.timer !== undefined) this.timerSteps.set(full.timer, full);
     if (this.eligibleSteps !== undefined && !this.pausedStep(full)) this.eligibleSteps.push(full);
@@ -488,11 +487,11 @@ export class Kernel {
     // shift() lets V8 trim the array's front in place; splice(0, 1) would move every element.
     if (index === 0) ready.shift();
     else ready.splice(index, 1);
-    if (step.owner !== undefined) (step.owner as ActorRecord).owned.delete(step);
+    if (step.owner !== undefined) (step.owner as ActorRecord).held.owned.delete(step);
     if (step.owner !== undefined && step.timer === undefined) {
       const owner = step.owner as ActorRecord;
-      owner.readyCount--;
-      assert(owner.readyCount >= 0, "actor ready count stays non-negative");
+      owner.held.readyCount--;
+      assert(owner.held.readyCount >= 0, "actor ready count stays non-negative");
     }
     if (step.timer !== undefined) this.timerSteps.delete(step.timer);
     const eligible = this.eligibleSteps;
@@ -510,21 +509,21 @@ export class Kernel {
     const entry = this.clock.schedule(
       ms,
       () => {
-        record.timers.delete(entry);
+        record.held.timers.delete(entry);
         fn();
       },
       record.name,
       label,
       kind,
     );
-    record.timers.add(entry);
+    record.held.timers.add(entry);
     if (facts !== undefined) this.timerFacts.set(entry, facts);
     entry.onCancelPromoted = (cancelled) => this.withdrawTimer(cancelled);
     return entry;
   }
 
   cancelTimer(owner: ActorState | undefined, entry: TimerEntry): void {
-    (owner as ActorRecord | undefined)?.timers.delete(entry);
+    (owner as ActorRecord | undefined)?.held.timers.delete(entry);
     this.clock.cancel(entry);
   }
 
@@ -562,7 +561,7 @@ export class Kernel {
         actor: timer.owner,
         kind: timer.kind as StepKind,
         label: timer.label,
-        ...(owner !== undefined && owner.timers.has(timer) ? { owner } : {}),
+        ...(owner !== undefined && owner.held.timers.has(timer) ? { owner } : {}),
         ...(this.timerFacts.has(timer) ? { facts: this.timerFacts.get(timer)! } : {}),
         timer,
         run: () => {
@@ -576,8 +575,8 @@ export class Kernel {
 
   private promoteDeferred(timer: TimerEntry, step: Omit<Step, "seq">, owner: ActorRecord | undefined): void {
     this.deferred.delete(timer);
-    assert(owner !== undefined && owner.timers.has(timer), "a deferred step is still its owner's when due");
-    owner.timers.delete(timer);
+    assert(owner !== undefined && owner.held.timers.has(timer), "a deferred step is still its owner's when due");
+    owner.held.timers.delete(timer);
     timer.state = "fired";
     this.enqueue(step);
   }
