@@ -1,6 +1,7 @@
-// `settle serve --cluster`: the cluster library's actors (kubelets of fake nodes, scheduler, node lifecycle and the
-// workload controllers) run in real time against the server they belong to, so that Deployments get ReplicaSets and
-// Pods, Pods get bound and reported Running and Ready, and `kubectl rollout status` or `helm install --wait` finish.
+// `settle serve --cluster`: the cluster library's actors (kubelets of fake nodes, scheduler, node lifecycle, the
+// workload controllers, Endpoints and EndpointSlices) run in real time against the server they belong to, so that
+// Deployments and StatefulSets get Pods, Pods get bound, an IP and reported Running and Ready, Services get endpoints,
+// and `kubectl rollout status` or `helm install --wait` finish.
 //
 // It lives in src/cli, not src/server, because it joins layers the server must not depend on (the cluster actors,
 // the runtime, the kube client). The actors talk to the server over loopback HTTP with the server's own kubeconfig, so
@@ -41,7 +42,15 @@ export function startClusterMode(options: ClusterModeOptions): ClusterMode {
   assert(nodes >= 1, "cluster-mode-nodes-positive");
   const lifetime = new Lifetime(options.clock);
   const cells = new Map(Object.entries(clusterExternals({ nodes })));
-  const actors = cluster({ nodes });
+  // Everything a real cluster runs for workloads: StatefulSets and Service endpoints too, and distinct pod IPs. The
+  // fake nodes pull nothing, so a container starts and stops in half a second rather than the simulator's default
+  // second: a rollout a user or a test waits on goes twice as fast, in the same order.
+  const actors = cluster({
+    nodes,
+    network: true,
+    kubelet: { startMs: 500, stopMs: 500 },
+    with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller"],
+  });
   const kubeconfig = new KubeConfig();
   kubeconfig.loadFromString(options.kubeconfig);
   for (const actor of actors) {

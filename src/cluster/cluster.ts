@@ -13,6 +13,19 @@ import { daemonSetController } from "./daemonset.ts";
 import { cronJobController, jobController } from "./job.ts";
 import { disruptionController, nodeLifecycle } from "./node.ts";
 import type { NodeLifecycleOptions } from "./node.ts";
+import { statefulSetController } from "./statefulset.ts";
+import { endpointSliceController, endpointsController } from "./endpoints.ts";
+
+/**
+ * Actors `cluster()` adds only when asked: they came after scenarios whose recorded runs must replay unchanged, and an
+ * extra actor (even an idle one) changes every schedule.
+ */
+export const optionalClusterActors = {
+  "statefulset-controller": statefulSetController,
+  "endpoints-controller": endpointsController,
+  "endpointslice-controller": endpointSliceController,
+} as const;
+export type OptionalClusterActor = keyof typeof optionalClusterActors;
 
 export interface ClusterOptions {
   /** A node count (named n1..nN) or the node names. Default 1. */
@@ -22,6 +35,13 @@ export interface ClusterOptions {
   nodeLifecycle?: NodeLifecycleOptions;
   /** Leave out actors by name prefix ("scheduler", "node-lifecycle", "deployment-controller", ...). */
   without?: readonly string[];
+  /** Add the optional actors named (after the others, in this order). Default none. */
+  with?: readonly OptionalClusterActor[];
+  /**
+   * Give node i (from 1, in `nodes` order) the InternalIP 10.0.0.(i+1) and the pod range 10.244.i.0/24, so pods get
+   * distinct IPs (the kubelet's `network` option). Default false: every pod reports 10.1.0.1, as before addresses.
+   */
+  network?: boolean;
 }
 
 export interface ClusterExternalsOptions {
@@ -50,8 +70,11 @@ export function clusterExternals(options: ClusterExternalsOptions = {}): Record<
 
 /** Every cluster actor: kubelets, scheduler, node lifecycle and the workload controllers. */
 export function cluster(options: ClusterOptions = {}): ActorDefinition[] {
+  const names = nodeNames(options.nodes);
+  assert(options.network !== true || names.length <= 254, "cluster-network-nodes-at-most-254");
+  const network = (i: number) => (options.network === true ? { network: { hostIP: `10.0.0.${i + 2}`, podCIDR: `10.244.${i + 1}.0/24` } } : {});
   const actors: ActorDefinition[] = [
-    ...nodeNames(options.nodes).map((node) => kubelet({ ...(options.kubelet ?? {}), node })),
+    ...names.map((node, i) => kubelet({ ...(options.kubelet ?? {}), ...network(i), node })),
     scheduler(),
     nodeLifecycle(options.nodeLifecycle ?? {}),
     replicaSetController(),
@@ -60,6 +83,7 @@ export function cluster(options: ClusterOptions = {}): ActorDefinition[] {
     jobController(),
     cronJobController(),
     disruptionController(),
+    ...(options.with ?? []).map((name) => optionalClusterActors[name]()),
   ];
   const without = options.without ?? [];
   return actors.filter((actor) => !without.some((prefix) => actor.name.startsWith(prefix)));

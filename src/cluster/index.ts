@@ -1,6 +1,8 @@
 // `src/cluster`: deterministic cluster actors for the simulator (re-exported from `settle/sim`).
-export { cluster, clusterExternals, nodeNames } from "./cluster.ts";
-export type { ClusterOptions, ClusterExternalsOptions } from "./cluster.ts";
+export { cluster, clusterExternals, nodeNames, optionalClusterActors } from "./cluster.ts";
+export type { ClusterOptions, ClusterExternalsOptions, OptionalClusterActor } from "./cluster.ts";
+export { statefulSetController, statefulSetRolloutStatus, podOrdinal } from "./statefulset.ts";
+export { endpointsController, endpointSliceController } from "./endpoints.ts";
 export { kubelet, kubeletExternals, hostCell, podLogsCell, requestReboot, jobLogs } from "./kubelet.ts";
 export type { KubeletOptions, HostState, PodLogs, PodProgram, ProgramContext } from "./kubelet.ts";
 export { scheduler, podFitsNode } from "./scheduler.ts";

@@ -1,7 +1,8 @@
 // The Job controller (parallelism, completions, backoffLimit, activeDeadlineSeconds; Complete/Failed
 // conditions) and the CronJob controller (standard cron schedules on the virtual clock via cron-parser,
 // concurrencyPolicy Allow/Forbid/Replace, suspend, startingDeadlineSeconds, history limits).
-import { CronExpressionParser } from "cron-parser";
+import { createRequire } from "node:module";
+import type { CronExpressionParser } from "cron-parser";
 import type { PodTemplateSpec } from "kubernetes-types/core/v1.js";
 import { assert } from "../api/assert.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
@@ -104,13 +105,25 @@ export function jobController(options: WorkloadControllerOptions = {}): ActorDef
 /** Missed schedules looked at, at most (the real controller gives up past 100 and starts the latest). */
 const missedSchedulesMax = 100;
 
+let cronParserClass: typeof CronExpressionParser | undefined;
+
+/**
+ * cron-parser (with luxon) is loaded by the first CronJob: it costs every explore worker and exploration about
+ * 15-100 ms, and most scenarios have no CronJob. In a worker bundle esbuild bundles the literal `require`; an ES
+ * module has none, so it asks node's.
+ */
+function cronParser(): typeof CronExpressionParser {
+  cronParserClass ??= ((typeof require === "function" ? require("cron-parser") : createRequire(import.meta.url)("cron-parser")) as typeof import("cron-parser")).CronExpressionParser;
+  return cronParserClass;
+}
+
 /** The latest schedule time in (after, now], and the next one after now. Throws TerminalError on a bad schedule. */
 export function cronTimes(schedule: string, timeZone: string | undefined, afterMs: number, nowMs: number): { latest?: number; next: number } {
   const fields = schedule.trim().split(/\s+/);
   if (!schedule.trim().startsWith("@") && fields.length !== 5) throw new TerminalError(`unparseable schedule "${schedule}": want 5 fields`);
   let expression;
   try {
-    expression = CronExpressionParser.parse(schedule, { currentDate: afterMs, tz: timeZone ?? "UTC" });
+    expression = cronParser().parse(schedule, { currentDate: afterMs, tz: timeZone ?? "UTC" });
   } catch (error) {
     throw new TerminalError(`unparseable schedule "${schedule}": ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -121,9 +134,9 @@ export function cronTimes(schedule: string, timeZone: string | undefined, afterM
     latest = at;
     if (i >= missedSchedulesMax) {
       // Too many missed: jump to the schedule just before now.
-      const recent = CronExpressionParser.parse(schedule, { currentDate: nowMs, tz: timeZone ?? "UTC" });
+      const recent = cronParser().parse(schedule, { currentDate: nowMs, tz: timeZone ?? "UTC" });
       const previous = recent.prev().getTime();
-      const next = CronExpressionParser.parse(schedule, { currentDate: nowMs, tz: timeZone ?? "UTC" }).next().getTime();
+      const next = cronParser().parse(schedule, { currentDate: nowMs, tz: timeZone ?? "UTC" }).next().getTime();
       return { latest: Math.max(previous, latest), next };
     }
   }

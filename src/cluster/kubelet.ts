@@ -10,6 +10,7 @@ import type { ActorContext, ActorDefinition, WorldView } from "../sim/types.ts";
 import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController, runController } from "../runtime/controller.ts";
 import type { ControllerHandle } from "../runtime/controller.ts";
+import type { Lister } from "../runtime/cache.ts";
 import {
   annotations,
   formatTime,
@@ -71,8 +72,17 @@ export interface KubeletOptions {
   taints?: Taint[];
   /** Pull to Running, unless the pod's `sim.settle.dev/start-ms` says otherwise. Default 1000. */
   startMs?: number;
-  /** Running to Ready, unless the pod's `sim.settle.dev/ready-ms` says otherwise. Default 0. */
+  /**
+   * Running to Ready, unless the pod's `sim.settle.dev/ready-ms` says otherwise. Default 0. A container's
+   * `readinessProbe.initialDelaySeconds` lengthens it (the probe is taken to pass at its first try).
+   */
   readyMs?: number;
+  /**
+   * The node's address and pod network: the Node reports `hostIP` as its InternalIP and `podCIDR` (a /24), and
+   * each pod gets the lowest free address of that range. Default: none, and every pod reports 10.1.0.1 on host
+   * 10.0.0.1 (as runs recorded before addresses existed did).
+   */
+  network?: { hostIP: string; podCIDR: string };
   /** Terminating to removed (capped by the pod's grace period). Default 1000. */
   stopMs?: number;
   /** Retry after a failed image pull. Default 10_000. */
@@ -134,6 +144,8 @@ class Kubelet {
   private readonly startAt = new Map<string, number>();
   /** Programs running, by pod uid. */
   private readonly programs = new Map<string, AbortController>();
+  /** Pod IPs handed out by this incarnation, by pod uid (the cache may not show the last one written yet). */
+  private readonly podIPs = new Map<string, string>();
   private fail: (error: unknown) => void = () => {};
 
   constructor(
@@ -163,7 +175,9 @@ class Kubelet {
   private nodeStatusPatch(ready: boolean, reason: string): Record<string, unknown> {
     const now = formatTime(this.ctx.clock.now());
     const condition = { type: "Ready", status: ready ? "True" : "False", reason, lastHeartbeatTime: now, lastTransitionTime: now };
-    return { conditions: [condition], nodeInfo: { bootID: this.bootId, kubeletVersion: "v1.30.0-settle", operatingSystem: "linux", architecture: "amd64" } };
+    const network = this.options.network;
+    const addresses = network === undefined ? {} : { addresses: [{ type: "InternalIP", address: network.hostIP }, { type: "Hostname", address: this.node }] };
+    return { conditions: [condition], ...addresses, nodeInfo: { bootID: this.bootId, kubeletVersion: "v1.30.0-settle", operatingSystem: "linux", architecture: "amd64" } };
   }
 
   /** Creates the Node, or reports it Ready with this boot's id. */
@@ -172,7 +186,10 @@ class Kubelet {
     const node: Node = {
       ...nodeKind,
       metadata: { name: this.node, labels },
-      spec: this.options.taints === undefined ? {} : { taints: this.options.taints },
+      spec: {
+        ...(this.options.taints === undefined ? {} : { taints: this.options.taints }),
+        ...(this.options.network === undefined ? {} : { podCIDR: this.options.network.podCIDR, podCIDRs: [this.options.network.podCIDR] }),
+      },
       status: this.nodeStatusPatch(true, "KubeletReady"),
     };
     for (;;) {
@@ -270,15 +287,18 @@ class Kubelet {
       for: { ...podKind, fieldSelector: `spec.nodeName=${this.node}` },
       resyncMs: 0,
       rateLimiter: { baseDelayMs: 500, maxDelayMs: 30_000 },
-      reconcile: (pod) => this.reconcilePod(pod),
+      reconcile: (pod, rctx) => this.reconcilePod(pod, rctx.lister<Pod>(podKind)),
     });
   }
 
-  private async reconcilePod(pod: Pod): Promise<Action> {
+  private async reconcilePod(pod: Pod, pods: Lister<Pod>): Promise<Action> {
     if (isTerminating(pod)) return this.terminate(pod);
-    if (isPodFinished(pod)) return Action.awaitChange();
+    if (isPodFinished(pod)) {
+      this.podIPs.delete(pod.metadata.uid ?? "");
+      return Action.awaitChange();
+    }
     const running = podPhase(pod) === "Running";
-    if (!running) return this.startPod(pod);
+    if (!running) return this.startPod(pod, pods);
     const statuses = pod.status?.containerStatuses ?? [];
     if (statuses.some((s) => !(s.containerID ?? "").startsWith(`sim://${this.bootId}/`))) return this.afterReboot(pod);
     return this.runningPod(pod);
@@ -290,6 +310,7 @@ class Kubelet {
     this.programs.get(uid)?.abort(new Error("pod deleted"));
     this.programs.delete(uid);
     this.startAt.delete(uid);
+    this.podIPs.delete(uid);
     const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
     const deadline = parseTime(pod.metadata.deletionTimestamp) ?? this.ctx.clock.now();
     const stopAt = Math.min(deadline, deadline - graceMs + (this.options.stopMs ?? 1000));
@@ -312,7 +333,7 @@ class Kubelet {
   }
 
   /** Pending: pull every image, wait out the start delay, then report Running. */
-  private async startPod(pod: Pod): Promise<Action> {
+  private async startPod(pod: Pod, pods: Lister<Pod>): Promise<Action> {
     const uid = pod.metadata.uid ?? "";
     const now = this.ctx.clock.now();
     const at = this.startAt.get(uid);
@@ -332,8 +353,10 @@ class Kubelet {
     const digests = await this.pull(pod);
     if (typeof digests === "string") return Action.requeueAfter(this.options.pullBackoffMs ?? 10_000);
     const restarts = pod.status?.containerStatuses?.[0]?.restartCount ?? 0;
-    const readyNow = (numberAnnotation(pod, annotations.readyMs) ?? this.options.readyMs ?? 0) === 0;
-    await this.writeStatus(pod, this.runningStatus(pod, digests, restarts, readyNow));
+    const readyNow = this.readyDelayMs(pod) === 0;
+    const status = this.runningStatus(pod, digests, restarts, readyNow);
+    if (this.options.network !== undefined) this.assignAddresses(pod, status, pods, this.options.network);
+    await this.writeStatus(pod, status);
     this.launchProgram(pod);
     return this.nextDeadline(pod, now);
   }
@@ -360,6 +383,41 @@ class Kubelet {
     return digests;
   }
 
+  /**
+   * Running to Ready: the pod's annotation, else the kubelet's default or the longest readiness-probe initial delay,
+   * whichever is longer (the probe passes at its first try; failing probes are not modelled).
+   */
+  private readyDelayMs(pod: Pod): number {
+    const annotated = numberAnnotation(pod, annotations.readyMs);
+    if (annotated !== undefined) return annotated;
+    const probeDelaysMs = pod.spec.containers.map((c) => (c.readinessProbe === undefined ? 0 : (c.readinessProbe.initialDelaySeconds ?? 0) * 1000));
+    return Math.max(this.options.readyMs ?? 0, ...probeDelaysMs);
+  }
+
+  /** The node's host IP and the lowest pod IP of its range that no other live pod on this node holds. */
+  private assignAddresses(pod: Pod, status: PodStatus, pods: Lister<Pod>, network: { hostIP: string; podCIDR: string }): void {
+    const match = /^(\d+\.\d+\.\d+)\.0\/24$/.exec(network.podCIDR);
+    assert(match !== null, "kubelet-pod-cidr-is-a-24");
+    const uid = pod.metadata.uid ?? "";
+    // Forget the addresses of pods gone from the cache (deleted without this kubelet seeing them terminate): every
+    // pod this kubelet addressed was in its cache, only the status it wrote may not be there yet.
+    const live = new Set(pods.list().map((p) => p.metadata.uid));
+    for (const known of [...this.podIPs.keys()]) if (!live.has(known)) this.podIPs.delete(known);
+    const used = new Set(this.podIPs.values());
+    for (const other of pods.list()) {
+      if (other.metadata.uid !== uid && !isPodFinished(other) && other.spec.hostNetwork !== true && other.status?.podIP !== undefined) used.add(other.status.podIP);
+    }
+    // A pod on the host's network shares the node's address; the others each get one of the node's range.
+    let podIP = pod.spec.hostNetwork === true ? network.hostIP : (pod.status?.podIP ?? this.podIPs.get(uid));
+    for (let host = 2; podIP === undefined && host < 255; host++) if (!used.has(`${match[1]}.${host}`)) podIP = `${match[1]}.${host}`;
+    if (podIP === undefined) throw new Error(`kubelet ${this.node}: no free pod IP left in ${network.podCIDR}`);
+    if (pod.spec.hostNetwork !== true) this.podIPs.set(uid, podIP);
+    status.hostIP = network.hostIP;
+    status.hostIPs = [{ ip: network.hostIP }];
+    status.podIP = podIP;
+    status.podIPs = [{ ip: podIP }];
+  }
+
   private runningStatus(pod: Pod, imageIds: string[], restarts: number, ready: boolean): PodStatus {
     const now = formatTime(this.ctx.clock.now());
     const uid = pod.metadata.uid ?? "";
@@ -375,8 +433,11 @@ class Kubelet {
     }));
     return {
       phase: "Running",
-      hostIP: "10.0.0.1",
-      podIP: "10.1.0.1",
+      // A restarted container keeps its pod's addresses (the lists only exist with the `network` option).
+      hostIP: pod.status?.hostIP ?? "10.0.0.1",
+      ...(pod.status?.hostIPs === undefined ? {} : { hostIPs: pod.status.hostIPs }),
+      podIP: pod.status?.podIP ?? "10.1.0.1",
+      ...(pod.status?.podIPs === undefined ? {} : { podIPs: pod.status.podIPs }),
       startTime: pod.status?.startTime ?? now,
       conditions: podConditions(ready, now),
       containerStatuses,
@@ -396,7 +457,7 @@ class Kubelet {
     if (program === undefined && runMs !== undefined && now >= startedAt + runMs) {
       return this.exit(pod, numberAnnotation(pod, annotations.exitCode) ?? 0, "Completed");
     }
-    const readyMs = numberAnnotation(pod, annotations.readyMs) ?? this.options.readyMs ?? 0;
+    const readyMs = this.readyDelayMs(pod);
     const ready = (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
     if (!ready && now >= startedAt + readyMs) {
       const status = structuredClone(pod.status ?? {}) as PodStatus;
@@ -409,7 +470,7 @@ class Kubelet {
 
   private nextDeadline(pod: Pod, startedAt: number): Action {
     const now = this.ctx.clock.now();
-    const readyMs = numberAnnotation(pod, annotations.readyMs) ?? this.options.readyMs ?? 0;
+    const readyMs = this.readyDelayMs(pod);
     const runMs = numberAnnotation(pod, annotations.runMs);
     const due = [startedAt + readyMs, runMs === undefined ? Infinity : startedAt + runMs].filter((t) => t > now && Number.isFinite(t));
     return due.length === 0 ? Action.awaitChange() : Action.requeueAfter(Math.min(...due) - now);

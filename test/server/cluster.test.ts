@@ -1,18 +1,24 @@
 // `settle serve --cluster`: the cluster library's actors run in real time against the server, so real kubectl's
-// `rollout status` and `wait --for=condition=Available` and helm's `install --wait` finish, on fake nodes.
+// `rollout status` (Deployments and StatefulSets) and `wait --for=condition=Available` and helm's `install --wait`
+// finish, on fake nodes, for kubectl 1.35 and 1.33 and helm 4.1 and 3.18; Services get Endpoints and EndpointSlices of
+// the pods' distinct IPs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realClock } from "../../src/api/clock.ts";
 import { startClusterMode } from "../../src/cli/cluster-mode.ts";
 import { createServerStore } from "../../src/server/index.ts";
-import { kubectl, kubectlPath, testServer } from "./helpers.ts";
+import { kubectl, kubectl133Path, kubectlPath, testServer } from "./helpers.ts";
 import type { TestServer } from "./helpers.ts";
 
-const helmPath = new URL("../../node_modules/.cache/settle-tools/v35/helm/helm", import.meta.url).pathname;
+const helms = {
+  "4.1": new URL("../../node_modules/.cache/settle-tools/v35/helm/helm", import.meta.url).pathname,
+  "3.18": new URL("../../node_modules/.cache/settle-tools/v33/helm/helm", import.meta.url).pathname,
+};
+const kubectls = { "1.35": kubectlPath, "1.33": kubectl133Path };
 const bin = new URL("../../bin/settle.js", import.meta.url).pathname;
 
 /** A server with the defaulting store `settle serve` makes, and a cluster of `nodes` fake nodes running on it. */
@@ -33,6 +39,93 @@ async function clusterServer(nodes: number): Promise<TestServer & { lines: strin
 function pods(t: TestServer, selector: string): any[] {
   return t.server.store.list({ apiVersion: "v1", kind: "Pod", namespace: "default", labelSelector: selector }).items as any[];
 }
+
+/** The object from the store, or undefined when there is none. */
+function get(t: TestServer, apiVersion: string, kind: string, name: string): any {
+  return t.server.store.list({ apiVersion, kind, namespace: "default", fieldSelector: `metadata.name=${name}` }).items[0];
+}
+
+/** Polls `read` until it deep-equals `want` (the endpoint controllers run apart from the workload ones) or time runs out. */
+async function eventually<T>(read: () => T, want: T, timeoutMs = 10_000): Promise<void> {
+  let last = read();
+  for (let waited = 0; waited < timeoutMs; waited += 100) {
+    try {
+      assert.deepEqual(last, want);
+      return;
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      last = read();
+    }
+  }
+  assert.deepEqual(last, want);
+}
+
+/** The IPs an Endpoints object lists as ready, and those of the EndpointSlices of the same Service, sorted. */
+function endpointIPs(t: TestServer, service: string): { endpoints: string[]; slices: string[] } {
+  const endpoints = get(t, "v1", "Endpoints", service)?.subsets?.flatMap((s: any) => (s.addresses ?? []).map((a: any) => a.ip)) ?? [];
+  const slices = t.server.store.list({ apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", namespace: "default", labelSelector: `kubernetes.io/service-name=${service}` }).items as any[];
+  return { endpoints: endpoints.sort(), slices: slices.flatMap((s) => s.endpoints.filter((e: any) => e.conditions.ready).map((e: any) => e.addresses[0])).sort() };
+}
+
+/** A headless Service and a StatefulSet of two with a claim template and a readiness probe. */
+const statefulManifest = [
+  { apiVersion: "v1", kind: "Service", metadata: { name: "db" }, spec: { clusterIP: "None", selector: { app: "db" }, ports: [{ name: "pg", port: 5432, targetPort: "pg" }] } },
+  {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: "db" },
+    spec: {
+      serviceName: "db",
+      replicas: 2,
+      selector: { matchLabels: { app: "db" } },
+      template: {
+        metadata: { labels: { app: "db" } },
+        spec: { containers: [{ name: "db", image: "postgres:16", ports: [{ name: "pg", containerPort: 5432 }], readinessProbe: { tcpSocket: { port: "pg" }, initialDelaySeconds: 1 } }] },
+      },
+      volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } }],
+    },
+  },
+]
+  .map((object) => JSON.stringify(object))
+  .join("\n---\n");
+
+/** kubectl of one version: a StatefulSet rolls out in order and rolls to a new image; a Deployment becomes Available. */
+async function statefulWorkflow(binary: string): Promise<void> {
+  const t = await clusterServer(2);
+  try {
+    const run = (args: string[], input?: string) => kubectl(t, args, { binary, timeoutMs: 70_000, ...(input === undefined ? {} : { input }) });
+    const applied = await run(["apply", "-f", "-"], statefulManifest);
+    assert.equal(applied.code, 0, applied.stderr);
+    // The Deployment rolls out while the StatefulSet does; it is waited on at the end.
+    assert.equal((await run(["create", "deployment", "web", "--image=nginx", "--replicas=2"])).code, 0);
+    const rollout = await run(["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    assert.equal(rollout.code, 0, rollout.stderr);
+    assert.match(rollout.stdout, /partitioned roll out complete: 2 new pods have been updated/);
+    const running = pods(t, "app=db");
+    assert.deepEqual(running.map((p) => p.metadata.name).sort(), ["db-0", "db-1"]);
+    const ips = running.map((p) => p.status.podIP).sort();
+    assert.equal(new Set(ips).size, 2, `distinct pod IPs: ${ips.join(" ")}`);
+    // Ready pods are published only after the probe's initial delay; soon after the rollout both are.
+    await eventually(() => endpointIPs(t, "db"), { endpoints: ips, slices: ips });
+    const claims = await run(["get", "pvc", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}"]);
+    assert.equal(claims.stdout.trim(), "data-db-0=Bound data-db-1=Bound");
+    assert.equal((await run(["set", "image", "statefulset/db", "db=postgres:17"])).code, 0);
+    const rolled = await run(["rollout", "status", "statefulset/db", "--timeout=60s"]);
+    assert.equal(rolled.code, 0, rolled.stderr);
+    const status = get(t, "apps/v1", "StatefulSet", "db").status;
+    assert.equal(status.currentRevision, status.updateRevision);
+    assert.deepEqual(pods(t, "app=db").map((p) => p.spec.containers[0].image), ["postgres:17", "postgres:17"]);
+    const available = await run(["wait", "--for=condition=Available", "deployment/web", "--timeout=30s"]);
+    assert.equal(available.code, 0, available.stderr);
+    assert.deepEqual(t.lines, [], "no actor failed or restarted");
+  } finally {
+    await t.close();
+  }
+}
+
+test("kubectl 1.35 and 1.33: a StatefulSet rolls out in order and to a new image, its Service gets endpoints, a Deployment becomes Available", async () => {
+  await Promise.all(Object.values(kubectls).map((binary) => statefulWorkflow(binary)));
+});
 
 test("kubectl rollout status and wait --for=condition=Available finish for a Deployment on two fake nodes", async () => {
   const t = await clusterServer(2);
@@ -63,16 +156,62 @@ test("kubectl rollout status and wait --for=condition=Available finish for a Dep
   }
 });
 
-test("helm 4.1 install --wait of the stock chart (helm create) finishes with its pod Running", async () => {
+/** A StatefulSet and its headless Service added to the stock chart, so `--wait` covers all three kinds. */
+const statefulTemplate = `apiVersion: v1
+kind: Service
+metadata:
+  name: {{ .Release.Name }}-db
+spec:
+  clusterIP: None
+  selector:
+    app: {{ .Release.Name }}-db
+  ports:
+    - name: pg
+      port: 5432
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ .Release.Name }}-db
+spec:
+  serviceName: {{ .Release.Name }}-db
+  replicas: 2
+  selector:
+    matchLabels:
+      app: {{ .Release.Name }}-db
+  template:
+    metadata:
+      labels:
+        app: {{ .Release.Name }}-db
+    spec:
+      containers:
+        - name: db
+          image: postgres:16
+          ports:
+            - name: pg
+              containerPort: 5432
+  volumeClaimTemplates:
+    - metadata:
+        name: data
+      spec:
+        accessModes: ["ReadWriteOnce"]
+        resources:
+          requests:
+            storage: 1Gi
+`;
+
+/** helm of one version: install, upgrade to three replicas, roll back and uninstall, each with --wait. */
+async function helmWorkflow(binary: string): Promise<void> {
   const t = await clusterServer(1);
   try {
     const env = { PATH: process.env.PATH ?? "", HOME: t.dir, KUBECONFIG: t.kubeconfig, HELM_CACHE_HOME: join(t.dir, "helm-cache"), HELM_CONFIG_HOME: join(t.dir, "helm-config"), HELM_DATA_HOME: join(t.dir, "helm-data") };
     const helm = (args: string[]) =>
       new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(helmPath, args, { env, timeout: 90_000 }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : 1, stdout, stderr }));
+        execFile(binary, args, { env, timeout: 90_000 }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : 1, stdout, stderr }));
       });
     const chart = join(t.dir, "demo");
     assert.equal((await helm(["create", chart])).code, 0);
+    writeFileSync(join(chart, "templates", "statefulset.yaml"), statefulTemplate);
     const install = await helm(["install", "demo", chart, "--wait", "--timeout", "60s"]);
     assert.equal(install.code, 0, install.stderr);
     assert.match(install.stdout, /STATUS: deployed/);
@@ -80,9 +219,26 @@ test("helm 4.1 install --wait of the stock chart (helm create) finishes with its
     assert.equal(more.length, 0);
     assert.equal(pod.status.phase, "Running");
     assert.equal(pod.spec.nodeName, "n1");
+    assert.deepEqual(pods(t, "app=demo-db").map((p) => p.metadata.name).sort(), ["demo-db-0", "demo-db-1"]);
+    await eventually(() => endpointIPs(t, "demo"), { endpoints: [pod.status.podIP], slices: [pod.status.podIP] });
+    const upgrade = await helm(["upgrade", "demo", chart, "--set", "replicaCount=3", "--wait", "--timeout", "60s"]);
+    assert.equal(upgrade.code, 0, upgrade.stderr);
+    assert.equal(get(t, "apps/v1", "Deployment", "demo").status.availableReplicas, 3);
+    await eventually(() => endpointIPs(t, "demo").endpoints.length, 3);
+    const rollback = await helm(["rollback", "demo", "1", "--wait", "--timeout", "60s"]);
+    assert.equal(rollback.code, 0, rollback.stderr);
+    assert.equal(get(t, "apps/v1", "Deployment", "demo").spec.replicas, 1);
+    const uninstall = await helm(["uninstall", "demo", "--wait", "--timeout", "60s"]);
+    assert.equal(uninstall.code, 0, uninstall.stderr);
+    assert.equal(get(t, "apps/v1", "StatefulSet", "demo-db"), undefined);
+    assert.deepEqual(t.lines, [], "no actor failed or restarted");
   } finally {
     await t.close();
   }
+}
+
+test("helm 4.1 and 3.18: the stock chart plus a StatefulSet installs, upgrades to 3 replicas, rolls back and uninstalls, each with --wait", async () => {
+  await Promise.all(Object.values(helms).map((binary) => helmWorkflow(binary)));
 });
 
 test("settle serve --cluster --nodes 2 registers two Ready nodes and stops on SIGTERM; --nodes alone is a usage error", async () => {
