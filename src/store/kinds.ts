@@ -1,5 +1,18 @@
 // The built-in kinds the store serves, with the per-kind rules of their REST strategies: scope, status
 // subresource, field labels, what a create keeps of `status`, the default garbage-collection policy.
+//
+// Checked (2026-12) against the discovery documents that kubernetes/kubernetes records from a running
+// kube-apiserver in its `api/discovery/` folder: `api__v1.json` at commit 7c554ea1d91eddac32fcd89f37d7ed0347e1f311
+// (core/v1), `aggregated_v2.json` at commit 0b1dcaba0a3f1fdcfe5fbb6516d68ffc8e625d81 (every other group, from the
+// 1.34 development line: resource.k8s.io/v1 is served there) and `apis__storage.k8s.io__v1.json` at commit
+// 96a03f453527c60de35414d2214e4e7adf2eb549 (storage.k8s.io/v1 with VolumeAttributesClass GA). Plural, scope,
+// singular name, short names, categories, verbs and the `status`/`scale` subresources of every entry below agree
+// with them, and the later core/v1 document (commit 4d817e791304350f797ea28d315a677873d20cba) lists the same
+// facts for core/v1. test/store/kinds-facts.test.ts pins them.
+// What the table cannot say: the other subresources a real server lists (pods/log, exec, attach, portforward,
+// proxy, binding, ephemeralcontainers, resize; nodes/proxy; services/proxy; namespaces/finalize;
+// certificatesigningrequests/approval), and the `bindings` resource; the server answers pods/eviction and
+// serviceaccounts/token itself (src/server/reviews.ts).
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { PropagationPolicy } from "../api/client.ts";
@@ -127,12 +140,15 @@ function wireStatus(apiVersion: string, kindName: string): boolean {
 
 /**
  * The resource facts the wire definitions do not hold (plural, scope, short names, categories, verbs), as a 1.35
- * kube-apiserver's registry declares them; the status subresource comes from the definitions' markers.
+ * kube-apiserver's registry declares them; the status subresource comes from the definitions' markers, except
+ * where the registry serves one the markers do not name (ReplicationController, VolumeAttachment).
  */
 function moreKinds(): BuiltinKind[] {
   const all = ["all"];
   const admission = ["api-extensions"];
   const entries: Array<[string, string, string, Parameters<typeof kind>[3]]> = [
+    // The real server validates Service names as DNS-1035 labels (they must also start with a letter); the store
+    // has no such rule, so it takes the nearest one.
     ["v1", "Service", "services", { namespaced: true, shortNames: ["svc"], categories: all, nameRule: "dns1123-label" }],
     ["v1", "Endpoints", "endpoints", { namespaced: true, shortNames: ["ep"] }],
     ["v1", "PersistentVolumeClaim", "persistentvolumeclaims", { namespaced: true, shortNames: ["pvc"] }],
@@ -157,6 +173,7 @@ function moreKinds(): BuiltinKind[] {
     ["networking.k8s.io/v1", "Ingress", "ingresses", { namespaced: true, shortNames: ["ing"] }],
     ["networking.k8s.io/v1", "IngressClass", "ingressclasses", { namespaced: false }],
     ["networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", { namespaced: true, shortNames: ["netpol"] }],
+    // The real server requires an IPAddress's name to be the address in canonical form; the store checks less.
     ["networking.k8s.io/v1", "IPAddress", "ipaddresses", { namespaced: false, shortNames: ["ip"] }],
     ["networking.k8s.io/v1", "ServiceCIDR", "servicecidrs", { namespaced: false }],
     ["node.k8s.io/v1", "RuntimeClass", "runtimeclasses", { namespaced: false }],
@@ -170,7 +187,8 @@ function moreKinds(): BuiltinKind[] {
     ["storage.k8s.io/v1", "CSINode", "csinodes", { namespaced: false }],
     ["storage.k8s.io/v1", "CSIStorageCapacity", "csistoragecapacities", { namespaced: true }],
     ["storage.k8s.io/v1", "StorageClass", "storageclasses", { namespaced: false, shortNames: ["sc"] }],
-    ["storage.k8s.io/v1", "VolumeAttachment", "volumeattachments", { namespaced: false }],
+    // The markers of VolumeAttachment name no subresource; the registry serves status (the attacher writes it).
+    ["storage.k8s.io/v1", "VolumeAttachment", "volumeattachments", { namespaced: false, status: true }],
     ["storage.k8s.io/v1", "VolumeAttributesClass", "volumeattributesclasses", { namespaced: false, shortNames: ["vac"] }],
   ];
   return entries.map(([apiVersion, kindName, plural, options]) => kind(apiVersion, kindName, plural, { status: wireStatus(apiVersion, kindName), ...options }));
