@@ -1,4 +1,5 @@
 // Kinds and resources: how a kind maps to its REST resource (plural), its scope and its subresources.
+import type { NameRule } from "./validation.ts";
 
 export interface ResourceType {
   group: string;
@@ -22,8 +23,8 @@ export interface ResourceType {
   verbs?: string[];
   /** Served `/scale` subresource (Deployment, ReplicaSet, StatefulSet, ReplicationController). */
   scaleSubresource?: boolean;
-  /** Name rule: most kinds use DNS-1123 subdomains; a few (Namespace) use DNS-1123 labels. */
-  nameRule: "dns1123-subdomain" | "dns1123-label" | "path-segment";
+  /** Name rule: most kinds use DNS-1123 subdomains; Namespace a DNS-1123 label, Service a DNS-1035 label. */
+  nameRule: NameRule;
 }
 
 /** Kinds whose plural is their singular (apimachinery keeps the same list, for the same reason). */

@@ -14,6 +14,7 @@ export const labelValueLengthMax = 63;
 export const annotationsTotalBytesMax = 256 * 1024;
 
 const dns1123LabelPattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const dns1035LabelPattern = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 const dns1123SubdomainPattern = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const qualifiedNamePartPattern = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const labelValuePattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -27,6 +28,19 @@ export function isDns1123Label(value: string): string[] {
     problems.push(
       "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start " +
         "and end with an alphanumeric character (for example 'my-name' or '123-abc')",
+    );
+  }
+  return problems;
+}
+
+/** Service names: a DNS-1123 label that starts with a letter, so the name can be a DNS name of its own. */
+export function isDns1035Label(value: string): string[] {
+  const problems: string[] = [];
+  if (value.length > dns1123LabelLengthMax) problems.push(tooLong(dns1123LabelLengthMax));
+  if (!dns1035LabelPattern.test(value)) {
+    problems.push(
+      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic " +
+        "character, and end with an alphanumeric character (for example 'my-name' or 'abc-123')",
     );
   }
   return problems;
@@ -100,16 +114,20 @@ function invalidValue(field: string, value: string, why: string): FieldError {
   return { field, type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
 }
 
-const nameRules = {
+/** How a kind's object names are checked (most kinds: DNS-1123 subdomains). */
+export type NameRule = "dns1123-subdomain" | "dns1123-label" | "dns1035-label" | "path-segment";
+
+const nameRules: Record<NameRule, (value: string) => string[]> = {
   "dns1123-subdomain": isDns1123Subdomain,
   "dns1123-label": isDns1123Label,
+  "dns1035-label": isDns1035Label,
   "path-segment": isPathSegmentName,
-} as const;
+};
 
 /** Returns the problems with `name` under `rule`, as field errors on `field` (empty when valid). */
 export function validateName(
   name: string,
-  rule: "dns1123-subdomain" | "dns1123-label" | "path-segment",
+  rule: NameRule,
   field = "metadata.name",
 ): FieldError[] {
   if (name === "") {
@@ -124,7 +142,7 @@ export function validateName(
  */
 export function validateGenerateName(
   prefix: string,
-  rule: "dns1123-subdomain" | "dns1123-label" | "path-segment",
+  rule: NameRule,
   field = "metadata.generateName",
 ): FieldError[] {
   if (prefix === "") return [];

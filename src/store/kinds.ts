@@ -147,9 +147,8 @@ function moreKinds(): BuiltinKind[] {
   const all = ["all"];
   const admission = ["api-extensions"];
   const entries: Array<[string, string, string, Parameters<typeof kind>[3]]> = [
-    // The real server validates Service names as DNS-1035 labels (they must also start with a letter); the store
-    // has no such rule, so it takes the nearest one.
-    ["v1", "Service", "services", { namespaced: true, shortNames: ["svc"], categories: all, nameRule: "dns1123-label" }],
+    // Service names are DNS-1035 labels: a DNS-1123 label that starts with a letter.
+    ["v1", "Service", "services", { namespaced: true, shortNames: ["svc"], categories: all, nameRule: "dns1035-label" }],
     ["v1", "Endpoints", "endpoints", { namespaced: true, shortNames: ["ep"] }],
     ["v1", "PersistentVolumeClaim", "persistentvolumeclaims", { namespaced: true, shortNames: ["pvc"] }],
     ["v1", "PersistentVolume", "persistentvolumes", { namespaced: false, shortNames: ["pv"] }],

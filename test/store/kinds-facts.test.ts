@@ -181,3 +181,25 @@ test("a VolumeAttachment has a status subresource: create drops status, only sta
   const main = store.update({ ...attached, status: { attached: false } });
   assert.deepEqual(main.status, { attached: true }, "a main write keeps the stored status");
 });
+
+test("Service names are DNS-1035 labels: a leading digit is refused, as the real server refuses it", () => {
+  const store = newStore();
+  const service = (name: string) => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name, namespace: "default" },
+    spec: { ports: [{ port: 80 }] },
+  });
+  assert.equal(store.create(service("web-1")).metadata.name, "web-1");
+  assert.throws(
+    () => store.create(service("1web")),
+    (error: unknown) => {
+      const e = error as { code?: number; message?: string };
+      assert.equal(e.code, 422);
+      assert.match(String(e.message), /metadata\.name: Invalid value: "1web": a DNS-1035 label/);
+      return true;
+    },
+  );
+  // A ConfigMap keeps the DNS-1123 subdomain rule: the same name is fine there.
+  assert.equal(store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "1web", namespace: "default" } }).metadata.name, "1web");
+});
