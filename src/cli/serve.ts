@@ -1,12 +1,14 @@
 // `settle serve`: a Kubernetes-compatible API server over a fresh store, until SIGINT or SIGTERM.
+//
+// Start-up time is part of what a test suite pays per server, so this module imports only what every start needs:
+// the YAML scenario loader (CEL, ajv), the fault-file parser and the cluster actors (@kubernetes/client-node, a
+// thousand files) are imported when an option asks for them.
 import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
 import { realClock } from "../api/clock.ts";
 import { createServerStore, loadSetup, parseFaultSpecs, SetupError, startServer } from "../server/index.ts";
-import type { FaultSpec } from "../server/index.ts";
-import { createWorld, isScenarioText, isYamlScenarioPath, loadYamlScenario, ScenarioYamlError } from "../scenario-yaml/index.ts";
+import type { FaultSpec, SettleServer } from "../server/index.ts";
+import type { Store } from "../store/types.ts";
 import { intOption, parse, UsageError } from "./args.ts";
-import { startClusterMode } from "./cluster-mode.ts";
 import type { ClusterMode } from "./cluster-mode.ts";
 
 /** Fake nodes `--cluster` may run: each is a kubelet with its own watches, so the count is bounded. */
@@ -58,21 +60,15 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const nodes = intOption(values, "nodes", 1, 1);
   if (nodes > clusterNodesMax) throw new UsageError(`--nodes expects an integer from 1 to ${clusterNodesMax}, got "${nodes}"`);
   const store = createServerStore({ now: () => realClock.now() });
-  try {
-    // A settle scenario (scenario.yaml) contributes its world; any other file is manifests.
-    for (const path of (values.setup as string[] | undefined) ?? []) {
-      if (isYamlScenarioPath(path) && isScenarioText(readFileSync(path, "utf8"))) createWorld(store, loadYamlScenario(path).world);
-      else loadSetup(store, [path]);
-    }
-  } catch (error) {
-    if (error instanceof ScenarioYamlError) error = new SetupError(error.message);
-    if (!(error instanceof SetupError)) throw error;
-    process.stderr.write(`settle serve: --setup: ${error.message}\n`);
+  const setupError = await loadSetupFiles(store, (values.setup as string[] | undefined) ?? []);
+  if (setupError !== undefined) {
+    process.stderr.write(`settle serve: --setup: ${setupError}\n`);
     return 2;
   }
   let faults: FaultSpec[] = [];
   if (typeof values.faults === "string") {
     try {
+      const { parse: parseYaml } = await import("yaml");
       faults = parseFaultSpecs(parseYaml(readFileSync(values.faults, "utf8")));
     } catch (error) {
       process.stderr.write(`settle serve: --faults ${values.faults}: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -80,8 +76,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     }
   }
   const server = await startServer({ store, host, port, faults, ...(token === undefined ? {} : { token }) });
-  // The cluster's actors are clients of this server like any other, so they start once it listens.
-  const cluster: ClusterMode | undefined = values.cluster === true ? startClusterMode({ kubeconfig: server.kubeconfig(), nodes, clock: realClock, log: (line) => process.stderr.write(`settle serve: ${line}\n`) }) : undefined;
+  const cluster = values.cluster === true ? await startCluster(server, nodes) : undefined;
   const kubeconfigOut = values["kubeconfig-out"];
   if (typeof kubeconfigOut === "string") server.writeKubeconfig(kubeconfigOut);
   process.stdout.write(`settle serve: listening on ${server.url}${typeof kubeconfigOut === "string" ? ` (kubeconfig: ${kubeconfigOut})` : ""}${cluster === undefined ? "" : ` with a cluster of ${nodes} node${nodes === 1 ? "" : "s"}`}\n`);
@@ -94,4 +89,53 @@ export async function serveCommand(argv: string[]): Promise<number> {
   cluster?.stop();
   await server.close();
   return 0;
+}
+
+/**
+ * Loads the `--setup` files in order: a settle scenario (scenario.yaml) contributes its world, any other file is
+ * manifests. Returns the message of the first file that fails, or undefined.
+ */
+async function loadSetupFiles(store: Store, paths: readonly string[]): Promise<string | undefined> {
+  for (const path of paths) {
+    try {
+      if (mayBeScenario(path)) {
+        const yaml = await import("../scenario-yaml/index.ts");
+        try {
+          if (yaml.isYamlScenarioPath(path) && yaml.isScenarioText(readFileSync(path, "utf8"))) {
+            yaml.createWorld(store, yaml.loadYamlScenario(path).world);
+            continue;
+          }
+        } catch (error) {
+          if (error instanceof yaml.ScenarioYamlError) return error.message;
+          throw error;
+        }
+      }
+      loadSetup(store, [path]);
+    } catch (error) {
+      if (error instanceof SetupError) return error.message;
+      throw error;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A necessary condition for a scenario file: a YAML file whose text names the two keys every scenario has. Only
+ * such a file pays for the scenario loader (and the CEL and ajv it loads), so plain manifests load fast.
+ */
+function mayBeScenario(path: string): boolean {
+  if (!/\.ya?ml$/i.test(path)) return false;
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return false;
+  }
+  return text.includes("variants") && text.includes("properties");
+}
+
+/** The cluster's actors are clients of this server like any other, so they start once it listens. */
+async function startCluster(server: SettleServer, nodes: number): Promise<ClusterMode> {
+  const { startClusterMode } = await import("./cluster-mode.ts");
+  return startClusterMode({ kubeconfig: server.kubeconfig(), nodes, clock: realClock, log: (line) => process.stderr.write(`settle serve: ${line}\n`) });
 }

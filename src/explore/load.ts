@@ -1,12 +1,13 @@
 // Finding and loading scenario files. settle itself runs as compiled JavaScript from dist/; only a user's
 // scenario file (and what it imports) goes through a TypeScript loader, tsx, registered for that file alone.
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire, register } from "node:module";
 import type { Plugin } from "esbuild";
+import { realClock } from "../api/clock.ts";
 import { isScenario, type Scenario } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
 
@@ -186,6 +187,10 @@ export async function loadScenario(path: string): Promise<Scenario> {
  * tsx) or when the bundle cannot be built (the worker then loads the scenario through tsx).
  */
 export function workerBundle(path: string): Promise<string | undefined> {
+  return workerBundleInUse(path, 1);
+}
+
+function workerBundleInUse(path: string, rebuildsLeft: number): Promise<string | undefined> {
   if (runningFromSource) return Promise.resolve(undefined);
   // Once per file and process: exploring every variant of a scenario bundles it once.
   let bundle = workerBundles.get(path);
@@ -193,7 +198,45 @@ export function workerBundle(path: string): Promise<string | undefined> {
     bundle = buildWorkerBundle(path).catch(() => undefined);
     workerBundles.set(path, bundle);
   }
-  return bundle;
+  return bundle.then((file) => {
+    if (file === undefined || markInUse(file)) return file;
+    // Another exploration pruned it while this one left it idle for long: build it again (once; then tsx).
+    workerBundles.delete(path);
+    return rebuildsLeft > 0 ? workerBundleInUse(path, rebuildsLeft - 1) : undefined;
+  });
+}
+
+/**
+ * Bundles are 1.5-2 MB each and a new one is written whenever settle or the scenario changes, so each new bundle
+ * removes the ones (and temporaries left by a crash) that no exploration has used for this long. Every use of a
+ * bundle touches it just before its workers start, so only a bundle idle for that long can go; an exploration
+ * that comes back to one after that builds it again.
+ */
+const workerBundleIdleMsMax = 15 * 60 * 1000;
+
+/** Touches the bundle (see workerBundleIdleMsMax); false when it is gone. */
+function markInUse(file: string): boolean {
+  const seconds = realClock.now() / 1000;
+  try {
+    utimesSync(file, seconds, seconds);
+    return true;
+  } catch (error) {
+    // Another user's bundle cannot be touched, nor removed by anyone but that user: it is there to use.
+    return (error as NodeJS.ErrnoException).code !== "ENOENT";
+  }
+}
+
+function pruneWorkerBundles(dir: string, keep: string): void {
+  const now = realClock.now();
+  for (const name of readdirSync(dir)) {
+    const file = join(dir, name);
+    if (file === keep) continue;
+    try {
+      if (now - statSync(file).mtimeMs > workerBundleIdleMsMax) unlinkSync(file);
+    } catch {
+      // Removed by another exploration meanwhile, or another user's file in a shared temporary directory.
+    }
+  }
 }
 
 const workerBundles = new Map<string, Promise<string | undefined>>();
@@ -236,6 +279,7 @@ async function buildWorkerBundle(path: string): Promise<string> {
     const temporary = `${file}.${process.pid}.tmp`;
     writeFileSync(temporary, text);
     renameSync(temporary, file);
+    pruneWorkerBundles(dir, file);
   }
   return file;
 }

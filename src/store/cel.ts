@@ -2,23 +2,71 @@
 // values into CEL values the way the API server does (integers of the schema are CEL `int`, not `double`), and
 // the `x-kubernetes-validations` rules of CRD schemas, including transition rules on `oldSelf` and ratcheting of
 // unchanged values. The scenario module reuses `compileCel` and `toCel` for properties written in CEL.
-import { celEnv, isCelList, isCelMap, parse, plan, type CelEnv, type CelFunc, type CelValue } from "@bufbuild/cel";
-import { strings } from "@bufbuild/cel/ext";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import type * as CelModule from "@bufbuild/cel";
+import type { CelEnv, CelFunc, CelValue } from "@bufbuild/cel";
+import type * as CelExtModule from "@bufbuild/cel/ext";
 import type { FieldError } from "../api/errors.ts";
 import { isRecord, jsonEqual } from "../api/json.ts";
 
 /** A compiled expression: evaluates with the given variables, returning a value or an `Error` (never throws). */
 export type CelProgram = (bindings: Record<string, unknown>) => CelValue | Error;
 
-const sharedEnv: CelEnv = celEnv({ funcs: strings });
+interface CelLibrary {
+  cel: typeof CelModule;
+  strings: typeof CelExtModule.strings;
+  /** The standard library and the strings extension: the environment of CRD validation rules. */
+  sharedEnv: CelEnv;
+}
+
+let library: CelLibrary | undefined;
+
+/**
+ * @bufbuild/cel with the protobuf runtime it needs is about 130 files and 100-250 ms of start-up, which every
+ * `settle serve` and every explore worker would pay although most stores never see a CEL rule. So it is loaded
+ * synchronously on first use (the store's API is synchronous): by the first CRD or custom resource with
+ * `x-kubernetes-validations`, or the first scenario expression.
+ */
+function celLibrary(): CelLibrary {
+  if (library === undefined) {
+    const cel = requireCel<typeof CelModule>("@bufbuild/cel");
+    const { strings } = requireCel<typeof CelExtModule>("@bufbuild/cel/ext");
+    library = { cel, strings, sharedEnv: cel.celEnv({ funcs: strings }) };
+  }
+  return library;
+}
+
+/**
+ * One entry of @bufbuild/cel, loaded now. Inside a worker bundle (see workerBundle in src/explore/load.ts) `require`
+ * exists and esbuild bundles these literal calls, so the bundled copy is evaluated only here. As an ES module (dist/
+ * or the sources) there is no `require`: node's require(esm) of the package's ES build, resolved as an `import`
+ * would be, yields the very instance the scenario module's own `import "@bufbuild/cel"` gets. (Under tsx, the
+ * sources' loader, it yields a transformed second copy; that works too, as the library brands its values and types
+ * with `Symbol.for` keys, which every copy shares.)
+ */
+function requireCel<T>(specifier: "@bufbuild/cel" | "@bufbuild/cel/ext"): T {
+  if (typeof require === "function") return (specifier === "@bufbuild/cel" ? require("@bufbuild/cel") : require("@bufbuild/cel/ext")) as T;
+  const load = createRequire(import.meta.url);
+  // A module runner that transforms settle itself (vitest inlining a linked package) may lack import.meta.resolve:
+  // the package's CommonJS build is then a second copy, which works for the reason above.
+  if (typeof import.meta.resolve !== "function") return load(specifier) as T;
+  return load(fileURLToPath(import.meta.resolve(specifier))) as T;
+}
+
 const programs = new Map<string, CelProgram>();
 const programsMax = 2_000;
 
-/** Parses and plans `expression`; throws an `Error` with the parser's message when it is not valid CEL. */
-export function compileCel(expression: string, env: CelEnv = sharedEnv): CelProgram {
-  const cached = env === sharedEnv ? programs.get(expression) : undefined;
+/**
+ * Parses and plans `expression` in `env` (default: the standard library and strings); throws an `Error` with the
+ * parser's message when it is not valid CEL.
+ */
+export function compileCel(expression: string, env?: CelEnv): CelProgram {
+  const { cel, sharedEnv } = celLibrary();
+  const shared = env === undefined || env === sharedEnv;
+  const cached = shared ? programs.get(expression) : undefined;
   if (cached !== undefined) return cached;
-  const planned = plan(env, parse(expression));
+  const planned = cel.plan(env ?? sharedEnv, cel.parse(expression));
   const program: CelProgram = (bindings) => {
     try {
       return planned(bindings as never);
@@ -26,7 +74,7 @@ export function compileCel(expression: string, env: CelEnv = sharedEnv): CelProg
       return error instanceof Error ? error : new Error(String(error));
     }
   };
-  if (env === sharedEnv) {
+  if (shared) {
     if (programs.size >= programsMax) programs.clear();
     programs.set(expression, program);
   }
@@ -35,7 +83,8 @@ export function compileCel(expression: string, env: CelEnv = sharedEnv): CelProg
 
 /** The environment with extra functions (the scenario helpers); the standard library and strings stay. */
 export function celEnvWith(funcs: readonly CelFunc[]): CelEnv {
-  return celEnv({ funcs: [...strings, ...funcs] });
+  const { cel, strings } = celLibrary();
+  return cel.celEnv({ funcs: [...strings, ...funcs] });
 }
 
 /**
@@ -65,6 +114,8 @@ export function toCel(value: unknown, schema?: Record<string, unknown>): unknown
 /** A CEL result back as JSON: ints become numbers, CEL maps and lists plain objects and arrays. */
 export function fromCel(value: unknown): unknown {
   if (typeof value === "bigint") return Number(value);
+  if (typeof value !== "object" || value === null) return value;
+  const { isCelList, isCelMap } = celLibrary().cel;
   if (isCelList(value)) return Array.from(value, fromCel);
   if (isCelMap(value)) return Object.fromEntries(Array.from(value.entries(), ([k, v]) => [String(k), fromCel(v)]));
   return value;

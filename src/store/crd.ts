@@ -1,7 +1,7 @@
 // CustomResourceDefinitions: validating a CRD, deriving the kind it registers, its status (what the
 // apiextensions controllers write), and validating/pruning custom resources with `openAPIV3Schema` through ajv.
-import { Ajv } from "ajv";
-import type { ErrorObject, ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import type { FieldError } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../api/validation.ts";
@@ -166,15 +166,32 @@ export function crdStatus(crd: KubeObject, info: CrdInfo, old: KubeObject | unde
   return { conditions, acceptedNames, storedVersions: stored };
 }
 
+let sharedAjv: Ajv | undefined;
+
+/**
+ * The process-wide ajv, made on first use: ajv is about 70 files and 100 ms of start-up that neither `settle
+ * serve` nor an explore worker should pay before the first CRD arrives. Inside a worker bundle (see
+ * workerBundle in src/explore/load.ts) `require` exists and esbuild bundles the literal call, evaluated only
+ * here; as an ES module (dist/ or the sources) node's `require` of the CommonJS package gives the instance an
+ * `import` would.
+ */
+function ajv(): Ajv {
+  if (sharedAjv === undefined) {
+    const { Ajv: AjvClass } = (typeof require === "function" ? require("ajv") : createRequire(import.meta.url)("ajv")) as typeof import("ajv");
+    sharedAjv = new AjvClass({ allErrors: true, strict: false, validateFormats: false });
+  }
+  return sharedAjv;
+}
+
 /**
  * Compiles CRD schemas. A compiled validator is pure, so one process-wide ajv and a cache keyed by the
  * schema's JSON serve every store: a simulation run creates the same CRDs again and again, and compiling
  * was most of its setup time.
  */
-const sharedAjv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
 const compiledSchemas = new Map<string, ValidateFunction>();
 const compiledSchemasMax = 1_000;
 
+/** A compiler of CRD version schemas. It throws when ajv cannot compile one, and the store rejects that CRD. */
 export function createSchemaCompiler(): (schema: Record<string, unknown>) => ValidateFunction {
   return (schema) => {
     const stripped = stripMetadata(schema);
@@ -183,9 +200,9 @@ export function createSchemaCompiler(): (schema: Record<string, unknown>) => Val
     if (validate === undefined) {
       if (compiledSchemas.size >= compiledSchemasMax) {
         compiledSchemas.clear();
-        sharedAjv.removeSchema();
+        ajv().removeSchema();
       }
-      validate = sharedAjv.compile(stripped);
+      validate = ajv().compile(stripped);
       compiledSchemas.set(key, validate);
     }
     return validate;
