@@ -85,6 +85,11 @@ function markers(comment) {
   return found;
 }
 
+/** Whether a comment carries a flag marker (`+optional`, `+required`) on a line of its own. */
+function hasFlag(comment, flag) {
+  return (comment ?? "").split("\n").some((line) => line.trim() === `+${flag}`);
+}
+
 function typeName(field) {
   if (scalarTypes.has(field.type)) return field.type;
   if (field.resolvedType === null) throw new Error(`unresolved type ${field.type} of ${field.fullName}`);
@@ -125,6 +130,109 @@ const inlineFields = new Set([
   "admissionregistration/v1.NamedRuleWithOperations.ruleWithOperations",
 ]);
 
+/**
+ * Fields with neither `+optional` nor `+required` whose Go struct tag has `omitempty`: kube-openapi leaves them out of
+ * `required` (it reads `+optional`, then `+required`, then `omitempty`). The protobuf files carry the markers but not
+ * the struct tags, hence a hand list; every other field without a marker is required, as kube-openapi makes it.
+ */
+const omitemptyFields = new Set([
+  "apps/v1.DeploymentStatus.conditions",
+  "apps/v1.StatefulSetStatus.readyReplicas",
+  "apps/v1.StatefulSetStatus.currentReplicas",
+  "apps/v1.StatefulSetStatus.updatedReplicas",
+  "apps/v1.StatefulSetStatus.currentRevision",
+  "apps/v1.StatefulSetStatus.updateRevision",
+  "batch/v1.JobStatus.ready",
+  "core/v1.ServiceSpec.ports",
+  "core/v1.PodSpec.initContainers",
+  "core/v1.PodStatus.initContainerStatuses",
+  "core/v1.HostAlias.hostnames",
+  "core/v1.VolumeNodeAffinity.required",
+  "core/v1.EphemeralContainerCommon.image",
+  "core/v1.ModifyVolumeStatus.targetVolumeAttributesClassName",
+  "core/v1.PortworxVolumeSource.fsType",
+  "core/v1.PhotonPersistentDiskVolumeSource.fsType",
+  "core/v1.PersistentVolumeSource.photonPersistentDisk",
+  "core/v1.VolumeSource.photonPersistentDisk",
+  "core/v1.VolumeSource.projected",
+  "core/v1.PodDNSConfigOption.name",
+  "core/v1.NodeConfigSource.configMap",
+  "core/v1.EphemeralVolumeSource.volumeClaimTemplate",
+  "core/v1.PodResourceClaim.resourceClaimName",
+  "core/v1.PodResourceClaim.resourceClaimTemplateName",
+  "core/v1.PodCertificateProjection.userAnnotations",
+  "core/v1.StorageOSVolumeSource.volumeName",
+  "core/v1.StorageOSPersistentVolumeSource.volumeName",
+  "core/v1.AzureDiskVolumeSource.kind",
+  "core/v1.ResourceStatus.resources",
+  "core/v1.ResourceHealth.health",
+  "events/v1.Event.reportingController",
+  "events/v1.Event.reportingInstance",
+  "events/v1.Event.action",
+  "events/v1.Event.reason",
+  "events/v1.Event.type",
+  "storage/v1.CSIDriver.metadata",
+  "storage/v1.CSINode.metadata",
+  "storage/v1.VolumeAttributesClass.parameters",
+  "networking/v1.IngressServiceBackend.port",
+  "networking/v1.IngressClassSpec.controller",
+  "discovery/v1.EndpointPort.name",
+  "discovery/v1.EndpointPort.protocol",
+  "discovery/v1.EndpointPort.port",
+  "discovery/v1.Endpoint.conditions",
+  "discovery/v1.EndpointHints.forZones",
+  "discovery/v1.EndpointHints.forNodes",
+  "certificates/v1.CertificateSigningRequestSpec.usages",
+  "authorization/v1.SelfSubjectRulesReviewSpec.namespace",
+  "admissionregistration/v1.MutatingWebhook.rules",
+  "admissionregistration/v1.ValidatingWebhook.rules",
+  "admissionregistration/v1.RuleWithOperations.operations",
+  "admissionregistration/v1.Rule.apiGroups",
+  "admissionregistration/v1.Rule.apiVersions",
+  "admissionregistration/v1.Rule.resources",
+  "admissionregistration/v1.ParamRef.name",
+  "admissionregistration/v1.ParamRef.parameterNotFoundAction",
+  "admissionregistration/v1.ParamKind.apiVersion",
+  "admissionregistration/v1.ParamKind.kind",
+  "admissionregistration/v1.ValidatingAdmissionPolicy.spec",
+  "admissionregistration/v1.ValidatingAdmissionPolicySpec.matchConstraints",
+  "admissionregistration/v1.MutatingAdmissionPolicy.spec",
+  "admissionregistration/v1.MutatingAdmissionPolicySpec.matchConstraints",
+  "admissionregistration/v1.MutatingAdmissionPolicySpec.reinvocationPolicy",
+  "admissionregistration/v1.MutatingAdmissionPolicyBinding.spec",
+  "admissionregistration/v1.MutatingAdmissionPolicyBindingSpec.policyName",
+  "admissionregistration/v1.ApplyConfiguration.expression",
+  "admissionregistration/v1.JSONPatch.expression",
+  "admissionregistration/v1.Mutation.applyConfiguration",
+  "admissionregistration/v1.Mutation.jsonPatch",
+  "meta/v1.ListMeta.continue",
+  "meta/v1.ManagedFieldsEntry.manager",
+  "meta/v1.ManagedFieldsEntry.operation",
+  "meta/v1.ManagedFieldsEntry.apiVersion",
+  "meta/v1.ManagedFieldsEntry.fieldsType",
+  "meta/v1.ManagedFieldsEntry.subresource",
+  "meta/v1.APIResource.singularName",
+  "meta/v1.APIResource.group",
+  "meta/v1.APIResource.version",
+  "meta/v1.APIResource.shortNames",
+  "meta/v1.APIResource.categories",
+  "meta/v1.APIVersions.serverAddressByClientCIDRs",
+  "meta/v1.GroupVersionForDiscovery.groupVersion",
+]);
+
+/**
+ * Packages whose messages are value types (Quantity, IntOrString, the runtime envelope) or options, not object schemas:
+ * their fields are never listed as required.
+ */
+const unrequiredPackages = new Set(["runtime", "resource", "intstr", "schema"]);
+
+/** Whether OpenAPI lists the field in its message's `required`, by kube-openapi's rule (see omitemptyFields). */
+function isRequired(field, id) {
+  if (hasFlag(field.comment, "required")) return true;
+  if (hasFlag(field.comment, "optional") || omitemptyFields.has(id) || inlineFields.has(id)) return false;
+  return !unrequiredPackages.has(shortPackage(field.parent.parent.fullName));
+}
+
 function fieldEntry(field) {
   const m = markers(field.comment);
   const entry = { name: jsonNames[`${idOf(field.parent)}.${field.name}`] ?? field.name, id: field.id, type: typeName(field) };
@@ -138,6 +246,7 @@ function fieldEntry(field) {
   if (m.mapType !== undefined) entry.mapType = m.mapType;
   if (m.default !== undefined) entry.default = m.default;
   if (inlineFields.has(`${idOf(field.parent)}.${field.name}`)) entry.inline = true;
+  if (isRequired(field, `${idOf(field.parent)}.${field.name}`)) entry.required = true;
   return entry;
 }
 
@@ -244,6 +353,10 @@ function structMarkers(messages) {
 const { root, files } = load();
 const messages = allMessages(root).filter((m) => !m.name.endsWith("Entry") || m.fieldsArray.length !== 2 || m.fields.key === undefined);
 const kinds = kindsOf(messages);
+// A hand-list entry that names no field (a typo, a field renamed upstream) would silently do nothing.
+const fieldIds = new Set(messages.flatMap((m) => m.fieldsArray.map((f) => `${idOf(m)}.${f.name}`)));
+const stale = [...omitemptyFields].filter((id) => !fieldIds.has(id));
+if (stale.length > 0) throw new Error(`omitemptyFields names fields the definitions do not have: ${stale.join(", ")}`);
 let text = render(messages, kinds, files);
 text += "/** Messages whose Go type is marked `+structType=atomic`: replaced whole by merges and applies. */\n";
 text += `export const wireAtomicStructs: readonly string[] = ${JSON.stringify(structMarkers(messages))};\n`;

@@ -21,6 +21,11 @@ export interface WireField {
   default?: string;
   /** Embedded with `json:",inline"`: the message's fields are the parent's in JSON (protobuf keeps the nesting). */
   inline?: boolean;
+  /**
+   * Listed in the message's OpenAPI `required`: marked `+required`, or marked neither way and not `omitempty` in Go
+   * (kube-openapi's rule; the generator's hand list says which unmarked fields are `omitempty`).
+   */
+  required?: boolean;
 }
 
 /** A kind of a stable built-in group version. */

@@ -13,7 +13,7 @@ import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import { isRecord, jsonEqual } from "../api/json.ts";
-import { describePath, fieldsOf, isWithin, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
+import { describePath, fieldChanges, fieldsOf, isWithin, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { schemaOf } from "./schema.ts";
 import type { SchemaNode } from "./schema.ts";
@@ -31,9 +31,23 @@ export interface ManagedEntry {
 const trackedObjectsSweepAt = 50_000;
 const managerLengthMax = 128;
 
+/** What the table holds for one object: its entries (never changed in place) and their wire form, made on first read. */
+interface Tracked {
+  ref: ObjectRef;
+  entries: ManagedEntry[];
+  view?: readonly Record<string, unknown>[];
+}
+
 export class ManagedFields {
-  readonly #byUid = new Map<string, { ref: ObjectRef; entries: ManagedEntry[] }>();
+  readonly #byUid = new Map<string, Tracked>();
   #sweepAt = trackedObjectsSweepAt;
+  /**
+   * The decorated form of a stored object, for as long as the table holds the same entries for it: repeated reads
+   * of an unchanged object share one answer (and `sendObject` its serialized text) instead of rebuilding it.
+   */
+  readonly #decorated = new WeakMap<KubeObject, { tracked: Tracked; object: KubeObject }>();
+  #second = Number.NaN;
+  #secondText = "";
 
   constructor(
     readonly clock: Clock,
@@ -66,25 +80,43 @@ export class ManagedFields {
     this.#sweepAt = Math.max(trackedObjectsSweepAt, this.#byUid.size * 2);
   }
 
+  /** The time of an entry: whole seconds, as managedFields carry it (formatted once per second). */
   now(): string {
-    return new Date(this.clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z");
+    const second = Math.floor(this.clock.now() / 1000);
+    if (second !== this.#second) {
+      this.#second = second;
+      this.#secondText = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+    }
+    return this.#secondText;
   }
 
-  /** The object as a client sees it: with `metadata.managedFields`, in the order kube-apiserver keeps them. */
+  /**
+   * The object as a client sees it: with `metadata.managedFields`, in the order kube-apiserver keeps them. The
+   * answer is frozen and may be shared by later reads of the same stored object.
+   */
   decorate(object: KubeObject): KubeObject {
-    const entries = this.entries(object.metadata.uid);
-    if (entries.length === 0) return object;
-    const managedFields = entries.map((e) => ({
-      manager: e.manager,
-      operation: e.operation,
-      apiVersion: e.apiVersion,
-      time: e.time,
-      fieldsType: "FieldsV1",
-      fieldsV1: toFieldsV1(e.fields),
-      ...(e.subresource === undefined ? {} : { subresource: e.subresource }),
-    }));
-    return { ...object, metadata: { ...object.metadata, managedFields } } as KubeObject;
+    const uid = object.metadata.uid;
+    const tracked = uid === undefined ? undefined : this.#byUid.get(uid);
+    if (tracked === undefined) return object;
+    const cached = this.#decorated.get(object);
+    if (cached !== undefined && cached.tracked === tracked) return cached.object;
+    tracked.view ??= Object.freeze(tracked.entries.map((e) => Object.freeze(wireEntry(e))));
+    const decorated = Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, managedFields: tracked.view }) }) as unknown as KubeObject;
+    if (Object.isFrozen(object)) this.#decorated.set(object, { tracked, object: decorated });
+    return decorated;
   }
+}
+
+function wireEntry(e: ManagedEntry): Record<string, unknown> {
+  return {
+    manager: e.manager,
+    operation: e.operation,
+    apiVersion: e.apiVersion,
+    time: e.time,
+    fieldsType: "FieldsV1",
+    fieldsV1: toFieldsV1(e.fields),
+    ...(e.subresource === undefined ? {} : { subresource: e.subresource }),
+  };
 }
 
 function refOfObject(object: KubeObject): ObjectRef {
@@ -116,14 +148,7 @@ function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode): M
  * every other entry. Fields that disappeared leave every entry.
  */
 export function recordUpdate(table: ManagedFields, resource: ResourceType, before: KubeObject | undefined, after: KubeObject, manager: string, subresource: "status" | undefined): void {
-  const schema = schemaOf(resource);
-  const include = includeFor(resource, subresource);
-  const now = fieldsOf(after, schema, include);
-  const changed = new Set<string>();
-  for (const p of now) {
-    const path = JSON.parse(p) as string[];
-    if (before === undefined || !jsonEqual(valueAt(before, path, schema), valueAt(after, path, schema))) changed.add(p);
-  }
+  const { now, changed } = fieldChanges(before, after, schemaOf(resource), includeFor(resource, subresource));
   const old = before === undefined ? [] : table.entries(before.metadata.uid);
   if (changed.size === 0 && old.length === 0) return;
   const entries = old.map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => now.has(p) && !changed.has(p))) }));

@@ -4,6 +4,7 @@
 // policy, container pull policy, Service port protocol and target port...). It runs as a mutating admission of the
 // server's store only, so stores a simulator drives (and their pinned traces) never see it.
 import type { KubeObject } from "../api/object.ts";
+import type { WireField } from "../api/wire-types.ts";
 import { isScalar, messageOfKind, wireFields } from "./wire.ts";
 
 type Json = Record<string, unknown>;
@@ -281,12 +282,23 @@ function hasDefaults(message: string): boolean {
 
 const walkDepthMax = 64;
 
+/** Per message: the fields of message type from which some defaulting is reachable (the only ones walked). */
+const defaultedFields = new Map<string, readonly WireField[]>();
+
+function fieldsToWalk(message: string): readonly WireField[] {
+  let fields = defaultedFields.get(message);
+  if (fields === undefined) {
+    fields = wireFields(message).filter((field) => !isScalar(field.type) && hasDefaults(field.type));
+    defaultedFields.set(message, fields);
+  }
+  return fields;
+}
+
 function walk(value: Json, message: string, depth: number): void {
   if (depth > walkDepthMax || !hasDefaults(message)) return;
   for (const [name, defaultValue] of markersOf(message)) set(value, name, defaultValue);
   messageDefaulters[message]?.(value);
-  for (const field of wireFields(message)) {
-    if (isScalar(field.type)) continue;
+  for (const field of fieldsToWalk(message)) {
     if (field.inline === true) {
       walk(value, field.type, depth + 1);
       continue;
@@ -303,11 +315,35 @@ function walk(value: Json, message: string, depth: number): void {
 
 /** Applies the defaults of a built-in kind to `object` in place; other kinds are left alone. */
 export function applyServerDefaults(object: KubeObject): void {
-  const slash = object.apiVersion.indexOf("/");
-  const group = slash === -1 ? "" : object.apiVersion.slice(0, slash);
-  const version = object.apiVersion.slice(slash + 1);
-  const message = messageOfKind(group, version, object.kind);
-  if (message === undefined) return;
-  kindDefaulters[`${group}/${object.kind}`]?.(object as unknown as Json);
-  walk(object as unknown as Json, message, 0);
+  const plan = defaultingPlan(object.apiVersion, object.kind);
+  if (plan === undefined) return;
+  plan.kindDefaulter?.(object as unknown as Json);
+  walk(object as unknown as Json, plan.message, 0);
 }
+
+interface DefaultingPlan {
+  message: string;
+  kindDefaulter: ((object: Json) => void) | undefined;
+}
+
+/** apiVersion -> kind -> what defaulting a write of it needs: found once, not per write. */
+const plans = new Map<string, Map<string, DefaultingPlan | undefined>>();
+
+function defaultingPlan(apiVersion: string, kind: string): DefaultingPlan | undefined {
+  let byKind = plans.get(apiVersion);
+  if (byKind === undefined) {
+    byKind = new Map();
+    if (plans.size < customKindsRememberedMax) plans.set(apiVersion, byKind);
+  }
+  if (byKind.has(kind)) return byKind.get(kind);
+  const slash = apiVersion.indexOf("/");
+  const group = slash === -1 ? "" : apiVersion.slice(0, slash);
+  const message = messageOfKind(group, apiVersion.slice(slash + 1), kind);
+  const plan = message === undefined ? undefined : { message, kindDefaulter: kindDefaulters[`${group}/${kind}`] };
+  // Only kinds of the wire table get here with a plan, so the table stays bounded by it; others are remembered
+  // as undefined up to a bound, since custom kinds are unbounded.
+  if (plan !== undefined || byKind.size < customKindsRememberedMax) byKind.set(kind, plan);
+  return plan;
+}
+
+const customKindsRememberedMax = 1000;

@@ -11,6 +11,7 @@ import { formatApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { builtinKinds } from "../store/index.ts";
 import type { Store } from "../store/index.ts";
+import { convertedGroupVersions, servedResources } from "./conversion.ts";
 import { builtinRoots, customSchemas, schemasFrom } from "./openapi.ts";
 import { virtualDiscovery, virtualGroupVersions } from "./reviews.ts";
 import { pathNotFound } from "./routes.ts";
@@ -48,7 +49,7 @@ export function versionPriority(a: string, b: string): number {
 /** Group name -> served versions, in priority order. */
 function groupsOf(store: Store): Map<string, string[]> {
   const groups = new Map<string, Set<string>>();
-  for (const resource of store.resources()) {
+  for (const resource of servedResources(store)) {
     let versions = groups.get(resource.group);
     if (versions === undefined) groups.set(resource.group, (versions = new Set()));
     versions.add(resource.version);
@@ -84,8 +85,7 @@ export function apiGroupOf(store: Store, group: string): Record<string, unknown>
 }
 
 function resourcesIn(store: Store, group: string, version: string): ResourceType[] {
-  return store
-    .resources()
+  return servedResources(store)
     .filter((r) => r.group === group && r.version === version)
     .sort((a, b) => (a.plural < b.plural ? -1 : a.plural > b.plural ? 1 : 0));
 }
@@ -110,7 +110,7 @@ export function apiResourceList(store: Store, group: string, version: string): R
 
 // ---- OpenAPI v3 ----
 
-const builtinGroupVersions = new Set(builtinKinds.map((k) => formatApiVersion(k.resource)));
+const builtinGroupVersions = new Set([...builtinKinds.map((k) => formatApiVersion(k.resource)), ...convertedGroupVersions]);
 
 function openapiKey(group: string, version: string): string {
   return group === "" ? `api/${version}` : `apis/${group}/${version}`;

@@ -35,9 +35,12 @@ export class GcLoop {
     assert(this.#retryDelayMs >= 0, "retryDelayMs >= 0");
   }
 
-  /** Schedules a batch soon, unless one is scheduled already. */
+  /**
+   * Schedules a batch soon, unless one is scheduled already or there is nothing to collect: most writes leave no
+   * garbage, and asking the store now costs what the batch would spend finding that out, without a timer per write.
+   */
   kick(delayMs = 0): void {
-    if (this.#stopped || this.#timer !== undefined) return;
+    if (this.#stopped || this.#timer !== undefined || !this.store.hasGarbage()) return;
     this.#timer = this.clock.setTimer(delayMs, () => {
       this.#timer = undefined;
       this.#batch();

@@ -98,11 +98,18 @@ function fieldSchema(field: WireField, needed: Set<string>): Json {
   return schema;
 }
 
-/** Properties of a message, with Go-inlined structs flattened into their parent as in JSON. */
-function properties(message: string, needed: Set<string>, into: Json): void {
+/**
+ * Properties of a message, with Go-inlined structs flattened into their parent as in JSON (their required fields
+ * become the parent's, as kube-openapi flattens them); the names of required fields go to `required`, in field order,
+ * as kube-openapi lists them.
+ */
+function properties(message: string, needed: Set<string>, into: Json, required: string[]): void {
   for (const field of wireFields(message)) {
-    if (field.inline === true) properties(field.type, needed, into);
-    else into[field.name] = fieldSchema(field, needed);
+    if (field.inline === true) properties(field.type, needed, into, required);
+    else {
+      into[field.name] = fieldSchema(field, needed);
+      if (field.required === true) required.push(field.name);
+    }
   }
 }
 
@@ -121,8 +128,10 @@ function messageSchema(message: string, needed: Set<string>): Json {
   const props: Json = {};
   const gvks = kindOfMessage.get(message);
   if (gvks !== undefined) Object.assign(props, typeMetaProperties);
-  properties(message, needed, props);
+  const required: string[] = [];
+  properties(message, needed, props, required);
   const schema: Json = { type: "object", properties: props };
+  if (required.length > 0) schema.required = required;
   if (gvks !== undefined) schema["x-kubernetes-group-version-kind"] = gvks;
   return schema;
 }

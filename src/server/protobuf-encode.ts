@@ -4,34 +4,49 @@
 // Go's generated marshallers write them.
 import type { WireField } from "../api/wire-types.ts";
 import { parseGoDuration } from "./duration.ts";
+import { wireKinds } from "../api/generated/k8s-api.ts";
 import { isScalar, wireFields } from "./wire.ts";
 
 const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
 const utf8 = new TextEncoder();
 
+/** The one-byte varints (0..127), shared: chunks are only ever copied out, never written to. */
+const smallVarints = Array.from({ length: 0x80 }, (_, i) => Uint8Array.of(i));
+
 class Writer {
   readonly chunks: Uint8Array[] = [];
   #scratch: number[] = [];
 
-  varint(value: bigint): void {
-    let v = BigInt.asUintN(64, value);
+  /** A varint; negative numbers as Go writes them, in 64-bit two's complement (ten bytes). */
+  varint(value: number | bigint): void {
+    if (typeof value === "number" && value >= 0 && value < 0x80) return void this.chunks.push(smallVarints[value]!);
     const bytes = this.#scratch;
     bytes.length = 0;
-    while (v >= 0x80n) {
-      bytes.push(Number(v & 0x7fn) | 0x80);
-      v >>= 7n;
+    if (typeof value === "number" && value >= 0 && Number.isSafeInteger(value)) {
+      let v = value;
+      while (v >= 0x80) {
+        bytes.push((v % 0x80) | 0x80);
+        v = Math.floor(v / 0x80);
+      }
+      bytes.push(v);
+    } else {
+      let v = BigInt.asUintN(64, BigInt(value));
+      while (v >= 0x80n) {
+        bytes.push(Number(v & 0x7fn) | 0x80);
+        v >>= 7n;
+      }
+      bytes.push(Number(v));
     }
-    bytes.push(Number(v));
     this.chunks.push(Uint8Array.from(bytes));
   }
 
   tag(number: number, wire: number): void {
-    this.varint(BigInt((number << 3) | wire));
+    this.varint(number * 8 + wire);
   }
 
   bytes(number: number, data: Uint8Array): void {
     this.tag(number, 2);
-    this.varint(BigInt(data.length));
+    this.varint(data.length);
     this.chunks.push(data);
   }
 
@@ -53,12 +68,12 @@ function timeMessage(value: unknown, micro: boolean): Uint8Array | undefined {
   const w = new Writer();
   const seconds = Math.floor(ms / 1000);
   w.tag(1, 0);
-  w.varint(BigInt(seconds));
+  w.varint(seconds);
   const fractionText = /\.(\d+)/.exec(value)?.[1];
   const nanos = micro && fractionText !== undefined ? Number(fractionText.padEnd(9, "0").slice(0, 9)) : 0;
   if (nanos !== 0) {
     w.tag(2, 0);
-    w.varint(BigInt(nanos));
+    w.varint(nanos);
   }
   return w.finish();
 }
@@ -101,7 +116,7 @@ function writeScalar(w: Writer, number: number, type: string, value: unknown): v
   } else if (type === "bool") {
     if (typeof value !== "boolean") return;
     w.tag(number, 0);
-    w.varint(value ? 1n : 0n);
+    w.varint(value ? 1 : 0);
   } else if (type === "double" || type === "float") {
     if (typeof value !== "number") return;
     const buf = Buffer.alloc(type === "double" ? 8 : 4);
@@ -112,7 +127,7 @@ function writeScalar(w: Writer, number: number, type: string, value: unknown): v
   } else {
     if (typeof value !== "number" || !Number.isInteger(value)) return;
     w.tag(number, 0);
-    w.varint(BigInt(value));
+    w.varint(value);
   }
 }
 
@@ -139,8 +154,24 @@ function writeField(w: Writer, spec: WireField, value: unknown): void {
   } else writeValue(w, spec.id, spec.type, value);
 }
 
-/** Encodes the JSON form of one message. */
+/** Messages of kinds: the objects a store keeps frozen, whose encodings are kept (see encodeMessage). */
+const kindMessages = new Set(wireKinds.map((k) => k.message));
+const encodedObjects = new WeakMap<object, Uint8Array>();
+
+/**
+ * Encodes the JSON form of one message. A frozen object of a kind (a stored object, alone or as a list item) never
+ * changes, so its encoding is made once and reused by every later answer and watch event that carries it.
+ */
 export function encodeMessage(value: Json, message: string): Uint8Array {
+  const cacheable = Object.isFrozen(value) && kindMessages.has(message);
+  const cached = cacheable ? encodedObjects.get(value) : undefined;
+  if (cached !== undefined) return cached;
+  const encoded = encodeFields(value, message);
+  if (cacheable) encodedObjects.set(value, encoded);
+  return encoded;
+}
+
+function encodeFields(value: Json, message: string): Uint8Array {
   const w = new Writer();
   for (const spec of wireFields(message)) {
     // A Go-inlined struct takes its fields from the parent's JSON; Go writes it even when empty.
@@ -161,4 +192,21 @@ export function encodeProtobuf(object: Json, message: string): Uint8Array {
   w.bytes(3, new Uint8Array(0));
   w.bytes(4, new Uint8Array(0));
   return w.finish();
+}
+
+/**
+ * One frame of a protobuf watch stream, as kube-apiserver writes them: a 4-byte big-endian length, then a
+ * `meta/v1.WatchEvent` encoded raw (the stream serializer writes no magic prefix and no envelope) whose object's
+ * `raw` bytes are a whole protobuf body (`encodeProtobuf`: magic prefix and `runtime.Unknown`).
+ */
+export function encodeWatchFrame(type: string, body: Uint8Array): Uint8Array {
+  const object = new Writer();
+  object.bytes(1, body);
+  const w = new Writer();
+  w.chunks.push(new Uint8Array(4));
+  w.bytes(1, utf8.encode(type));
+  w.bytes(2, object.finish());
+  const frame = w.finish();
+  new DataView(frame.buffer, frame.byteOffset, frame.byteLength).setUint32(0, frame.byteLength - 4);
+  return frame;
 }

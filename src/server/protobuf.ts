@@ -282,5 +282,5 @@ export function decodeProtobuf(body: Uint8Array): Record<string, unknown> {
   return { apiVersion, kind, ...decodeMessage(rawField === undefined ? new Uint8Array(0) : bytesOf(rawField), message) };
 }
 
-export { encodeProtobuf, encodeMessage } from "./protobuf-encode.ts";
+export { encodeProtobuf, encodeMessage, encodeWatchFrame } from "./protobuf-encode.ts";
 export { goDuration, parseGoDuration };

@@ -10,7 +10,7 @@ import type { Store, StoreListOptions } from "../store/index.ts";
 import { builtinKinds } from "../store/index.ts";
 import { checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate } from "./apply.ts";
 import type { ManagedFields } from "./apply.ts";
-import { decodeBody, mediaType, parseJson, parseYaml, prefersProtobuf, sendJson, sendProtobuf } from "./http.ts";
+import { decodeBody, mediaType, parseJson, parseYaml, prefersProtobuf, sendJson, sendJsonText, sendProtobuf } from "./http.ts";
 import { encodeProtobuf, messageFor } from "./protobuf.ts";
 import { pathNotFound } from "./routes.ts";
 import type { ResourceRoute } from "./routes.ts";
@@ -88,14 +88,27 @@ function writeOptions(query: URLSearchParams): WriteOptions {
   return options;
 }
 
+const apiVersions = new WeakMap<ResourceType, string>();
+
+/** The resource's apiVersion string, made once per resource type rather than once per request. */
+function apiVersionOf(resource: ResourceType): string {
+  let apiVersion = apiVersions.get(resource);
+  if (apiVersion === undefined) {
+    apiVersion = formatApiVersion(resource);
+    apiVersions.set(resource, apiVersion);
+  }
+  return apiVersion;
+}
+
 function kindRef(resource: ResourceType): { apiVersion: string; kind: string } {
-  return { apiVersion: formatApiVersion(resource), kind: resource.kind };
+  return { apiVersion: apiVersionOf(resource), kind: resource.kind };
 }
 
 function refOf(r: ResourceRequest): ObjectRef {
-  const ref: ObjectRef = { ...kindRef(r.resource), name: r.route.name ?? "" };
-  if (r.resource.namespaced) ref.namespace = r.route.namespace ?? "";
-  return ref;
+  const name = r.route.name ?? "";
+  const apiVersion = apiVersionOf(r.resource);
+  if (r.resource.namespaced) return { apiVersion, kind: r.resource.kind, namespace: r.route.namespace ?? "", name };
+  return { apiVersion, kind: r.resource.kind, name };
 }
 
 /** Top-level fields of the built-in kinds besides apiVersion, kind and metadata (others are dropped, or 400 if Strict). */
@@ -432,9 +445,26 @@ async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
  */
 export function sendObject(r: ResourceRequest, code: number, body: KubeObject | { apiVersion: string; kind: string }): void {
   const message = prefersProtobuf(r.req.headers.accept) ? messageFor(body.apiVersion, body.kind) : undefined;
-  if (message === undefined) return sendJson(r.res, code, body);
-  sendProtobuf(r.res, code, encodeProtobuf(body as unknown as Record<string, unknown>, message));
+  // A frozen answer (a stored object, or its decorated form) never changes: its encoding is kept for the next read.
+  const frozen = Object.isFrozen(body);
+  if (message === undefined) {
+    let text = frozen ? jsonTexts.get(body) : undefined;
+    if (text === undefined) {
+      text = JSON.stringify(body);
+      if (frozen) jsonTexts.set(body, text);
+    }
+    return sendJsonText(r.res, code, text);
+  }
+  let bytes = frozen ? protobufBytes.get(body) : undefined;
+  if (bytes === undefined) {
+    bytes = encodeProtobuf(body as unknown as Record<string, unknown>, message);
+    if (frozen) protobufBytes.set(body, bytes);
+  }
+  sendProtobuf(r.res, code, bytes);
 }
+
+const jsonTexts = new WeakMap<object, string>();
+const protobufBytes = new WeakMap<object, Uint8Array>();
 
 /** GET, PUT and PATCH of `/scale`: the Scale view in, `spec.replicas` of the parent out. */
 async function handleScale(r: ResourceRequest, method: string): Promise<void> {

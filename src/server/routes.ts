@@ -39,6 +39,11 @@ function segmentsOf(pathname: string): string[] {
   if (raw.length > 0 && raw[raw.length - 1] === "") raw.pop();
   if (raw.length > pathSegmentsMax) throw pathNotFound();
   return raw.map((segment) => {
+    // Most segments hold no escape: decoding would return them unchanged.
+    if (!segment.includes("%")) {
+      if (segment === "" || segment === "." || segment === "..") throw pathNotFound();
+      return segment;
+    }
     let decoded: string;
     try {
       decoded = decodeURIComponent(segment);
@@ -48,6 +53,33 @@ function segmentsOf(pathname: string): string[] {
     if (decoded === "" || decoded === "." || decoded === ".." || decoded.includes("/")) throw pathNotFound();
     return decoded;
   });
+}
+
+/**
+ * Request targets that `new URL` would read the same: printable ASCII without `#` (a fragment) or `\` (a slash to
+ * URL), and no dot segment. Characters URL would percent-encode come out of segment decoding unchanged either way.
+ */
+const plainTarget = /^\/[\x21\x22\x24-\x5b\x5d-\x7e]*$/;
+const dotSegment = /\/\.|%2e/i;
+
+/**
+ * The path and query of a request target, as `new URL(target, base)` reads them. Most targets need no normalizing
+ * (no dot segments, escapes of dots, or characters URL would escape), and are split at the first `?` instead: the
+ * same answer without building a URL per request. Anything else goes through URL; a target it cannot read is a 400.
+ */
+export function requestTarget(target: string): { pathname: string; query: URLSearchParams } {
+  if (plainTarget.test(target)) {
+    const mark = target.indexOf("?");
+    const pathname = mark < 0 ? target : target.slice(0, mark);
+    if (!dotSegment.test(pathname)) return { pathname, query: new URLSearchParams(mark < 0 ? "" : target.slice(mark + 1)) };
+  }
+  let url: URL;
+  try {
+    url = new URL(target, "http://server.invalid");
+  } catch {
+    throw badRequest("malformed request URL");
+  }
+  return { pathname: url.pathname, query: url.searchParams };
 }
 
 /** Namespace subresources share the shape of a namespaced collection: `/api/v1/namespaces/{ns}/status`. */

@@ -11,6 +11,7 @@ import type { Clock } from "../api/clock.ts";
 import { realClock } from "../api/clock.ts";
 import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createServerStore } from "./admission.ts";
+import { convertedResource } from "./conversion.ts";
 import type { Store } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
 import { ManagedFields } from "./apply.ts";
@@ -23,7 +24,7 @@ import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
 import { boolParam, handleResource, isBuiltin } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { handleEviction, handleReview, handleTokenRequest, reviewOf, reviewResourceType } from "./reviews.ts";
-import { parseRoute, pathNotFound } from "./routes.ts";
+import { parseRoute, pathNotFound, requestTarget } from "./routes.ts";
 import type { ResourceRoute, Route } from "./routes.ts";
 import { Tables, wantsTable } from "./table.ts";
 import { polyglotListener, selfSignedCertificate } from "./tls.ts";
@@ -309,16 +310,11 @@ class ApiServer {
     res.on("error", () => {});
     req.on("error", () => {});
     try {
-      let url: URL;
-      try {
-        url = new URL(req.url ?? "/", "http://server.invalid");
-      } catch {
-        throw badRequest("malformed request URL");
-      }
-      const { path, authorized } = this.#authenticate(req, url.pathname);
+      const { pathname, query } = requestTarget(req.url ?? "/");
+      const { path, authorized } = this.#authenticate(req, pathname);
       const route = parseRoute(path);
       if (route.type !== "health" && !authorized) throw unauthorized();
-      await this.#dispatch(route, url.searchParams, req, res);
+      await this.#dispatch(route, query, req, res);
     } catch (error) {
       if (statusOf(error).code === 413) res.setHeader("Connection", "close");
       sendStatus(res, error);
@@ -358,15 +354,17 @@ class ApiServer {
 
   async #resource(route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
     const review = reviewOf(route);
-    const resource = review === undefined ? this.#o.store.resourceForPlural(route.group, route.version, route.plural) : undefined;
+    const stored = review === undefined ? this.#o.store.resourceForPlural(route.group, route.version, route.plural) : undefined;
+    // A version served as a conversion of the stored one (autoscaling/v1 HPAs) reads and writes through its view.
+    const converted = review === undefined && stored === undefined ? convertedResource(this.#o.store, route.group, route.version, route.plural) : undefined;
+    const resource = stored ?? converted?.served;
     if (resource === undefined && review === undefined) throw pathNotFound();
     const table = resource !== undefined && wantsTable(req.headers.accept);
-    // Protobuf answers built-in objects and lists; watch streams stay JSON, so a protobuf-only watch is refused.
-    const watchAsked = route.watchPath || boolParam(query, "watch");
-    if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && (resource === undefined || isBuiltin(resource)) && !watchAsked)) throw notAcceptable();
+    // Protobuf answers built-in objects, lists and watch streams; custom resources have no protobuf form.
+    if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && (resource === undefined || isBuiltin(resource)))) throw notAcceptable();
     let body: Promise<Buffer> | undefined;
     const r: ResourceRequest = {
-      store: this.#o.store,
+      store: converted?.store ?? this.#o.store,
       route,
       resource: resource ?? reviewResourceType(review!),
       query,

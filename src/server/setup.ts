@@ -1,7 +1,8 @@
 // `--setup FILE...`: manifests loaded into the store before the server listens, as `kubectl create -f` would
 // (multi-document YAML or JSON, `List` kinds unpacked, documents created in order so a CRD precedes its resources).
 import { readFileSync } from "node:fs";
-import { parseAllDocuments } from "yaml";
+import { createRequire } from "node:module";
+import type * as Yaml from "yaml";
 import { isApiError } from "../api/errors.ts";
 import { isRecord } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
@@ -14,7 +15,7 @@ export class SetupError extends Error {
 /** The objects of one manifest text, in document order. */
 export function manifestObjects(text: string, source: string): KubeObject[] {
   const objects: KubeObject[] = [];
-  for (const [index, document] of parseAllDocuments(text).entries()) {
+  for (const [index, document] of yaml().parseAllDocuments(text).entries()) {
     if (document.errors.length > 0) throw new SetupError(`${source}: document ${index + 1}: ${document.errors[0]!.message}`);
     const value: unknown = document.toJS({ maxAliasCount: 100 });
     if (value === null || value === undefined) continue;
@@ -52,4 +53,15 @@ export function loadSetup(store: Store, paths: readonly string[]): number {
     }
   }
   return created;
+}
+
+let yamlModule: typeof Yaml | undefined;
+
+/**
+ * The yaml package, loaded on first use: it is 70 files and about 50 ms of start-up that a server without `--setup`
+ * should not pay. In a bundle (an explore worker's) esbuild bundles the literal `require`; an ES module has none.
+ */
+function yaml(): typeof Yaml {
+  yamlModule ??= (typeof require === "function" ? require("yaml") : createRequire(import.meta.url)("yaml")) as typeof Yaml;
+  return yamlModule;
 }

@@ -1,5 +1,8 @@
 // Watches over HTTP: newline-delimited JSON events on a chunked 200 response whose headers go out at once.
 //
+// A client whose first Accept choice is protobuf (client-go's typed clients) watching a built-in kind gets a protobuf
+// stream instead: `application/vnd.kubernetes.protobuf;stream=watch`, length-prefixed `WatchEvent` frames.
+//
 // A watch is a small state machine: `Opening` (checks, the initial list when asked, the store watcher, events
 // buffered until the headers are out) -> `Streaming` -> `Closed`. It ends on the client's close, `timeoutSeconds`,
 // server shutdown, or a 410: a revision compacted away (sent as an ERROR event, then close, as kube-apiserver
@@ -10,8 +13,9 @@ import { ApiError, badRequest, invalid } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
 import type { StoreEvent, StoreWatcher } from "../store/index.ts";
-import { jsonContentType } from "./http.ts";
-import { boolParam, intParam, listOptions, staleRevision } from "./resources.ts";
+import { jsonContentType, prefersProtobuf } from "./http.ts";
+import { encodeProtobuf, encodeWatchFrame, messageFor, protobufContentType } from "./protobuf.ts";
+import { boolParam, intParam, isBuiltin, listOptions, staleRevision } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { includeObjectOf } from "./table.ts";
 import type { IncludeObject } from "./table.ts";
@@ -38,17 +42,39 @@ function eventLine(type: string, object: KubeObject): string {
   return `{"type":"${type}","object":${json}}\n`;
 }
 
+/** Protobuf bodies of stored objects, shared by every protobuf watch that sends them, as `serialized` is for JSON. */
+const encoded = new WeakMap<object, Uint8Array>();
+
+function eventFrame(type: string, object: KubeObject, message: string): Uint8Array {
+  let body = encoded.get(object);
+  if (body === undefined) {
+    body = encodeProtobuf(object as unknown as Record<string, unknown>, message);
+    encoded.set(object, body);
+  }
+  return encodeWatchFrame(type, body);
+}
+
+/** What goes on the wire: NDJSON text, or protobuf frames. */
+type Chunk = string | Uint8Array;
+
+function joined(chunks: readonly Chunk[]): Chunk {
+  if (chunks.every((c) => typeof c === "string")) return chunks.join("");
+  return Buffer.concat(chunks.map((c) => (typeof c === "string" ? Buffer.from(c) : c)));
+}
+
 type WatchState = "opening" | "streaming" | "closed";
 
 export class WatchStream {
   #state: WatchState = "opening";
-  #pending: string[] = [];
+  #pending: Chunk[] = [];
   #watcher: StoreWatcher | undefined;
   #timers: Timer[] = [];
   #held: { until: number; timer: Timer } | undefined;
   #heldBytes = 0;
   readonly #apiVersion: string;
   readonly #include: IncludeObject;
+  /** The kind's protobuf message when the stream is protobuf; undefined for JSON. */
+  readonly #message: string | undefined;
 
   constructor(
     readonly r: ResourceRequest,
@@ -57,6 +83,8 @@ export class WatchStream {
   ) {
     this.#apiVersion = formatApiVersion(r.resource);
     this.#include = r.tables === undefined ? "Object" : includeObjectOf(r.query);
+    const protobuf = r.tables === undefined && isBuiltin(r.resource) && prefersProtobuf(r.req.headers.accept);
+    this.#message = protobuf ? messageFor(this.#apiVersion, r.resource.kind) : undefined;
   }
 
   /** What the watch is on, for watch faults. */
@@ -107,18 +135,21 @@ export class WatchStream {
   #startStream(): void {
     const res = this.r.res;
     res.on("close", () => this.close());
-    res.writeHead(200, { "Content-Type": jsonContentType, "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
+    const contentType = this.#message === undefined ? jsonContentType : `${protobufContentType};stream=watch`;
+    res.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-cache, private", "Transfer-Encoding": "chunked" });
     res.flushHeaders();
     this.#state = "streaming";
     const pending = this.#pending;
     this.#pending = [];
-    if (pending.length > 0) this.#write(pending.join(""));
+    if (pending.length > 0) this.#write(joined(pending));
   }
 
-  #bookmarkLine(revision: number, initialEventsEnd: boolean): string {
+  #bookmarkLine(revision: number, initialEventsEnd: boolean): Chunk {
     const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
     if (initialEventsEnd) metadata.annotations = { "k8s.io/initial-events-end": "true" };
-    return `${JSON.stringify({ type: "BOOKMARK", object: { kind: this.r.resource.kind, apiVersion: this.#apiVersion, metadata } })}\n`;
+    const object = { kind: this.r.resource.kind, apiVersion: this.#apiVersion, metadata };
+    if (this.#message !== undefined) return encodeWatchFrame("BOOKMARK", encodeProtobuf(object, this.#message));
+    return `${JSON.stringify({ type: "BOOKMARK", object })}\n`;
   }
 
   #scheduleBookmark(): void {
@@ -137,8 +168,9 @@ export class WatchStream {
     this.#timers.push(timer);
   }
 
-  /** A watch event line: the object, or a one-row Table of it when the client asked for Tables. */
-  #line(type: string, object: KubeObject): string {
+  /** A watch event: the object (a line or a frame), or a one-row Table of it when the client asked for Tables. */
+  #line(type: string, object: KubeObject): Chunk {
+    if (this.#message !== undefined) return eventFrame(type, object, this.#message);
     const tables = this.r.tables;
     if (tables === undefined) return eventLine(type, object);
     return `${JSON.stringify({ type, object: tables.fromObject(this.r.resource, object, this.#include) })}\n`;
@@ -149,7 +181,7 @@ export class WatchStream {
     if (this.#state === "opening") this.#pending.push(line);
     else if (this.#held !== undefined) {
       this.#pending.push(line);
-      this.#heldBytes += line.length;
+      this.#heldBytes += typeof line === "string" ? line.length : line.byteLength;
       if (this.#heldBytes > this.limits.bufferBytesMax) {
         this.#held.timer.cancel();
         this.#held = undefined;
@@ -173,15 +205,15 @@ export class WatchStream {
       if (this.#state !== "streaming") return;
       const pending = this.#pending;
       this.#pending = [];
-      if (pending.length > 0) this.#write(pending.join(""));
+      if (pending.length > 0) this.#write(joined(pending));
     });
     this.#held = { until, timer };
     this.#timers.push(timer);
   }
 
-  #write(text: string): void {
+  #write(chunk: Chunk): void {
     const res = this.r.res;
-    res.write(text);
+    res.write(chunk);
     if (res.writableLength > this.limits.bufferBytesMax) {
       this.#fail(new ApiError("Expired", 410, "the watch was closed: its consumer fell too far behind; resume from the last revision seen or relist"));
     }
@@ -190,7 +222,9 @@ export class WatchStream {
   /** Sends an ERROR event carrying the Status, then ends the watch. */
   #fail(error: ApiError): void {
     if (this.#state !== "streaming") return;
-    this.r.res.write(`${JSON.stringify({ type: "ERROR", object: error.status })}\n`);
+    if (this.#message !== undefined) {
+      this.r.res.write(encodeWatchFrame("ERROR", encodeProtobuf(error.status as unknown as Record<string, unknown>, "meta/v1.Status")));
+    } else this.r.res.write(`${JSON.stringify({ type: "ERROR", object: error.status })}\n`);
     this.close();
   }
 

@@ -22,11 +22,11 @@ test("discovery lists every stored kind of the wire table that a 1.35 server ser
         byName.set(`${list.groupVersion}/${r.name}`, r);
       }
     }
-    // Kinds whose v1 types exist in the definitions but that a 1.35 server does not serve as v1 yet, review and
-    // subresource kinds (answered, not stored), and autoscaling/v1 (the same objects as v2, needs conversion).
+    // Kinds whose v1 types exist in the definitions but that a 1.35 server does not serve as v1 yet, and review and
+    // subresource kinds (answered, not stored). autoscaling/v1 is served, as a conversion of the stored v2.
     const notStored = new Set(["MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding", "ClusterTrustBundle", "PodCertificateRequest", "RangeAllocation"]);
     const missing = wireKinds
-      .filter((k) => k.list && !notStored.has(k.kind) && !(k.group === "autoscaling" && k.version === "v1"))
+      .filter((k) => k.list && !notStored.has(k.kind))
       .map((k) => `${k.group === "" ? "" : `${k.group}/`}${k.version}/${k.kind}`)
       .filter((id) => !served.has(id));
     assert.deepEqual(missing, []);
@@ -102,7 +102,7 @@ test("the scale subresource reads and writes spec.replicas of a Deployment and c
   }
 });
 
-test("a client that asks for protobuf first gets objects and lists in protobuf, and JSON for custom resources and watches", async () => {
+test("a client that asks for protobuf first gets objects, lists and watch streams in protobuf, and JSON for custom resources", async () => {
   const t = await testServer();
   try {
     const accept = "application/vnd.kubernetes.protobuf, application/json";
@@ -122,7 +122,10 @@ test("a client that asks for protobuf first gets objects and lists in protobuf, 
     assert.equal(items.kind, "ServiceList");
     assert.deepEqual((items.items as any[]).map((s) => s.spec.ports[0].targetPort), ["http"]);
     const onlyProtobuf = { authorization: `Bearer ${t.server.token}`, accept: "application/vnd.kubernetes.protobuf" };
-    assert.equal((await fetch(`${t.server.url}/api/v1/services?watch=true`, { headers: onlyProtobuf })).status, 406);
+    const watch = await fetch(`${t.server.url}/api/v1/services?watch=true`, { headers: onlyProtobuf });
+    assert.equal(watch.status, 200);
+    assert.equal(watch.headers.get("content-type"), "application/vnd.kubernetes.protobuf;stream=watch");
+    await watch.body?.cancel();
     const configMaps = await fetch(`${t.server.url}/api/v1/configmaps`, { headers: onlyProtobuf });
     assert.equal(configMaps.headers.get("content-type"), "application/vnd.kubernetes.protobuf");
   } finally {

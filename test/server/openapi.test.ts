@@ -41,6 +41,33 @@ test("a built-in group version's document holds its kinds' schemas with the mark
   }
 });
 
+test("schemas list the fields the definitions mark required, and none they mark optional or Go omits when empty", async () => {
+  const t = await testServer();
+  try {
+    const core = (await request(t.server, "GET", "/openapi/v3/api/v1")).json.components.schemas;
+    const apps = (await request(t.server, "GET", "/openapi/v3/apis/apps/v1")).json.components.schemas;
+    // `+required` markers.
+    assert.deepEqual(apps["io.k8s.api.apps.v1.DeploymentSpec"].required, ["selector", "template"]);
+    // Unmarked fields without omitempty are required, in field order.
+    assert.deepEqual(core["io.k8s.api.core.v1.Container"].required, ["name"]);
+    assert.deepEqual(core["io.k8s.api.core.v1.ServicePort"].required, ["port"]);
+    assert.deepEqual(core["io.k8s.api.core.v1.PodSpec"].required, ["containers"]);
+    assert.deepEqual(apps["io.k8s.api.apps.v1.DaemonSetStatus"].required, ["currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady"]);
+    assert.deepEqual(core["io.k8s.api.core.v1.ConfigMapList"].required, ["items"]);
+    // Unmarked but omitempty in Go (the generator's hand list): not required.
+    assert.equal(core["io.k8s.api.core.v1.ServiceSpec"].required, undefined);
+    assert.deepEqual(apps["io.k8s.api.apps.v1.StatefulSetStatus"].required, ["replicas"]);
+    // Inlined structs bring their required fields into the parent: a key selector's `key`; `+optional` name stays out.
+    assert.deepEqual(core["io.k8s.api.core.v1.ConfigMapKeySelector"].required, ["key"]);
+    assert.equal(core["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"].required, undefined);
+    for (const schema of Object.values<any>(core)) {
+      for (const name of schema.required ?? []) assert.ok(schema.properties[name] !== undefined, `required ${name} is a property`);
+    }
+  } finally {
+    await t.close();
+  }
+});
+
 for (const [version, binary] of [["1.35", undefined], ["1.33", kubectl133Path]] as const) {
   test(`kubectl ${version} explain answers for a built-in field and for a custom kind`, async () => {
     const t = await testServer();

@@ -1,5 +1,6 @@
 // Debian's python3-kubernetes (installed by .ci/run) against the server through the kubeconfig the server writes:
-// list, create, patch, and a watch with `watch=True` (Python's spelling of a boolean, read as Go's ParseBool).
+// list, create, patch, and a watch with `watch=True` (Python's spelling of a boolean, read as Go's ParseBool), and an
+// autoscaling/v1 HorizontalPodAutoscaler created and patched through v1 and read through v2.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -33,9 +34,15 @@ for event in w.stream(core.list_namespaced_config_map, "default", resource_versi
     if event["object"].metadata.name == "late":
         w.stop()
 print("watched", seen)
+scaling = client.AutoscalingV1Api()
+target = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+scaling.create_namespaced_horizontal_pod_autoscaler("default", {"metadata": {"name": "web"}, "spec": {"scaleTargetRef": target, "maxReplicas": 4, "targetCPUUtilizationPercentage": 60}})
+hpa = scaling.patch_namespaced_horizontal_pod_autoscaler("web", "default", {"spec": {"targetCPUUtilizationPercentage": 75}})
+v2 = client.CustomObjectsApi().get_namespaced_custom_object("autoscaling", "v2", "default", "horizontalpodautoscalers", "web")
+print("hpa", hpa.api_version, hpa.spec.target_cpu_utilization_percentage, v2["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"])
 `;
 
-test("python3-kubernetes lists, creates, patches and watches", async () => {
+test("python3-kubernetes lists, creates, patches and watches, and writes an autoscaling/v1 HPA", async () => {
   const t = await testServer();
   try {
     const path = join(t.dir, "client.py");
@@ -49,6 +56,8 @@ test("python3-kubernetes lists, creates, patches and watches", async () => {
     assert.match(stdout, /patched \[\('a', '1'\), \('b', '2'\)\]/);
     assert.match(stdout, /strategy RollingUpdate IfNotPresent/);
     assert.match(stdout, /watched \[.*'ADDED late'\]/);
+    // autoscaling/v1 is a conversion of the stored v2: the v1 patch shows in v2's CPU metric.
+    assert.match(stdout, /hpa autoscaling\/v1 75 75/);
   } finally {
     await t.close();
   }

@@ -1,0 +1,70 @@
+// Field sets: the one-walk comparison server writes record field ownership with must say what a lookup from the root
+// per field says, including for lists that hold a key twice and for sets.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { jsonEqual } from "../../src/api/json.ts";
+import { fieldChanges, fieldsOf, valueAt } from "../../src/server/fields.ts";
+import { schemaOf } from "../../src/server/schema.ts";
+
+/** The definition: every field of `after`, changed when `valueAt` differs between the two objects. */
+function reference(before: any, after: any, schema: ReturnType<typeof schemaOf>, include: (f: string) => boolean) {
+  const now = fieldsOf(after, schema, include);
+  const changed = new Set<string>();
+  for (const p of now) {
+    const path = JSON.parse(p) as string[];
+    if (before === undefined || !jsonEqual(valueAt(before, path, schema), valueAt(after, path, schema))) changed.add(p);
+  }
+  return { now, changed };
+}
+
+/** A small deterministic generator (xorshift), so that a failure names the case that made it. */
+function rng(seed: number): (n: number) => number {
+  let x = seed || 1;
+  return (n) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+}
+
+function deployment(pick: (n: number) => number): any {
+  const names = ["web", "side", "web"];
+  const containers = Array.from({ length: 1 + pick(3) }, (_, i) => ({
+    name: names[(i + pick(2)) % names.length],
+    image: `nginx:1.${pick(3)}`,
+    ...(pick(2) === 0 ? { ports: [{ containerPort: 80 + pick(2), protocol: "TCP" }] } : {}),
+    ...(pick(2) === 0 ? { env: [{ name: "A", value: String(pick(3)) }] } : {}),
+    ...(pick(3) === 0 ? { args: ["-v", String(pick(2))] } : {}),
+  }));
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "d", namespace: "default", labels: pick(2) === 0 ? { app: "d" } : { app: "d", tier: String(pick(2)) }, finalizers: pick(2) === 0 ? ["a", "b"] : ["a"], uid: "u" },
+    spec: {
+      replicas: pick(4),
+      selector: { matchLabels: { app: "d" } },
+      template: { metadata: { labels: { app: "d" } }, spec: { containers, ...(pick(2) === 0 ? { nodeSelector: {} } : {}) } },
+    },
+    status: pick(2) === 0 ? { replicas: pick(3), conditions: [{ type: "Available", status: pick(2) === 0 ? "True" : "False" }] } : {},
+  };
+}
+
+test("fieldChanges says what a valueAt lookup per field says, on deployments with repeated keys, sets and empty maps", () => {
+  const schema = schemaOf({ group: "apps", version: "v1", kind: "Deployment" });
+  const includes: Array<(f: string) => boolean> = [(f) => f !== "status", (f) => f === "status", () => true];
+  let differing = 0;
+  for (let seed = 1; seed <= 300; seed++) {
+    const pick = rng(seed);
+    const before = pick(5) === 0 ? undefined : deployment(pick);
+    const after = deployment(pick);
+    const include = includes[seed % includes.length]!;
+    const expected = reference(before, after, schema, include);
+    const got = fieldChanges(before, after, schema, include);
+    assert.deepEqual([...got.now].sort(), [...expected.now].sort(), `fields of seed ${seed}`);
+    assert.deepEqual([...got.changed].sort(), [...expected.changed].sort(), `changed fields of seed ${seed}`);
+    if (expected.changed.size > 0 && expected.changed.size < expected.now.size) differing++;
+  }
+  // The cases must exercise partial changes, not only "all changed" or "nothing changed".
+  assert.ok(differing > 100, `only ${differing} seeds changed some fields but not all`);
+});
