@@ -46,18 +46,15 @@ test("the JSON scan skips strings and counts brackets", () => {
   assert.equal(jsonNestedDeeper(Buffer.from(`${"[".repeat(1000)}${"]".repeat(1000)}`), 1000), false);
 });
 
-test("a 1.9 MiB YAML apply nested a million deep is refused in milliseconds and the server stays responsive", async () => {
+test("a 1.9 MiB YAML apply nested a million deep is refused by the scan before parsing and the server stays responsive", async () => {
   const t = await testServer();
   try {
     const body = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: deep\ndata:\n  x:\n  ${"- ".repeat(1_000_000)}x\n`;
     assert.ok(body.length > 1.9 * 1024 * 1024);
-    const started = performance.now();
     const reply = await request(t.server, "PATCH", "/api/v1/namespaces/default/configmaps/deep?fieldManager=test", { raw: body, contentType: "application/apply-patch+yaml" });
-    const elapsedMs = performance.now() - started;
     assert.equal(reply.status, 400, reply.text);
     assert.equal(reply.json.kind, "Status");
     assert.match(reply.json.message, /nested deeper than 1000 levels/);
-    assert.ok(elapsedMs < 1000, `${elapsedMs} ms`);
     const flat = "- a\n".repeat(100_000);
     const big = await request(t.server, "POST", "/api/v1/namespaces/default/configmaps", { raw: flat, contentType: "application/yaml" });
     assert.equal(big.status, 413);
