@@ -61,6 +61,69 @@ export async function benchSteps(): Promise<Record<string, string | number>> {
   return figures;
 }
 
+/** The pieces of a settle checkout a side-by-side comparison runs: its own loader, runner and strategy. */
+interface Side {
+  root: string;
+  runBatch(firstSeed: number): Promise<number>;
+}
+
+async function sideAt(root: string, example: string, variant: string, runs: number): Promise<Side> {
+  const load = (await import(`${root}/src/explore/load.ts`)) as typeof import("../src/explore/load.ts");
+  const runner = (await import(`${root}/src/explore/run.ts`)) as typeof import("../src/explore/run.ts");
+  const strategies = (await import(`${root}/src/sim/strategy.ts`)) as typeof import("../src/sim/strategy.ts");
+  const scenario = await load.loadScenario(`${root}/examples/${example}/scenario.ts`);
+  const workload = Object.keys(scenario.workloads)[0]!;
+  const runBatch = async (firstSeed: number): Promise<number> => {
+    let steps = 0;
+    const cpu = cpuMs();
+    for (let seed = firstSeed; seed < firstSeed + runs; seed++) {
+      steps += (await runner.runScenario(scenario, { variant, workload, params: scenario.params, seed, strategy: strategies.randomStrategy(), drawFaults: true })).steps;
+    }
+    return (steps * 1000) / (cpuMs() - cpu);
+  };
+  return { root, runBatch };
+}
+
+function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+}
+
+/**
+ * This checkout against another (`baseRoot`, e.g. a `git worktree` of an older commit) in one process: `pairs`
+ * pairs of batches of `runs` runs on the same seeds, the order alternating, so machine load hits both alike.
+ * Returns the median steps per CPU second of each side and the quartiles of the per-pair ratios new/base.
+ */
+export async function compareSteps(baseRoot: string, example: string, variant: string, runs: number, pairs: number): Promise<string> {
+  const here = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+  const sides = [await sideAt(baseRoot, example, variant, runs), await sideAt(here, example, variant, runs)];
+  for (const side of sides) await side.runBatch(1_000_000); // warm-up on seeds the pairs do not use
+  const rates: number[][] = [[], []];
+  const ratios: number[] = [];
+  for (let pair = 0; pair < pairs; pair++) {
+    const rate: number[] = [];
+    for (const i of pair % 2 === 0 ? [0, 1] : [1, 0]) rate[i] = await sides[i]!.runBatch(1 + pair * runs);
+    rates[0]!.push(rate[0]!);
+    rates[1]!.push(rate[1]!);
+    ratios.push(rate[1]! / rate[0]!);
+  }
+  const median = (values: readonly number[]) => quantile(values, 0.5);
+  return `${example} ${variant}: base ${Math.round(median(rates[0]!))}, this ${Math.round(median(rates[1]!))} steps per CPU s (medians of ${pairs} batches of ${runs} runs); ratio this/base median ${median(ratios).toFixed(2)}, quartiles ${quantile(ratios, 0.25).toFixed(2)}-${quantile(ratios, 0.75).toFixed(2)}`;
+}
+
+// `node --conditions=settle-source --import tsx bench/steps.ts [--against DIR]`: the figures above, or with
+// `--against` a side-by-side comparison of this checkout with the one in DIR on the same three examples.
 if (import.meta.url === `file://${process.argv[1]}`) {
-  for (const [key, value] of Object.entries(await benchSteps())) process.stdout.write(`${key}: ${value}\n`);
+  const against = process.argv.indexOf("--against");
+  if (against < 0) {
+    for (const [key, value] of Object.entries(await benchSteps())) process.stdout.write(`${key}: ${value}\n`);
+  } else {
+    const baseRoot = process.argv[against + 1];
+    if (baseRoot === undefined) throw new Error("--against needs the directory of the checkout to compare with");
+    const floor = await immediateLoop();
+    process.stdout.write(`empty setImmediate loop: ${Math.round(floor.perCpuSecond)} round trips per CPU s\n`);
+    for (const [example, variant, runs, pairs] of [["ensemble", "level", 60, 16], ["image-refresh", "fixed", 1, 16], ["bootc-rollout", "fixed", 3, 16]] as const) {
+      process.stdout.write(`${await compareSteps(baseRoot, example, variant, runs, pairs)}\n`);
+    }
+  }
 }

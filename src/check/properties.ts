@@ -52,17 +52,28 @@ const writeTypes: Readonly<Record<StoreEventType, StepWrite["type"]>> = { ADDED:
  * step's revisions, and only when a predicate asks for them: properties run after every step, and most never do.
  */
 export function lastStepOf(store: Store, record: TraceRecord): LastStep {
-  const { step, actor, revisionBefore, revisionAfter } = record;
-  if (revisionAfter === revisionBefore) return { step, actor, writes: unknownStep.writes };
-  let writes: readonly StepWrite[] | undefined;
-  return {
-    step,
-    actor,
-    get writes(): readonly StepWrite[] {
-      writes ??= readWrites(store, revisionBefore, revisionAfter);
-      return writes;
-    },
-  };
+  return new RecordedStep(store, record);
+}
+
+/** A step of a simulation, its writes read on first use (a class: one allocation per step, no closures). */
+class RecordedStep implements LastStep {
+  readonly step: number;
+  readonly actor: string;
+  #writes: readonly StepWrite[] | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly record: TraceRecord,
+  ) {
+    this.step = record.step;
+    this.actor = record.actor;
+    if (record.revisionAfter === record.revisionBefore) this.#writes = unknownStep.writes;
+  }
+
+  get writes(): readonly StepWrite[] {
+    this.#writes ??= readWrites(this.store, this.record.revisionBefore, this.record.revisionAfter);
+    return this.#writes;
+  }
 }
 
 function readWrites(store: Store, revisionBefore: number, revisionAfter: number): readonly StepWrite[] {
@@ -191,11 +202,16 @@ class Reads {
   /** True when the predicate must run again after `changes`. */
   touchedBy(changes: WorldChanges): boolean {
     if (this.volatile || !this.any || changes.everything) return true;
-    for (const kind of changes.kinds) if (this.kinds.has(kind)) return true;
-    for (const object of changes.objects) if (this.objects.has(object)) return true;
-    for (const name of changes.externals) if (this.externals.has(name)) return true;
-    return false;
+    // Indexed loops: this runs for every property after every step, and an array iterator per loop showed up
+    // among the simulator's largest allocations.
+    return anyIn(changes.kinds, this.kinds) || anyIn(changes.objects, this.objects) || anyIn(changes.externals, this.externals);
   }
+}
+
+function anyIn(keys: readonly string[], set: ReadonlySet<string>): boolean {
+  if (set.size === 0) return false;
+  for (let i = 0; i < keys.length; i++) if (set.has(keys[i]!)) return true;
+  return false;
 }
 
 /** A view that forwards to the world of the current check and records every read into `reads`. */

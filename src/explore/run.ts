@@ -64,8 +64,11 @@ export class ScenarioError extends Error {
 interface Progress {
   /** Virtual time of the last change of state (store revision or external state), heartbeats aside. */
   lastChangeMs: number;
-  /** The latest state changes, to name what keeps changing when the world never settles. */
-  recentChanges: Ring<Change>;
+  /**
+   * The records of the latest state changes, to name what keeps changing when the world never settles. Kept
+   * as they are and described only when a verdict needs it: most runs never do.
+   */
+  recentChanges: Ring<TraceRecord>;
   /** The latest steps, to name the loop when a run reaches its step bound. */
   recentSteps: Ring<TraceRecord>;
   workloadDone: boolean;
@@ -94,7 +97,7 @@ export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<Ru
   });
   buildWorld(scenario, ctx, sim);
   const epochMs = sim.clock.now();
-  const progress: Progress = { lastChangeMs: epochMs, recentChanges: new Ring<Change>(recentChangesMax), recentSteps: new Ring<TraceRecord>(recentStepsMax), workloadDone: false, verdict: undefined };
+  const progress: Progress = { lastChangeMs: epochMs, recentChanges: new Ring<TraceRecord>(recentChangesMax), recentSteps: new Ring<TraceRecord>(recentStepsMax), workloadDone: false, verdict: undefined };
   sim.addActor(
     defineActor({
       name: WORKLOAD_ACTOR,
@@ -133,13 +136,6 @@ function changesState(record: TraceRecord): boolean {
   if (record.revisionAfter !== record.revisionBefore) return true;
   if (record.kind === "fault") return true;
   return record.kind === "external" && record.access === "write";
-}
-
-/** A state change as the no-convergence verdict names it: who changed what, when. */
-interface Change {
-  timeMs: number;
-  actor: string;
-  what: string;
 }
 
 const recentChangesMax = 4096;
@@ -185,7 +181,7 @@ function trackStep(progress: Progress, record: TraceRecord, semantics: number, h
   if (!changesState(record)) return;
   if (semantics >= 2 && isHeartbeat(record, heartbeats)) return;
   progress.lastChangeMs = record.timeMs;
-  progress.recentChanges.push({ timeMs: record.timeMs, actor: record.actor, what: describeChange(record) });
+  progress.recentChanges.push(record);
 }
 
 /** The most frequent of `items` with its count (ties: the latest wins, so the answer is stable). */
@@ -203,7 +199,7 @@ function mostFrequent(items: readonly string[]): { item: string; count: number }
 /** Why the world never settled: what was changed most in the last settle window, and by whom. */
 function stillChanging(progress: Progress, nowMs: number, settleWindowMs: number, horizonMs: number): string {
   const recent = progress.recentChanges.items().filter((c) => c.timeMs > nowMs - settleWindowMs);
-  const top = mostFrequent(recent.map((c) => `${c.actor} kept changing ${c.what}`));
+  const top = mostFrequent(recent.map((c) => `${c.actor} kept changing ${describeChange(c)}`));
   if (top === undefined) return `the world was still changing at the ${horizonMs} ms horizon`;
   return `the world was still changing at the ${horizonMs} ms horizon: ${top.item} (${top.count} of ${recent.length} changes in the last ${settleWindowMs} ms)`;
 }

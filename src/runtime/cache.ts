@@ -66,17 +66,45 @@ export function objectKey(object: KubeObject): string {
   return keyOf({ namespace: object.metadata.namespace, name: object.metadata.name });
 }
 
+/** One index: its function and its map from value to keys. */
+interface IndexSlot {
+  readonly name: string;
+  readonly fn: IndexFunc;
+  readonly keysByValue: Map<string, Set<string>>;
+}
+
+/**
+ * An index function's values without repeats. Most lists are short and have none (label pairs never repeat):
+ * those are checked pairwise and returned as they are, without a set.
+ */
+function distinctValues(values: readonly string[]): readonly string[] {
+  if (values.length < 2) return values;
+  if (values.length > 16) return [...new Set(values)];
+  for (let i = 1; i < values.length; i++) {
+    for (let j = 0; j < i; j++) if (values[i] === values[j]) return [...new Set(values)];
+  }
+  return values;
+}
+
+function sameValues(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 export class Cache<T extends KubeObject = KubeObject> implements CacheWriter<T> {
   private readonly objects = new Map<string, T>();
-  private readonly indexers: Readonly<Record<string, IndexFunc>>;
+  /** In the order of the indexer names, built-ins first. */
+  private readonly slots: readonly IndexSlot[];
   /** indexName -> value -> keys. */
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
-  /** key -> indexName -> values the object was filed under (to unfile it on change). */
-  private readonly filed = new Map<string, Map<string, readonly string[]>>();
+  /** key -> the values the object was filed under, one entry per slot (to unfile it on change). */
+  private readonly filed = new Map<string, ReadonlyArray<readonly string[]>>();
 
   constructor(options: CacheOptions = {}) {
-    this.indexers = { ...builtinIndexers, ...(options.indexers ?? {}) };
-    for (const name of Object.keys(this.indexers)) this.indexes.set(name, new Map());
+    const indexers = { ...builtinIndexers, ...(options.indexers ?? {}) };
+    this.slots = Object.entries(indexers).map(([name, fn]) => ({ name, fn, keysByValue: new Map<string, Set<string>>() }));
+    for (const slot of this.slots) this.indexes.set(slot.name, slot.keysByValue);
   }
 
   get size(): number {
@@ -118,7 +146,6 @@ export class Cache<T extends KubeObject = KubeObject> implements CacheWriter<T> 
     const key = objectKey(object);
     const previous = this.objects.get(key);
     deepFreeze(object);
-    if (previous !== undefined) this.unfile(key);
     this.objects.set(key, object);
     this.file(key, object);
     return previous;
@@ -139,32 +166,45 @@ export class Cache<T extends KubeObject = KubeObject> implements CacheWriter<T> 
     return [...(index.get(value) ?? [])].sort();
   }
 
+  /**
+   * Files `key` under the object's index values. An object filed before moves only in the indexes whose values
+   * changed: most updates (a status write) change none, and then no index is touched.
+   */
   private file(key: string, object: T): void {
-    const values = new Map<string, readonly string[]>();
-    for (const [name, fn] of Object.entries(this.indexers)) {
-      const keys = [...new Set(fn(object))];
-      values.set(name, keys);
-      const index = this.indexes.get(name) as Map<string, Set<string>>;
-      for (const value of keys) {
-        let set = index.get(value);
-        if (set === undefined) index.set(value, (set = new Set()));
+    const before = this.filed.get(key);
+    const after: Array<readonly string[]> = [];
+    for (let i = 0; i < this.slots.length; i++) {
+      const slot = this.slots[i]!;
+      const values = distinctValues(slot.fn(object));
+      const old = before?.[i];
+      if (old !== undefined && sameValues(old, values)) {
+        after.push(old);
+        continue;
+      }
+      if (old !== undefined) unfileValues(slot.keysByValue, key, old);
+      for (const value of values) {
+        let set = slot.keysByValue.get(value);
+        if (set === undefined) slot.keysByValue.set(value, (set = new Set()));
         set.add(key);
       }
+      after.push(values);
     }
-    this.filed.set(key, values);
+    this.filed.set(key, after);
   }
 
   private unfile(key: string): void {
     const values = this.filed.get(key);
     assert(values !== undefined, "cache-key-was-indexed");
-    for (const [name, keys] of values) {
-      const index = this.indexes.get(name) as Map<string, Set<string>>;
-      for (const value of keys) {
-        const set = index.get(value);
-        set?.delete(key);
-        if (set?.size === 0) index.delete(value);
-      }
-    }
+    assert(values.length === this.slots.length, "cache-filed-one-entry-per-index");
+    for (let i = 0; i < this.slots.length; i++) unfileValues(this.slots[i]!.keysByValue, key, values[i]!);
     this.filed.delete(key);
+  }
+}
+
+function unfileValues(keysByValue: Map<string, Set<string>>, key: string, values: readonly string[]): void {
+  for (const value of values) {
+    const set = keysByValue.get(value);
+    set?.delete(key);
+    if (set?.size === 0) keysByValue.delete(value);
   }
 }

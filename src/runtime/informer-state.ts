@@ -76,7 +76,8 @@ function stepWatching(state: Extract<InformerState, { phase: "Watching" }>, inpu
   switch (input.type) {
     case "event":
       // A watch that delivers is healthy again: failures reset.
-      return { state: { ...state, revision: input.revision, failures: 0, eventsSeen: state.eventsSeen + 1, idleCloses: 0 }, effect: none };
+      // Every field written out (no spread of `state`): this runs for every event an informer receives.
+      return { state: { phase: "Watching", revision: input.revision, failures: 0, eventsSeen: state.eventsSeen + 1, idleCloses: 0 }, effect: none };
     case "watchClosed": {
       // A normal close: resume from the last revision seen, so nothing is missed or replayed twice.
       const idleCloses = state.eventsSeen === 0 ? state.idleCloses + 1 : 0;

@@ -38,9 +38,24 @@ export function changeFeedOf(view: WorldView): ChangeFeed | undefined {
 
 /** A kind as reads and writes name it: group and kind (the version does not matter, the objects are the same). */
 export function kindKey(apiVersion: string, kind: string): string {
-  const slash = apiVersion.indexOf("/");
-  return slash < 0 ? `/${kind}` : `${apiVersion.slice(0, slash)}/${kind}`;
+  // Asked after every step for every read and write, with a handful of distinct kinds: remembered, not rebuilt.
+  let byKind = kindKeys.get(apiVersion);
+  if (byKind === undefined) {
+    if (kindKeys.size >= kindKeysMax) kindKeys.clear();
+    kindKeys.set(apiVersion, (byKind = new Map()));
+  }
+  let key = byKind.get(kind);
+  if (key === undefined) {
+    const slash = apiVersion.indexOf("/");
+    key = slash < 0 ? `/${kind}` : `${apiVersion.slice(0, slash)}/${kind}`;
+    byKind.set(kind, key);
+  }
+  return key;
 }
+
+/** apiVersion -> kind -> `kindKey`. Bounded: a scenario has a few dozen kinds; past the bound it starts again. */
+const kindKeys = new Map<string, Map<string, string>>();
+const kindKeysMax = 1024;
 
 /**
  * An object as reads and writes name it. The namespace is left out on purpose: a cluster-scoped `get` may carry

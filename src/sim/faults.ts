@@ -116,8 +116,10 @@ export interface DrawFaultOptions {
 
 /** Draws at most one fault before `step`, spending `remaining`. */
 export function drawFault({ kernel, custom, view, rng, budget, remaining, step }: DrawFaultOptions): PlannedFault | undefined {
-  assert(budget.chance[1] > 0, "a fault chance has a positive denominator");
-  const [numerator, denominator] = budget.chance;
+  // Indexed, not destructured: this runs before every step, and most draws end here.
+  const numerator = budget.chance[0];
+  const denominator = budget.chance[1];
+  assert(denominator > 0, "a fault chance has a positive denominator");
   if (!rng.chance(numerator, denominator)) return undefined;
   const kinds: Array<[string, string[]]> = [];
   for (const kind of [...remaining.keys()].sort()) {

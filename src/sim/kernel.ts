@@ -10,7 +10,7 @@ import { VirtualClock, type TimerEntry } from "./clock.ts";
 import { initialLife, isAlive, stepLife, statusWord, type Life, type LifeInput } from "./lifecycle.ts";
 import type { Rng } from "./rng.ts";
 import type { ReadyStep, StepKind } from "./strategy.ts";
-import { TraceWriter, type StepFacts, type TraceMode, type TraceRecord } from "./trace.ts";
+import { TraceWriter, canonicalLine, type StepFacts, type TraceMode, type TraceRecord } from "./trace.ts";
 import type { ActorContext, ActorDefinition, CrashContext, RunStatus } from "./types.ts";
 import type { SimWatch } from "./watch.ts";
 
@@ -49,8 +49,6 @@ export interface CrashOptions {
 interface Incarnation {
   /** Ready steps it owns (promoted timers excluded: they stay in `timers`). */
   readyCount: number;
-  /** Every ready step whose `owner` is its actor, promoted timers included: what a crash withdraws. */
-  readonly owned: Set<Step>;
   /** Its timers not yet fired or cancelled. */
   readonly timers: Set<TimerEntry>;
   /** Its watch iterations waiting for an event. */
@@ -61,7 +59,7 @@ interface Incarnation {
 }
 
 function emptyIncarnation(): Incarnation {
-  return { readyCount: 0, owned: new Set(), timers: new Set(), waiters: 0, watches: new Set(), armed: {} };
+  return { readyCount: 0, timers: new Set(), waiters: 0, watches: new Set(), armed: {} };
 }
 
 interface ActorRecord {
@@ -107,6 +105,26 @@ export interface KernelOptions {
   hooks: KernelHooks;
 }
 
+/** A timer as the kernel keeps it: what its firing is traced with, or the step it makes ready instead. */
+interface KernelTimer extends TimerEntry {
+  /** Typed facts of a timer whose firing is more than a timer (a delayed watch delivery). */
+  facts?: StepFacts;
+  /** The step that becomes ready when the timer is due (a response after its request's latency). */
+  deferredStep?: Omit<Step, "seq"> | undefined;
+}
+
+/** The callback of a deferred step's timer: promotion takes the step instead of firing the timer. */
+function neverFired(): void {
+  throw new Error("a deferred step's timer is promoted, never fired");
+}
+
+/** The step of a promoted timer: runs its callback. */
+function fireTimer(timer: TimerEntry): string {
+  timer.state = "fired";
+  timer.fire();
+  return "fired";
+}
+
 /** Default delay before a crashed or exited actor starts again. */
 export const RESTART_DELAY_MS_DEFAULT = 1000;
 
@@ -147,10 +165,8 @@ export class Kernel {
   private eligibleSteps: Step[] | undefined;
   /** The ready step of each promoted timer, for withdrawing it when the timer is cancelled. */
   private readonly timerSteps = new Map<TimerEntry, Step>();
-  /** Typed facts of timers whose firing is more than a timer (a delayed watch delivery). */
-  private readonly timerFacts = new WeakMap<TimerEntry, StepFacts>();
-  /** Steps that become ready when their timer is due (a response after its request's latency). */
-  private readonly deferred = new WeakMap<TimerEntry, Omit<Step, "seq">>();
+  /** Withdraws the ready step of a promoted timer that is cancelled: one function for every timer. */
+  private readonly withdrawTimerFn = (entry: TimerEntry): void => this.withdrawTimer(entry);
   private stepNumber = 0;
   /** The actor whose step is running, "sim"/"gc" for others, undefined between steps. */
   private currentActor: string | undefined;
@@ -303,9 +319,11 @@ export class Kernel {
   }
 
   private endIncarnation(state: ActorRecord): void {
+    // What a crash withdraws is every ready step whose owner is the actor (promoted timers included), found by
+    // one pass over the ready list: crashes are rare, while keeping a set of them cost a set update per step.
     // Removal order does not matter: each step leaves the ready list wherever it is.
     const { held } = state;
-    for (const step of [...held.owned]) this.remove(step);
+    for (const step of this.readySteps.filter((ready) => ready.owner === state)) this.remove(step);
     for (const entry of [...held.timers]) this.cancelTimer(state, entry);
     for (const watch of [...held.watches]) watch.kill();
     assert(held.readyCount === 0, "a crashed actor has no ready steps");
@@ -466,11 +484,7 @@ export class Kernel {
     const full = step as Step;
     full.seq = this.sequence++;
     this.readySteps.push(full);
-    if (full.owner !== undefined) {
-      const owner = full.owner as ActorRecord;
-      owner.held.owned.add(full);
-      if (full.timer === undefined) owner.held.readyCount++;
-    }
+    if (full.owner !== undefined && full.timer === undefined) (full.owner as ActorRecord).held.readyCount++;
     if (full.timer !== undefined) this.timerSteps.set(full.timer, full);
     if (this.eligibleSteps !== undefined && !this.pausedStep(full)) this.eligibleSteps.push(full);
     if (this.readySteps.length > this.readyStepsMax) {
@@ -487,7 +501,6 @@ export class Kernel {
     // shift() lets V8 trim the array's front in place; splice(0, 1) would move every element.
     if (index === 0) ready.shift();
     else ready.splice(index, 1);
-    if (step.owner !== undefined) (step.owner as ActorRecord).held.owned.delete(step);
     if (step.owner !== undefined && step.timer === undefined) {
       const owner = step.owner as ActorRecord;
       owner.held.readyCount--;
@@ -517,8 +530,8 @@ export class Kernel {
       kind,
     );
     record.held.timers.add(entry);
-    if (facts !== undefined) this.timerFacts.set(entry, facts);
-    entry.onCancelPromoted = (cancelled) => this.withdrawTimer(cancelled);
+    if (facts !== undefined) (entry as KernelTimer).facts = facts;
+    entry.onCancelPromoted = this.withdrawTimerFn;
     return entry;
   }
 
@@ -543,38 +556,35 @@ export class Kernel {
       this.enqueue(step);
       return;
     }
-    const entry = this.scheduleFor(step.owner, ms, () => {}, step.label, step.kind);
-    this.deferred.set(entry, step);
+    // A timer of the owner's incarnation like any other, but it never fires: `promoteDue` makes `step` ready
+    // instead, so it needs none of `scheduleFor`'s firing wrapper.
+    const owner = step.owner as ActorRecord;
+    assert(isAlive(owner.life), "only a live actor schedules timers");
+    const entry: KernelTimer = this.clock.schedule(ms, neverFired, owner.name, step.label, step.kind);
+    owner.held.timers.add(entry);
+    entry.onCancelPromoted = this.withdrawTimerFn;
+    entry.deferredStep = step;
   }
 
   /** Moves every due timer into the ready list, in `(dueAt, sequence)` order. */
   promoteDue(): void {
     for (let entry = this.clock.takeDue(); entry !== undefined; entry = this.clock.takeDue()) {
-      const timer = entry;
+      const timer: KernelTimer = entry;
       const owner = this.actorsByName.get(timer.owner);
-      const step = this.deferred.get(timer);
+      const step = timer.deferredStep;
       if (step !== undefined) {
         this.promoteDeferred(timer, step, owner);
         continue;
       }
-      this.enqueue({
-        actor: timer.owner,
-        kind: timer.kind as StepKind,
-        label: timer.label,
-        ...(owner !== undefined && owner.held.timers.has(timer) ? { owner } : {}),
-        ...(this.timerFacts.has(timer) ? { facts: this.timerFacts.get(timer)! } : {}),
-        timer,
-        run: () => {
-          timer.state = "fired";
-          timer.fire();
-          return "fired";
-        },
-      });
+      const fired: Omit<Step, "seq"> = { actor: timer.owner, kind: timer.kind as StepKind, label: timer.label, timer, run: () => fireTimer(timer) };
+      if (owner !== undefined && owner.held.timers.has(timer)) fired.owner = owner;
+      if (timer.facts !== undefined) fired.facts = timer.facts;
+      this.enqueue(fired);
     }
   }
 
-  private promoteDeferred(timer: TimerEntry, step: Omit<Step, "seq">, owner: ActorRecord | undefined): void {
-    this.deferred.delete(timer);
+  private promoteDeferred(timer: KernelTimer, step: Omit<Step, "seq">, owner: ActorRecord | undefined): void {
+    timer.deferredStep = undefined;
     assert(owner !== undefined && owner.held.timers.has(timer), "a deferred step is still its owner's when due");
     owner.held.timers.delete(timer);
     timer.state = "fired";
@@ -665,11 +675,17 @@ export class Kernel {
     const revisionAfter = this.store.revision;
     this.checkActor(step);
     if (revisionAfter !== revisionBefore || step.kind === "gc") this.queueGc();
-    const record: StepRecord = { actor: step.actor, kind: step.kind, label: step.label, revisionBefore, revisionAfter, result };
+    // Built whole here rather than spread into a second object by `record`: one allocation on every step's path,
+    // with the same keys in the same order.
+    const record: TraceRecord = { step: this.stepNumber, timeMs: this.clock.now(), actor: step.actor, kind: step.kind, label: step.label, revisionBefore, revisionAfter, result };
     if (step.ref !== undefined) record.ref = step.ref;
     if (step.write !== undefined) record.write = step.write;
+    // The canonical line leaves the facts out, so it is built before they are added: its field reads then meet
+    // a few record shapes instead of one per combination of facts.
+    const line = canonicalLine(record);
     if (step.facts !== undefined) Object.assign(record, step.facts);
-    this.record(record);
+    this.trace.addLine(record, line);
+    this.onRecord?.(record);
     this.currentActor = undefined;
     this.flushLogs();
     this.stepNumber++;

@@ -11,7 +11,7 @@ import { cloneJson } from "../api/json.ts";
 import { applyFault, drawFault } from "./faults.ts";
 import { simulationHost } from "./host.ts";
 import { Kernel, type ActorState, type Step } from "./kernel.ts";
-import { changeFeedKey, everythingChanged, kindKey, objectKey, type ChangeFeed } from "./changes.ts";
+import { changeFeedKey, everythingChanged, kindKey, objectKey, type ChangeFeed, type WorldChanges } from "./changes.ts";
 import { Rng } from "./rng.ts";
 import { randomStrategy, replayStrategy, type ReadyStep, type Strategy } from "./strategy.ts";
 import { recordKey, type TraceRecord } from "./trace.ts";
@@ -334,11 +334,15 @@ function makeView(store: Store, clock: VirtualClock, kernel: Kernel): WorldView 
   } as WorldView;
 }
 
+const nothingChanged: WorldChanges = Object.freeze({ everything: false, kinds: Object.freeze([]), objects: Object.freeze([]), externals: Object.freeze([]) });
+
 /** What the store and the kernel's external cells wrote since a cursor: the property monitor's input. */
 function changeFeed(store: Store, kernel: Kernel): ChangeFeed {
   return {
     cursor: () => ({ revision: store.revision, externalWrites: kernel.externalWriteCount }),
     since(cursor) {
+      // The common answer after a step that wrote nothing, without building arrays.
+      if (cursor.revision === store.revision && cursor.externalWrites === kernel.externalWriteCount) return nothingChanged;
       const externals = kernel.externalWritesSince(cursor.externalWrites);
       if (externals === undefined || cursor.revision < store.compactedRevision) return everythingChanged;
       if (cursor.revision === store.revision) return { everything: false, kinds: [], objects: [], externals };
@@ -408,7 +412,10 @@ class RunLoop {
       if (kernel.stepIndex >= this.maxSteps) return { status: "max-steps" };
       if (this.faultsDoneFor < kernel.stepIndex) {
         this.faultsDoneFor = kernel.stepIndex;
-        await this.injectFaults();
+        // Most steps get no fault: then nothing is awaited (the microtask queue is empty between steps, so an
+        // await here would only cost a promise per step, never change what runs).
+        const injecting = this.injectFaults();
+        if (injecting !== undefined) await injecting;
         continue;
       }
       kernel.promoteDue();
@@ -427,28 +434,43 @@ class RunLoop {
     }
   }
 
-  private async step(eligible: readonly Step[]): Promise<void> {
+  /** Chooses among `eligible` and executes the choice (not async itself: one promise per step, the kernel's). */
+  private step(eligible: readonly Step[]): Promise<void> {
     const kernel = this.kernel;
     const stepIndex = kernel.stepIndex;
     let index = this.strategy.next(eligible, this.ctx.strategyRng, stepIndex);
     assert(Number.isInteger(index) && index >= 0, "strategy returns a non-negative integer");
     if (index >= eligible.length) index = eligible.length - 1;
     if (index !== 0) this.ctx.choices.push([stepIndex, index]);
-    await kernel.execute(eligible[index]!, eligible === kernel.ready ? index : -1);
+    return kernel.execute(eligible[index]!, eligible === kernel.ready ? index : -1);
   }
 
-  /** Planned faults for this step (in order), then at most one drawn from the budget. */
-  private async injectFaults(): Promise<void> {
-    const ctx = this.ctx;
-    if (ctx.faultsStopped()) return;
+  /**
+   * Planned faults for this step (in order), then at most one drawn from the budget. Undefined when there is
+   * nothing to inject, the common case, decided without a promise.
+   */
+  private injectFaults(): Promise<void> | undefined {
+    if (this.ctx.faultsStopped()) return undefined;
     const step = this.kernel.stepIndex;
+    if (this.plannedNext < this.planned.length && this.planned[this.plannedNext]!.atStep === step) return this.injectPlanned(step);
+    const drawn = this.drawFault(step);
+    return drawn === undefined ? undefined : this.inject(drawn);
+  }
+
+  private async injectPlanned(step: number): Promise<void> {
     while (this.plannedNext < this.planned.length && this.planned[this.plannedNext]!.atStep === step) {
       await this.inject({ ...this.planned[this.plannedNext++]! });
     }
-    const budget: FaultBudget | undefined = this.options.faultBudget;
-    if (budget === undefined || this.remaining.size === 0) return;
-    const drawn = drawFault({ kernel: this.kernel, custom: ctx.faultKinds, view: ctx.view, rng: ctx.faultRng, budget, remaining: this.remaining, step });
+    // Drawn after the planned ones are applied: the draw sees the world they left.
+    const drawn = this.drawFault(step);
     if (drawn !== undefined) await this.inject(drawn);
+  }
+
+  private drawFault(step: number): PlannedFault | undefined {
+    const ctx = this.ctx;
+    const budget: FaultBudget | undefined = this.options.faultBudget;
+    if (budget === undefined || this.remaining.size === 0) return undefined;
+    return drawFault({ kernel: this.kernel, custom: ctx.faultKinds, view: ctx.view, rng: ctx.faultRng, budget, remaining: this.remaining, step });
   }
 
   private async inject(fault: PlannedFault): Promise<void> {

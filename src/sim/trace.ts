@@ -90,7 +90,13 @@ export class TraceWriter {
   }
 
   add(record: TraceRecord): void {
-    this.chunk += `${canonicalLine(record)}\n`;
+    this.addLine(record, canonicalLine(record));
+  }
+
+  /** `add` for a caller that has built the record's canonical line already. */
+  addLine(record: TraceRecord, line: string): void {
+    this.chunk += line;
+    this.chunk += "\n";
     if (this.chunk.length > 32_768) this.flush();
     this.count++;
     this.digest = undefined;

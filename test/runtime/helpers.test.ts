@@ -130,3 +130,20 @@ test("a cache indexes by namespace, owner uid, label and custom functions, and u
     (cache.get("ns/a")?.metadata as { name: string }).name = "changed";
   }, TypeError);
 });
+
+test("a cache update that keeps an object's index values leaves it filed once, and a remove then unfiles it everywhere", () => {
+  // The "twice" index repeats its value on purpose: an index function's repeated values file the key once.
+  const cache = new Cache({ indexers: { twice: (o) => [o.metadata.name ?? "", o.metadata.name ?? ""] } });
+  const map = (labels: Record<string, string>, value: string): KubeObject => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", namespace: "ns", labels }, data: { value } });
+  cache.upsert(map({ app: "x", tier: "web" }, "1"));
+  cache.upsert(map({ app: "x", tier: "web" }, "2"));
+  assert.deepEqual(cache.byIndex("label", "app=x").map((o) => (o["data"] as Record<string, string>)["value"]), ["2"]);
+  assert.deepEqual(cache.byIndex("twice", "a").map((o) => (o["data"] as Record<string, string>)["value"]), ["2"]);
+  cache.upsert(map({ app: "x" }, "3"));
+  assert.deepEqual(cache.byIndex("label", "tier=web"), []);
+  assert.deepEqual(cache.byIndex("label", "app=x").map((o) => (o["data"] as Record<string, string>)["value"]), ["3"]);
+  cache.remove("ns/a");
+  assert.deepEqual(cache.byIndex("label", "app=x"), []);
+  assert.deepEqual(cache.byIndex("twice", "a"), []);
+  assert.deepEqual(cache.byIndex("namespace", "ns"), []);
+});

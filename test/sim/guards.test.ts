@@ -17,7 +17,9 @@ test("an actor awaiting a real setTimeout is reported by name, not hung on (the 
     defineActor({
       name: "canary",
       async start() {
-        await new Promise((resolve) => setTimeout(resolve, 5));
+        // Long enough that no loaded machine fires it before the simulator looks; unref'd so it cannot hold the
+        // test process open once the run has reported it.
+        await new Promise((resolve) => setTimeout(resolve, 10_000).unref());
       },
     }),
   );
@@ -83,6 +85,32 @@ test("during a run Date and Math.random are the simulation's, and they are resto
   assert.equal(seenAgain[0], seen[2], "Math.random is drawn from the seed");
   assert.equal(globalThis.Date, realDate, "the real Date is back");
   assert.equal(Math.random, realRandom, "the real Math.random is back");
+});
+
+test("every run answers Date from its own clock through one replacement class, so Date call sites stay monomorphic", async () => {
+  const seen: Array<{ now: number; made: number; dateClass: DateConstructor }> = [];
+  for (const delayMs of [100, 2500]) {
+    const s = make(7);
+    s.addActor(
+      defineActor({
+        name: "clocky",
+        async start(ctx) {
+          await ctx.clock.sleep(delayMs);
+          seen.push({ now: Date.now(), made: new Date().getTime(), dateClass: globalThis.Date });
+        },
+      }),
+    );
+    await s.run();
+  }
+  assert.deepEqual(seen.map(({ now, made }) => [now, made]), [
+    [DEFAULT_EPOCH_MS + 100, DEFAULT_EPOCH_MS + 100],
+    [DEFAULT_EPOCH_MS + 2500, DEFAULT_EPOCH_MS + 2500],
+  ]);
+  assert.notEqual(seen[0]!.dateClass, realDate, "a run sees the simulation's Date");
+  assert.equal(seen[0]!.dateClass, seen[1]!.dateClass, "both runs see the same replacement class");
+  assert.equal(new (seen[0]!.dateClass)(5).getTime(), 5, "one argument passes through");
+  assert.equal(new (seen[0]!.dateClass)(2026, 0, 2).getTime(), new realDate(2026, 0, 2).getTime(), "several arguments pass through");
+  assert.equal(globalThis.Date, realDate, "the real Date is back");
 });
 
 test("run stops on maxSteps, untilMs and onStep, and a later run continues the same world", async () => {
