@@ -1,53 +1,61 @@
 // Scale: one fault-free rollout v0 -> v1 of a 1,000-node and a 5,000-node bootc pool (maxUnavailable 10%,
 // safety checked once per virtual second): wall time, steps and peak RSS of each, and how the time grows with
-// the fleet (the ratio of CPU seconds per node, 5,000 against 1,000: 1 is linear). Benchmarks may read real time.
-// Runnable alone: `node --conditions=settle-source --import tsx bench/scale.ts [nodes...]`.
+// the fleet (the ratio of CPU seconds per node, 5,000 against 1,000: 1 is linear), with the share of V8's garbage
+// collection and the machine's load (wall time on a shared machine follows the load; CPU time does not).
+// Each rollout runs the compiled package (dist/, what `npx settle` runs; `npm run bench` builds it first) in a
+// child process of its own (`bench/scale-run.mjs`), so that no TypeScript loader's overhead is measured and the
+// 5,000-node rollout's peak RSS and GC are not the 1,000-node one's leftovers. Benchmarks may read real time.
+// Runnable alone after `npm run build`: `node --conditions=settle-source --import tsx bench/scale.ts [nodes...]`.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { availableParallelism, loadavg } from "node:os";
 import { fileURLToPath } from "node:url";
-import { loadScenario } from "../src/explore/load.ts";
-import { runScenario } from "../src/explore/run.ts";
-import type { Scenario } from "../src/explore/scenario.ts";
-import { nowMs } from "./lib.ts";
 
-const scenarioPath = fileURLToPath(new URL("../examples/bootc-rollout/scenario.ts", import.meta.url));
+const runnerPath = fileURLToPath(new URL("./scale-run.mjs", import.meta.url));
+const builtRunPath = fileURLToPath(new URL("../dist/explore/run.js", import.meta.url));
 
 interface Rollout {
+  /** Wall seconds of the rollout itself (loading the package and the scenario excluded). */
   seconds: number;
-  /** CPU seconds of this process (user and system): what the rollout costs on a machine shared with others. */
+  /** CPU seconds of the child process (user and system): what the rollout costs on a machine shared with others. */
   cpuSeconds: number;
   steps: number;
   rssMb: number;
+  /** Seconds V8 spent in garbage collection pauses (young and old generation) during the rollout. */
+  gcSeconds: number;
+  /** The 1-minute load average at the end: above the core count, wall time is mostly waiting for a core. */
+  load: number;
   verdict: string;
+  traceHash: string;
 }
 
-/** One rollout of `nodes` nodes; peak RSS is sampled every 250 ms of real time and at the end. */
-export async function fleetRollout(scenario: Scenario, nodes: number): Promise<Rollout> {
-  // A 5,000-node rollout takes more steps than the scenario's bound for exploration runs.
-  const fleet: Scenario = { ...scenario, timing: { ...scenario.timing, stepsMax: 20_000_000 } };
-  const params = { ...scenario.params, nodes, maxUnavailable: "10%", safetyChecks: "per-second" };
-  let rssMax = process.memoryUsage().rss;
-  const sampler = setInterval(() => (rssMax = Math.max(rssMax, process.memoryUsage().rss)), 250);
-  const start = nowMs();
-  const cpu = process.cpuUsage();
-  const outcome = await runScenario(fleet, { variant: "fixed", workload: "rollout", params, seed: 1 });
-  const seconds = (nowMs() - start) / 1000;
-  const { user, system } = process.cpuUsage(cpu);
-  clearInterval(sampler);
-  rssMax = Math.max(rssMax, process.memoryUsage().rss);
-  return { seconds, cpuSeconds: (user + system) / 1e6, steps: outcome.steps, rssMb: rssMax / 1e6, verdict: outcome.verdict.kind };
+/** One rollout of `nodes` nodes in a child process on the compiled package. */
+export async function fleetRollout(nodes: number): Promise<Rollout> {
+  if (!existsSync(builtRunPath)) throw new Error("bench scale: dist/ is missing; run `npm run build` first");
+  const stdout = await new Promise<string>((resolve, reject) => {
+    execFile(process.execPath, [runnerPath, String(nodes)], { maxBuffer: 1 << 20 }, (error, out, err) => {
+      if (error !== null) reject(new Error(`bench scale: the ${nodes}-node rollout failed: ${error.message}\n${err}`));
+      else resolve(out);
+    });
+  });
+  const figures = JSON.parse(stdout.trim().split("\n").pop()!) as Omit<Rollout, "load">;
+  return { ...figures, load: loadavg()[0]! };
 }
 
 export async function benchScale(fleets: readonly number[] = [1000, 5000]): Promise<Record<string, string | number>> {
-  const scenario = await loadScenario(scenarioPath);
   const figures: Record<string, string | number> = {};
   const perNode: number[] = [];
   for (const nodes of fleets) {
-    const r = await fleetRollout(scenario, nodes);
+    const r = await fleetRollout(nodes);
     figures[`${nodes}-node rollout: verdict`] = r.verdict;
     figures[`${nodes}-node rollout: wall time (s, goal < 30 at 5,000)`] = r.seconds.toFixed(1);
     figures[`${nodes}-node rollout: CPU time (s)`] = r.cpuSeconds.toFixed(1);
     figures[`${nodes}-node rollout: steps`] = r.steps;
+    figures[`${nodes}-node rollout: trace hash`] = r.traceHash.slice(0, 16);
     figures[`${nodes}-node rollout: steps/s`] = Math.round(r.steps / r.seconds);
     figures[`${nodes}-node rollout: peak RSS (MB, goal < 2048)`] = r.rssMb.toFixed(0);
+    figures[`${nodes}-node rollout: GC pauses (s of wall time, against CPU time)`] = `${r.gcSeconds.toFixed(1)} (${Math.round((100 * r.gcSeconds) / r.cpuSeconds)}%)`;
+    figures[`${nodes}-node rollout: load average at the end (1 min, ${availableParallelism()} cores)`] = r.load.toFixed(1);
     perNode.push(r.cpuSeconds / nodes);
   }
   if (fleets.length >= 2) {

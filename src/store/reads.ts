@@ -24,9 +24,14 @@ export function fieldValues(object: KubeObject, resource: ResourceType): Record<
   return fields;
 }
 
-/** Compiled selectors per resource and selector text: controllers and properties list with the same few. */
+/**
+ * Compiled selectors per resource and selector text: controllers and properties list with the same few, and every
+ * node-local actor with one of its own (a kubelet's `spec.nodeName=<node>`, a daemon's `metadata.name=<node>`). The
+ * bound is above the largest fleet a run simulates, so a fleet's selectors stay compiled instead of being cleared and
+ * compiled again round after round; a run that makes up more texts than that starts the cache over.
+ */
 const compiled = new WeakMap<ResourceType, Map<string, CompiledSelector>>();
-const compiledPerResourceMax = 256;
+const compiledPerResourceMax = 16_384;
 
 /** Parses both selectors (400 on bad syntax or an unsupported field label) into one predicate, once per text. */
 export function compileSelectors(resource: ResourceType, labelSelector?: string, fieldSelector?: string): CompiledSelector {

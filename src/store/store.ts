@@ -8,7 +8,7 @@ import { ApiError, alreadyExists, badRequest, conflict, internalError, invalid, 
 import type { FieldError } from "../api/errors.ts";
 import type { KindRef, KubeObject, ObjectList, ObjectRef } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
-import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
+import { applyJsonPatch, applyMergePatch, cloneJsonChecked } from "../api/patch.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { validateGenerateName } from "../api/validation.ts";
 import type {
@@ -32,8 +32,8 @@ import { checkReadRevision, compileSelectors, continueExpiredMessage, decodeCont
 import type { CompiledSelector } from "./reads.ts";
 import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
 import type { Version } from "./registry.ts";
-import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
+import { deepFreeze, isPlainObject, isRecord, jsonEqual } from "../api/json.ts";
+import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, mergePatchSharing, sameCheckedMetadata, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
 import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
 import { WatchHub, Watcher } from "./watch.ts";
 
@@ -52,8 +52,11 @@ interface UpdateContext {
   target?: ObjectRef;
   /** Writes by the store's own controllers (GC, namespace finalizer) may change what clients may not. */
   system?: boolean;
-  /** The input is the store's own already (a patch's result): it is checked and measured, not copied. */
-  owned?: boolean;
+  /**
+   * The input is the store's own already (a patch's result): it is checked and measured, not copied. With
+   * "sharing-stored", its frozen parts are subtrees of the stored object (see `mergePatchSharing`).
+   */
+  owned?: boolean | "sharing-stored";
 }
 
 export class MemoryStore implements Store {
@@ -68,6 +71,8 @@ export class MemoryStore implements Store {
   readonly #uids = new Map<string, { state: KindState; key: string }>();
   readonly #gc: GarbageCollector;
   readonly #namespaces: KindState;
+  /** Per custom kind (by id): the revision of the CRD write that last registered it, with the schemas now in force. */
+  readonly #customRegisteredAt = new Map<string, number>();
   #revision = 0;
   #compacted = 0;
   #history: Version[] = [];
@@ -367,7 +372,7 @@ export class MemoryStore implements Store {
 
   #update(input: KubeObject, context: UpdateContext): KubeObject {
     return this.#transaction(() => {
-      const object = this.#cloneInput(input, context.owned === true);
+      const object = this.#cloneInput(input, context.owned ?? false);
       const { state, resource } = this.#resolve(object);
       if (context.sub === "status" && !resource.statusSubresource) {
         throw new ApiError("NotFound", 404, `the server could not find the requested resource (put ${resource.plural}/status)`);
@@ -382,7 +387,9 @@ export class MemoryStore implements Store {
       this.#mutate("UPDATE", context.sub, resource, next, current, context.options);
       this.#prepareUpdate(next, current, state, resource);
       const errors = [
-        ...validateMetadata(next, resource),
+        // Metadata whose checked fields are the stored object's own (a status write, a patch that leaves them alone)
+        // passed these checks when it was stored: they would find nothing again.
+        ...(sameCheckedMetadata(next.metadata, current.metadata) ? [] : validateMetadata(next, resource)),
         ...validateMetadataUpdate(next, current),
         ...this.#validateKind(next, current, state, resource),
       ];
@@ -412,9 +419,13 @@ export class MemoryStore implements Store {
       );
     }
     const target = this.#view(current, resource);
+    // A merge patch shares the subtrees it does not reach with the stored object, unless pruning against a schema
+    // changed since that object was stored could have to cut into them (see `#mergeSubresource`).
+    const sharing = options.patchType === "merge" && isPlainObject(options.patch) && this.#prunedAsNow(current, state);
     let patched: unknown;
     try {
-      patched = options.patchType === "merge" ? applyMergePatch(target, options.patch) : applyJsonPatch(target, options.patch);
+      if (sharing) patched = this.#mergePatchSharing(target, options.patch as Record<string, unknown>);
+      else patched = options.patchType === "merge" ? applyMergePatch(target, options.patch) : applyJsonPatch(target, options.patch);
     } catch (error) {
       if (isApiError(error)) throw error;
       throw badRequest(`the patch could not be applied: ${error instanceof Error ? error.message : String(error)}`);
@@ -422,20 +433,30 @@ export class MemoryStore implements Store {
     if (!isRecord(patched)) throw badRequest("the patch must leave an object");
     const ref: ObjectRef = { apiVersion: options.apiVersion, kind: options.kind, name: options.name };
     if (resource.namespaced) ref.namespace = options.namespace;
-    // The patch code returns a new document that shares nothing with the stored object or the patch.
-    const context: UpdateContext = { sub, options, target: ref, owned: true };
+    // The patch result is the store's own: new objects on the patched paths, and (when sharing) frozen stored ones.
+    const context: UpdateContext = { sub, options, target: ref, owned: sharing ? "sharing-stored" : true };
     return this.#update(patched as unknown as KubeObject, context);
+  }
+
+  /**
+   * `applyMergePatch` (same checks of the patch, same result) over the stored object's frozen subtrees. The top level
+   * and `metadata` are always new objects, because the write pipeline sets fields in both.
+   */
+  #mergePatchSharing(target: KubeObject, patch: Record<string, unknown>): Record<string, unknown> {
+    const patched = mergePatchSharing(target as unknown as Record<string, unknown>, cloneJsonChecked(patch, "merge patch") as Record<string, unknown>);
+    if (patched.metadata === target.metadata && isRecord(target.metadata)) patched.metadata = { ...target.metadata };
+    return patched;
   }
 
   /**
    * Clones what the caller passed (the store never keeps a caller's reference) and checks its shape and size.
    * An input that is the store's own (`owned`) or was handed over (`handOver`) is made plain in place instead.
    */
-  #cloneInput(input: unknown, owned = false): KubeObject {
+  #cloneInput(input: unknown, owned: boolean | "sharing-stored" = false): KubeObject {
     if (!isRecord(input)) throw badRequest("the request body must be a JSON object");
     let cloned: { clone: KubeObject; bytes: number };
     try {
-      cloned = cloneMeasured(input as KubeObject, this.#objectBytesMax, owned || takeHandedOver(input));
+      cloned = cloneMeasured(input as KubeObject, this.#objectBytesMax, owned === false ? takeHandedOver(input) : owned);
     } catch (error) {
       throw badRequest(`the object is not valid JSON data: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -539,14 +560,15 @@ export class MemoryStore implements Store {
   }
 
   /**
-   * Main writes keep the stored `status`; status writes keep everything but `status`. A status write of a built-in
-   * kind shares the stored object's frozen parts (all but the top level and `metadata`, which the pipeline sets):
-   * nothing after this writes into them. A custom kind's object is copied whole, because pruning against a schema
-   * changed since the object was stored may cut fields anywhere in it.
+   * Main writes keep the stored `status`; status writes keep everything but `status`. A status write shares the
+   * stored object's frozen parts (all but the top level and `metadata`, which the pipeline sets): nothing after this
+   * writes into them. A custom kind's object is copied whole unless `#prunedAsNow`, because pruning against a schema
+   * changed since it was stored may cut fields anywhere in it; pruning again with the same schema removes nothing.
    */
   #mergeSubresource(object: KubeObject, current: KubeObject, state: KindState, resource: ResourceType, context: UpdateContext): KubeObject {
     if (context.sub === "status") {
-      const next = state.custom === undefined ? { ...current, metadata: { ...current.metadata } } : cloneMeasured(current).clone;
+      const share = this.#prunedAsNow(current, state);
+      const next = share ? { ...current, metadata: { ...current.metadata } } : cloneMeasured(current).clone;
       if (object.status === undefined) delete next.status;
       else next.status = object.status;
       return next;
@@ -606,7 +628,7 @@ export class MemoryStore implements Store {
     if (typeof prefix !== "string" || prefix === "") return "";
     const errors = validateGenerateName(prefix, resource.nameRule);
     if (errors.length > 0) throw invalid(resource.kind, prefix, errors, resource.group);
-    const base = prefix.slice(0, Math.max(0, (resource.nameRule === "dns1123-label" ? 63 : 253) - generatedSuffixLength));
+    const base = prefix.slice(0, Math.max(0, (resource.nameRule === "dns1123-label" || resource.nameRule === "dns1035-label" ? 63 : 253) - generatedSuffixLength));
     for (let attempt = 0; attempt < generateNameAttemptsMax; attempt++) {
       const name = `${base}${sequenceSuffix(this.#nameCount)}`;
       this.#nameCount++;
@@ -678,8 +700,14 @@ export class MemoryStore implements Store {
     if (type === "DELETED") {
       stored = Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, resourceVersion: String(revision) }) });
     } else {
-      // The object may be frozen by validating admission: rebuild its metadata to stamp the revision.
-      stored = { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
+      // The pipeline's object is the store's own: stamped in place. One frozen by validating admission (or a
+      // snapshot's, being restored) gets a new top level and metadata to carry the revision.
+      if (Object.isFrozen(object) || Object.isFrozen(object.metadata)) {
+        stored = { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
+      } else {
+        stored = object;
+        writableMeta(stored).resourceVersion = String(revision);
+      }
       deepFreeze(stored);
     }
     const event: StoreEvent = Object.freeze({ type, object: stored, revision });
@@ -721,6 +749,7 @@ export class MemoryStore implements Store {
     }
     const state = this.#registry.registerCustom(info, custom);
     state.terminating = crd.metadata.deletionTimestamp !== undefined;
+    this.#customRegisteredAt.set(state.id, this.#revision);
   }
 
   #compact(): void {
@@ -742,6 +771,17 @@ export class MemoryStore implements Store {
       this.#history = this.#history.slice(this.#historyHead);
       this.#historyHead = 0;
     }
+  }
+
+  /**
+   * True when pruning `current` again would remove nothing, so a write may share its frozen parts: always for a
+   * built-in kind; for a custom kind, when it was stored after the CRD write that registered the schema in force
+   * and the kind serves one version (with several, a write through another version prunes with another schema).
+   */
+  #prunedAsNow(current: KubeObject, state: KindState): boolean {
+    if (state.custom === undefined) return true;
+    const registeredAt = this.#customRegisteredAt.get(state.id);
+    return registeredAt !== undefined && state.versions.size === 1 && Number(current.metadata.resourceVersion) > registeredAt;
   }
 
   /** Presents a stored object in the version a client asked for (custom resources with several versions). */

@@ -1,7 +1,7 @@
 // Small pure helpers of the store: JSON cloning with a size, a comparison that skips top-level fields, and the
 // deterministic sequences behind `uid` and `generateName`. Freezing, equality and `isRecord` are `api/json.ts`'s.
 import { assert } from "../api/assert.ts";
-import { jsonEqual } from "../api/json.ts";
+import { isRecord, jsonEqual } from "../api/json.ts";
 import type { KubeObject, ObjectMeta } from "../api/object.ts";
 
 /** Thrown inside `copyPlain` when a value is not plain JSON data: the caller falls back to a JSON round trip. */
@@ -55,11 +55,44 @@ function copyPlain(value: unknown, size: { bytes: number }): unknown {
 }
 
 /**
+ * Adds up the size of data the store froze when it stored it: plain JSON by construction (no `undefined`, no
+ * functions, no class instances), so it is measured as it is, never copied.
+ */
+function measureStored(value: unknown, size: { bytes: number }): void {
+  switch (typeof value) {
+    case "string":
+      size.bytes += value.length + 2;
+      return;
+    case "number":
+      size.bytes += 8;
+      return;
+    case "boolean":
+      size.bytes += 5;
+      return;
+    default:
+      if (value === null) {
+        size.bytes += 4;
+      } else if (Array.isArray(value)) {
+        size.bytes += 2 + value.length;
+        for (let i = 0; i < value.length; i++) measureStored(value[i], size);
+      } else {
+        size.bytes += 2;
+        const record = value as Record<string, unknown>;
+        for (const key in record) {
+          size.bytes += key.length + 4;
+          measureStored(record[key], size);
+        }
+      }
+  }
+}
+
+/**
  * `copyPlain`'s twin for data nobody else holds: it makes the same value in place (dropping `undefined` and
  * functions, nulling them in arrays) and adds up the same size, so a handed-over object costs a walk, not a copy.
- * Frozen data is not ours to change, so it counts as not plain and goes the JSON round trip's way.
+ * Frozen data is not ours to change: it counts as not plain and goes the JSON round trip's way, unless the caller
+ * says that every frozen part is the store's own (`frozenIsStored`), which is measured as it is.
  */
-function settlePlain(value: unknown, size: { bytes: number }): void {
+function settlePlain(value: unknown, size: { bytes: number }, frozenIsStored: boolean): void {
   switch (typeof value) {
     case "string":
       size.bytes += value.length + 2;
@@ -76,13 +109,16 @@ function settlePlain(value: unknown, size: { bytes: number }): void {
         size.bytes += 4;
         return;
       }
-      if (Object.isFrozen(value)) throw notPlain;
+      if (Object.isFrozen(value)) {
+        if (!frozenIsStored) throw notPlain;
+        return measureStored(value, size);
+      }
       if (Array.isArray(value)) {
         size.bytes += 2 + value.length;
         for (let i = 0; i < value.length; i++) {
           const item: unknown = value[i];
           if (item === undefined || typeof item === "function") value[i] = null;
-          else settlePlain(item, size);
+          else settlePlain(item, size, frozenIsStored);
         }
         return;
       }
@@ -97,7 +133,7 @@ function settlePlain(value: unknown, size: { bytes: number }): void {
           continue;
         }
         size.bytes += key.length + 4;
-        settlePlain(item, size);
+        settlePlain(item, size, frozenIsStored);
       }
       return;
     }
@@ -110,13 +146,14 @@ function settlePlain(value: unknown, size: { bytes: number }): void {
  * Clones JSON data (dropping `undefined`, as the wire does) and measures it in bytes of UTF-8 JSON: the store's
  * specialization of `api/json.ts`'s `cloneJson`, for its object size limit. It is a loop of its own because
  * counting while copying is what keeps a write at one walk of the object. With `owned`, the caller gave `value`
- * up (see `handOver`): it is made plain in place and returned as the clone, with the same result and size.
+ * up (see `handOver`): it is made plain in place and returned as the clone, with the same result and size; with
+ * `owned: "sharing-stored"` its frozen parts are the store's own frozen data (see `mergePatchSharing`), kept as they are.
  */
-export function cloneMeasured<T>(value: T, exactAboveBytes = 0, owned = false): { clone: T; bytes: number } {
+export function cloneMeasured<T>(value: T, exactAboveBytes = 0, owned: boolean | "sharing-stored" = false): { clone: T; bytes: number } {
   const size = { bytes: 0 };
   try {
     let clone = value;
-    if (owned) settlePlain(value, size);
+    if (owned !== false) settlePlain(value, size, owned === "sharing-stored");
     else clone = copyPlain(value, size) as T;
     // Escapes (up to 6 bytes per character) make the estimate low: anywhere near a limit, measure exactly.
     if (exactAboveBytes === 0 || size.bytes * 6 < exactAboveBytes) return { clone, bytes: size.bytes };
@@ -144,6 +181,51 @@ export function handOver<T extends object>(object: T): T {
 /** True (once) when `value` was handed over: the caller may change it in place. */
 export function takeHandedOver(value: object): boolean {
   return handedOver.delete(value);
+}
+
+/** Sets a key without ever invoking the `__proto__` setter: a JSON key named `__proto__` is just data. */
+function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
+}
+
+/**
+ * RFC 7386 merge patch of a stored (frozen) object, with the same result, key order included, as `api/patch.ts`'s
+ * `applyMergePatch`, but sharing instead of copying: every object on a patched path is new and unfrozen, every
+ * subtree the patch does not reach is the stored one, still frozen. `patch` must be a private plain copy (its values
+ * are moved into the result). A status patch of a 5,000-node fleet then copies a few keys, not each node.
+ */
+export function mergePatchSharing(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(target)) setKey(out, key, target[key]);
+  for (const key of Object.keys(patch)) {
+    const value = patch[key];
+    if (value === null) {
+      delete out[key];
+    } else if (isRecord(value)) {
+      const current = Object.hasOwn(out, key) ? out[key] : undefined;
+      setKey(out, key, mergePatchSharing(isRecord(current) ? current : {}, value));
+    } else {
+      setKey(out, key, value);
+    }
+  }
+  return out;
+}
+
+/**
+ * True when every field `validateMetadata` checks is the same in `next` as in `stored`: equal strings, and the very
+ * same (frozen, stored) labels, annotations, finalizers and owner references, which a write that leaves them alone
+ * shares with the stored object.
+ */
+export function sameCheckedMetadata(next: ObjectMeta, stored: ObjectMeta): boolean {
+  return (
+    next.name === stored.name &&
+    next.namespace === stored.namespace &&
+    next.labels === stored.labels &&
+    next.annotations === stored.annotations &&
+    next.finalizers === stored.finalizers &&
+    next.ownerReferences === stored.ownerReferences
+  );
 }
 
 /** True when `a` and `b` differ anywhere outside the top-level keys in `ignored`. */
