@@ -1,6 +1,8 @@
 // Drill figures: kill points per minute, end to end (reference run included), for the Ensemble operator written
 // with plain @kubernetes/client-node (a Node process) and for the Python operator on python3-kubernetes (through
 // its YAML scenario), sequentially and with points drilled in parallel (each with its own server and process).
+// SETTLE_BENCH_DRILL_PARALLEL (default 4, as the figures before the drill learned its quiet window) sets the parallel
+// rows; `settle drill` itself defaults to the machine's cores. The quiet window is the drill's own (learned).
 import { fileURLToPath } from "node:url";
 import { drill, type DrillOptions } from "../src/drill/drill.ts";
 import { loadYamlScenario, yamlDrillTarget } from "../src/scenario-yaml/index.ts";
@@ -15,6 +17,7 @@ async function perMinute(label: string, options: DrillOptions): Promise<Record<s
     [`${label}: wall s`]: wallS.toFixed(1),
     [`${label}: kill points per minute`]: ((result.runs.length * 60) / wallS).toFixed(1),
     [`${label}: points failed`]: result.runs.filter((r) => r.verdict !== "ok").length,
+    [`${label}: quiet window ms`]: result.runs[0]?.timings.quietWindowMs ?? "-",
   };
 }
 

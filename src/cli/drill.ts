@@ -14,8 +14,14 @@ Drills a real controller process, in any language, against the scenario: serves 
 Kubernetes-compatible API, runs the controller in its own process group with KUBECONFIG pointing at it, waits for
 its first watch, applies the workload, and kills the whole group right after its k-th applied write (the write's
 response held back until the group is dead), for every k of a reference run; then restarts it, waits for a quiet
-window (no store write) and checks the scenario's properties. A report line per point. A YAML scenario's variant
-declares its command; a command after -- overrides it.
+window (no store write, no request in flight) and checks the scenario's properties. A report line per point. A
+YAML scenario's variant declares its command; a command after -- overrides it.
+
+The reference run waits the scenario's quiet window (drill.quietMs, default 2000 ms) and measures the controller's
+longest think time (from a change of the world to its next write request); the points wait 3 times that (at least
+500 ms, at most the reference's window) and widen it if the controller thinks longer. Points start while the
+reference run goes on. Controller processes start ahead of their turn (the one that replaces a killed one, the
+next point's first), their API requests held until it comes: the server sees nothing of them before.
 
 Options:
   --variant V         the variant (default: the first)
@@ -24,9 +30,11 @@ Options:
   --kill-points LIST  comma-separated write numbers (default: every write of the reference run)
   --faults            at every point also: time travel (kill, then a stale first list), a closed watch, a
                       failed write (500, 409) and a lost response
-  --quiet-ms N        no store write for this long counts as quiet (default 2000)
+  --quiet-ms N        every run waits exactly this quiet window: no learning (default: learned, see above)
+  --cold-start        start each controller process only at its turn (for a controller whose start-up, before
+                      its first API request, acts outside the API server or reads what its predecessor wrote)
   --timeout-ms N      bound of every run, each phase included (default 60000)
-  --parallel N        points drilled at once, each with its own server and process (default: cores, at most 4)
+  --parallel N        points drilled at once, each with its own server and process (default: cores)
   --artifacts DIR     where failing points write their artifact (default .settle/drills/<scenario>);
                       \`settle report --html out.html <artifact>\` renders one
   --json              print { target, reference, runs } on stdout (no token, no timelines)
@@ -93,6 +101,7 @@ async function drillMain(argv: string[]): Promise<number> {
     param: { type: "string", multiple: true },
     "kill-points": { type: "string" },
     faults: { type: "boolean" },
+    "cold-start": { type: "boolean" },
     "quiet-ms": { type: "string" },
     "timeout-ms": { type: "string" },
     parallel: { type: "string" },
@@ -110,8 +119,9 @@ async function drillMain(argv: string[]): Promise<number> {
     ...(command === undefined ? {} : { command }),
     ...(values["quiet-ms"] === undefined ? {} : { quietMs: intOption(values, "quiet-ms", 2000, 1) }),
     ...(values["timeout-ms"] === undefined ? {} : { timeoutMs: intOption(values, "timeout-ms", 60_000, 1) }),
-    concurrency: intOption(values, "parallel", Math.min(4, availableParallelism()), 1),
+    concurrency: intOption(values, "parallel", availableParallelism(), 1),
     faults: values.faults === true,
+    coldStart: values["cold-start"] === true,
     ...(killPoints === undefined ? {} : { killPoints }),
     onProgress: (line) => process.stderr.write(`settle drill: ${line}\n`),
     onRun: (run) => {

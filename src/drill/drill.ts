@@ -4,10 +4,16 @@
 // each point of a reference run (right after the controller's k-th applied write), applies one fault: a kill of
 // the whole group (the write's response held until the group is dead), optionally followed by a stale first list
 // (time travel), a closed watch, a failed request (500 or 409) or a lost response. It then waits for a quiet
-// window (no store write) and checks the scenario's properties against the server's store. Every phase is bounded
-// by `timeoutMs`.
+// window (no store write, no request in flight; its length learned from the reference run, see quiet.ts) and checks
+// the scenario's properties against the server's store. Every phase is bounded by `timeoutMs`.
+//
+// What a point costs is mostly waiting, so the drill overlaps what it can. Points run in parallel, and start while
+// the reference run still goes (point k once the reference has made k writes). Controller processes start ahead of
+// their turn with their API requests held by the proxy until it comes: the process that replaces a killed one
+// (the server sees nothing of it before the kill) and the next point's first process (nothing before its point
+// begins). Their cold starts overlap other work instead of lying on the point's path.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { realClock } from "../api/clock.ts";
@@ -22,6 +28,7 @@ import type { Store, StoreEvent } from "../store/types.ts";
 import { observeStore } from "./observe.ts";
 import { startProxy, type DrillProxy, type RequestSeen, type WriteSeen } from "./proxy.ts";
 import { startProcess, type ControllerProcess } from "./process.ts";
+import { fixedQuietWindow, learnQuietWindow, QuietTracker, type QuietWindow } from "./quiet.ts";
 import { targetFromScenario, type DrillTarget } from "./target.ts";
 
 /** What the drill does at a point: `kill` the group, or one of the server-side faults (`--faults`). */
@@ -41,7 +48,10 @@ export interface DrillOptions {
   ctx?: ScenarioContext;
   /** The controller's command line. Default: the target's own (YAML variants declare one). */
   command?: readonly string[];
-  /** No store write for this long counts as quiet. Default 2000. */
+  /**
+   * No store write for this long counts as quiet, in every run. Default: the reference run waits the target's
+   * `quietMs` (2000 if it has none) and the points wait what it learned (see quiet.ts).
+   */
   quietMs?: number;
   /** Every run (start, first watch, workload, restart, quiet) must finish within this. Default 60_000. */
   timeoutMs?: number;
@@ -49,8 +59,14 @@ export interface DrillOptions {
   killPoints?: readonly number[];
   /** Also apply the server-side faults at every point (time travel, closed watch, 500, 409, lost response). */
   faults?: boolean;
-  /** Points drilled at once, each with its own server and process group. Default 1. */
+  /** Points drilled at once, each with its own server and process group. Default: the machine's cores. */
   concurrency?: number;
+  /**
+   * Start every controller process at its turn, not ahead of it with its API requests held (the next point's first
+   * process, and the one that replaces a killed process). For a controller whose start-up, before its first API
+   * request, has effects outside the API server or reads local state its killed predecessor wrote. Default false.
+   */
+  coldStart?: boolean;
   /** A folder for one JSON artifact per failing point (`settle report --html` renders it). Default none. */
   artifactsDir?: string;
   onProgress?(line: string): void;
@@ -74,6 +90,10 @@ export interface DrillTimings {
   rewatchMs?: number;
   quietMs?: number;
   totalMs: number;
+  /** The quiet window this run ended with (a point's may have widened while it ran). */
+  quietWindowMs?: number;
+  /** The longest time from a change of the world to the controller's next write request (what points learn from). */
+  thinkMaxMs?: number;
 }
 
 export interface DrillRun {
@@ -124,36 +144,157 @@ export async function drill(options: DrillOptions): Promise<DrillResult> {
   const command = options.command ?? target.command;
   if (command === undefined || command.length === 0) throw new Error(`drill: variant "${target.variant}" declares no command; give one after --`);
   const progress = options.onProgress ?? (() => {});
-  const reference = await drillOnce(options, target, command, undefined);
-  progress(`reference run: ${reference.writes} writes by the controller, ${reference.verdict} in ${reference.timings.totalMs} ms${reference.world ? `; ${reference.world}` : ""}`);
-  if (reference.verdict === "controller-failed" || reference.verdict === "no-watch" || reference.verdict === "workload-failed") return { target: describe(target), reference, runs: [] };
-  const points = planPoints(options, target, reference.writes);
-  const runs: DrillRun[] = new Array(points.length);
-  let next = 0;
+  const referenceWindow = fixedQuietWindow(options.quietMs ?? target.defaults?.quietMs ?? 2000);
+  const feed = new PointFeed(options, target);
+  let abort: () => void = () => {};
+  const shared: SharedRun = { aborted: new Promise<void>((resolve) => (abort = resolve)) };
+  // Points start while the reference still runs: point k as soon as the reference has made k writes. They learn
+  // the quiet window once the reference is done (until then they would wait the reference's own).
+  const referenceCtx = openRun(options, target, command, referenceWindow, { ...shared, onWrite: (writes) => feed.reached(writes) });
+  const referenceRun = referenceCtx.then((ctx) => drillOnce(ctx, undefined, options.coldStart === true));
+  // The points' processes start once the reference's watches: before, their cold starts would slow the reference's.
+  // A reference that never watches has no points.
+  const referenceWatching = referenceCtx.then((ctx) => Promise.race([ctx.proxy.waitForWatch().then(() => true), referenceRun.then(() => ctx.proxy.watchOpens > 0)]));
+  const learned = referenceRun.then((reference) => pointsWindow(reference, referenceWindow, options.quietMs !== undefined));
+  const runs: DrillRun[] = [];
+  const pointShared = { ...shared, window: learned };
   const worker = async () => {
-    while (next < points.length) {
-      const index = next++;
-      const point = points[index]!;
-      const run = await drillOnce(options, target, command, point);
-      runs[index] = run;
+    if (!(await referenceWatching)) return;
+    let warm = options.coldStart === true ? undefined : await warmUp(options, target, command, referenceWindow, pointShared, feed.restartsOnly);
+    for (let next = await feed.next(); next !== undefined; next = await feed.next()) {
+      const ctx = warm ?? (await openRun(options, target, command, referenceWindow, pointShared));
+      warm = undefined;
+      const running = drillOnce(ctx, next.point, options.coldStart === true);
+      // The next point's first process starts once this one's watches: two cold starts at once would slow both.
+      await Promise.race([ctx.proxy.waitForWatch(), running]);
+      if (options.coldStart !== true && !feed.exhausted) warm = await warmUp(options, target, command, referenceWindow, pointShared, feed.restartsOnly);
+      const run = await running;
+      if (!(await referenceRun.then(usable))) break;
+      runs[next.index] = run;
       options.onRun?.(run);
-      progress(`${pointLabel(point)}${run.write ? ` (${run.write.method} ${shortPath(run.write.path)})` : ""}: ${run.verdict} in ${run.timings.totalMs} ms${run.world ? `; ${run.world}` : ""}`);
+      progress(`${pointLabel(next.point)}${run.write ? ` (${run.write.method} ${shortPath(run.write.path)})` : ""}: ${run.verdict} in ${run.timings.totalMs} ms${run.world ? `; ${run.world}` : ""}`);
     }
+    if (warm !== undefined) await closeRun(warm);
   };
-  const concurrency = Math.max(1, Math.min(options.concurrency ?? 1, points.length));
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  // The reference holds one of the `concurrency` slots while it runs.
+  const concurrency = Math.max(1, options.concurrency ?? availableParallelism());
+  const workers = Array.from({ length: concurrency - 1 }, worker);
+  const reference = await referenceRun;
+  workers.push(worker());
+  progress(`reference run: ${reference.writes} writes by the controller, ${reference.verdict} in ${reference.timings.totalMs} ms${reference.world ? `; ${reference.world}` : ""}`);
+  if (!usable(reference)) {
+    feed.finish("none");
+    abort();
+    await Promise.all(workers);
+    return { target: describe(target), reference, runs: [] };
+  }
+  feed.finish(reference.writes);
+  if (feed.planned > 0) progress(pointsWindow(reference, referenceWindow, options.quietMs !== undefined).why);
+  await Promise.all(workers);
   return { target: describe(target), reference, runs };
+}
+
+/** What the runs of one drill share: an abort (the reference turned out unusable), the learned window, a write hook. */
+interface SharedRun {
+  aborted: Promise<void>;
+  /** The points' window, once the reference has learned it; until then a point waits the reference's own. */
+  window?: Promise<QuietWindow>;
+  /** The reference run's controller has made `writes` applied writes. */
+  onWrite?(writes: number): void;
+}
+
+/** The points' quiet window: the given one, or what a reference run that went quiet learned. */
+function pointsWindow(reference: DrillRun, referenceWindow: QuietWindow, given: boolean): QuietWindow {
+  if (given) return referenceWindow;
+  const thinkMaxMs = reference.timings.thinkMaxMs;
+  if (thinkMaxMs === undefined) return { ...referenceWindow, why: `quiet window ${referenceWindow.ms} ms (the reference run never went quiet, so nothing was learned)` };
+  return learnQuietWindow(thinkMaxMs, referenceWindow.ms);
+}
+
+/** Whether points drilled against this reference mean anything (the controller watched and the workload ran). */
+function usable(reference: DrillRun): boolean {
+  return reference.verdict !== "controller-failed" && reference.verdict !== "no-watch" && reference.verdict !== "workload-failed";
+}
+
+/**
+ * The points of the drill, in plan order (every write of the reference, or the given ones, times the fault
+ * kinds), each handed out as soon as it is known to exist: point k once the reference has made k writes.
+ */
+export class PointFeed {
+  private readonly kinds: readonly DrillFaultKind[];
+  private readonly given: readonly number[] | undefined;
+  private seen = 0;
+  private final: number | undefined;
+  private taken = 0;
+  private cancelled = false;
+  private waiters: Array<() => void> = [];
+
+  constructor(options: DrillOptions, target: DrillTarget) {
+    const declared = (target.defaults?.faultKinds ?? ["kill"]).filter((k): k is DrillFaultKind => (drillFaultKinds as readonly string[]).includes(k));
+    this.kinds = options.faults === true ? drillFaultKinds : declared;
+    this.given = options.killPoints ?? target.defaults?.afterWrites;
+  }
+
+  /** Points planned in all, once the reference is done. */
+  get planned(): number {
+    if (this.final === undefined) throw new Error("drill: the plan is known only once the reference run is done");
+    return this.kinds.length * (this.given ?? Array.from({ length: this.final })).length;
+  }
+
+  /** Every point's fault restarts the controller (so a run may start its replacement before it knows its point). */
+  get restartsOnly(): boolean {
+    return this.kinds.every((k) => k === "kill" || k === "time-travel");
+  }
+
+  /** No point is left to hand out (false while the reference may still make writes). */
+  get exhausted(): boolean {
+    return this.at(this.taken) === "done";
+  }
+
+  reached(writes: number): void {
+    this.seen = Math.max(this.seen, writes);
+    this.wakeAll();
+  }
+
+  /** The reference is done with `writes` writes; `"none"`: no point may run. */
+  finish(writes: number | "none"): void {
+    this.cancelled = writes === "none";
+    this.final = writes === "none" ? 0 : writes;
+    this.wakeAll();
+  }
+
+  async next(): Promise<{ index: number; point: DrillPoint } | undefined> {
+    for (;;) {
+      const state = this.at(this.taken);
+      if (state === "done") return undefined;
+      if (state !== "wait") return { index: this.taken++, point: state };
+      await new Promise<void>((wake) => this.waiters.push(wake));
+    }
+  }
+
+  private at(index: number): DrillPoint | "wait" | "done" {
+    if (this.kinds.length === 0 || this.cancelled) return "done";
+    const slot = Math.floor(index / this.kinds.length);
+    const fault = this.kinds[index % this.kinds.length]!;
+    if (this.given !== undefined) {
+      if (slot >= this.given.length) return "done";
+      const afterWrite = this.given[slot]!;
+      return this.final !== undefined || afterWrite <= this.seen ? { afterWrite, fault } : "wait";
+    }
+    const afterWrite = slot + 1;
+    if (afterWrite <= this.seen || afterWrite <= (this.final ?? 0)) return { afterWrite, fault };
+    return this.final === undefined ? "wait" : "done";
+  }
+
+  private wakeAll(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
 }
 
 function describe(target: DrillTarget): DrillResult["target"] {
   return { name: target.name, variant: target.variant, workload: target.workload };
-}
-
-function planPoints(options: DrillOptions, target: DrillTarget, writes: number): DrillPoint[] {
-  const at = options.killPoints ?? target.defaults?.afterWrites ?? Array.from({ length: writes }, (_, i) => i + 1);
-  const declared = (target.defaults?.faultKinds ?? ["kill"]).filter((k): k is DrillFaultKind => (drillFaultKinds as readonly string[]).includes(k));
-  const kinds: readonly DrillFaultKind[] = options.faults === true ? drillFaultKinds : declared;
-  return at.flatMap((afterWrite) => kinds.map((fault) => ({ afterWrite, fault })));
 }
 
 export function pointLabel(point: DrillPoint): string {
@@ -190,10 +331,12 @@ function viewOf(store: Store, externals: Record<string, unknown>): WorldView {
 interface RunContext {
   target: DrillTarget;
   point: DrillPoint | undefined;
+  /** When the run proper began (its first process let through); its deadline is `timeoutMs` later. */
   startMs: number;
   deadlineMs: number;
-  quietMs: number;
+  timeoutMs: number;
   dir: string;
+  token: string;
   store: Store;
   server: SettleServer;
   proxy: DrillProxy;
@@ -203,7 +346,14 @@ interface RunContext {
   quiet: QuietTracker;
   timeline: DrillTimeline;
   output: string[];
+  /** The controller's starts so far that became active (the last one runs now). */
   processes: ControllerProcess[];
+  /** The next starts, in turn, already running with their requests held (see `prestart`). */
+  standbys: Array<{ process: ControllerProcess; lane: number; exited: boolean }>;
+  /** The proxy lane the next start gets (lanes only ever grow: promoting one lets every lower one through). */
+  nextLane: number;
+  /** Resolves on the store's next write (event-driven waits of the workload). */
+  nextChange(): Promise<void>;
   deadlines: DeadlineTracker;
   /** Processes the drill killed itself (their exit is not a crash). */
   killed: Set<ControllerProcess>;
@@ -212,12 +362,16 @@ interface RunContext {
   crashRestarts: number;
   applied?: string;
   timings: DrillTimings;
-  start(): ControllerProcess;
+  /** Resolves when the drill gives up on this run (its reference turned out unusable). */
+  aborted: Promise<void>;
+  /** Starts the controller on a new proxy lane; `held`: its requests wait for `proxy.promote(lane)`. */
+  spawn(held: boolean): { process: ControllerProcess; lane: number };
 }
 
-async function openRun(options: DrillOptions, target: DrillTarget, command: readonly string[], point: DrillPoint | undefined): Promise<RunContext> {
+/** A run's server, proxy and world, before its point is known; `drillOnce` starts the run proper. */
+async function openRun(options: DrillOptions, target: DrillTarget, command: readonly string[], window: QuietWindow, shared: SharedRun): Promise<RunContext> {
   const startMs = realClock.now();
-  const quietMs = options.quietMs ?? target.defaults?.quietMs ?? 2000;
+  const timeoutMs = options.timeoutMs ?? target.defaults?.timeoutMs ?? 60_000;
   const dir = mkdtempSync(join(tmpdir(), "settle-drill-"));
   const token = randomBytes(16).toString("hex");
   const raw = createStore({ now: () => realClock.now() });
@@ -225,12 +379,18 @@ async function openRun(options: DrillOptions, target: DrillTarget, command: read
   const timeline: DrillTimeline = { startMs, requests: [], events: [], initial: raw.history(0).map((e) => e.object) };
   const failedAlways = new Set<string>();
   const monitor = new PropertyMonitor(target.properties);
-  const quiet = new QuietTracker(quietMs);
+  const inFlight = { count: () => 0 };
+  const quiet = new QuietTracker(window, () => inFlight.count());
+  void shared.window?.then((learned) => quiet.relearn(learned));
   const view = viewOf(raw, target.externals ?? {});
   const deadlines = new DeadlineTracker(target.properties);
   deadlines.observe(view);
+  let changeWaiters: Array<() => void> = [];
   const store = observeStore(raw, (events) => {
     quiet.changed();
+    const waiters = changeWaiters;
+    changeWaiters = [];
+    for (const wake of waiters) wake();
     recordEvents(timeline, events);
     const safety = monitor.checkSafety(view);
     if (safety !== undefined) failedAlways.add(safety.name);
@@ -238,32 +398,56 @@ async function openRun(options: DrillOptions, target: DrillTarget, command: read
   });
   const server = await startServer({ store, token, log: () => {} });
   const proxy = await startProxy(server.url, () => realClock.now());
+  inFlight.count = () => proxy.requestsInFlight;
+  proxy.onActivity = (activity, write) => {
+    if (activity === "end") quiet.requestEnded();
+    else if (write) quiet.writeRequested();
+  };
   timeline.requests = proxy.requests;
-  const controllerConfig = join(dir, "controller.kubeconfig");
-  writeFileSync(controllerConfig, kubeconfigText(`${proxy.url}/token/${token}`, token), { mode: 0o600 });
+  const onWrite = shared.onWrite;
+  if (onWrite !== undefined) proxy.setHooks({ onWrite: (write) => (onWrite(write.index), "deliver") });
   server.writeKubeconfig(join(dir, "admin.kubeconfig"));
-  const env = { ...process.env, ...target.env, KUBECONFIG: controllerConfig };
   const ctx: RunContext = {
-    target, point, startMs, deadlineMs: startMs + (options.timeoutMs ?? target.defaults?.timeoutMs ?? 60_000), quietMs, dir, store, server, proxy, view, monitor, failedAlways, quiet, timeline,
-    deadlines, output: [], processes: [], killed: new Set(), closing: false, crashRestarts: 0, timings: { totalMs: 0 },
-    start: () => startController(ctx, command, env),
+    target, point: undefined, startMs, deadlineMs: startMs + timeoutMs, timeoutMs, dir, token, store, server, proxy, view, monitor, failedAlways, quiet, timeline,
+    deadlines, output: [], processes: [], standbys: [], nextLane: 0, killed: new Set(), closing: false, crashRestarts: 0, timings: { totalMs: 0 },
+    nextChange: () => new Promise<void>((wake) => changeWaiters.push(wake)),
+    aborted: shared.aborted,
+    spawn: (held) => spawnController(ctx, command, held),
   };
   return ctx;
+}
+
+/**
+ * Starts the controller with a kubeconfig of its own proxy lane. A held lane is a start ahead of its turn: the
+ * process runs its start-up, and its first request waits in the proxy until the drill promotes the lane.
+ */
+function spawnController(ctx: RunContext, command: readonly string[], held: boolean): { process: ControllerProcess; lane: number } {
+  const lane = ctx.nextLane++;
+  if (!held) ctx.proxy.promote(lane);
+  const kubeconfig = join(ctx.dir, `controller-${lane}.kubeconfig`);
+  writeFileSync(kubeconfig, kubeconfigText(`${ctx.proxy.url}${ctx.proxy.lanePrefix(lane)}/token/${ctx.token}`, ctx.token), { mode: 0o600 });
+  const env = { ...process.env, ...ctx.target.env, KUBECONFIG: kubeconfig };
+  const cwd = ctx.target.cwd === undefined ? {} : { cwd: ctx.target.cwd };
+  const p = startProcess(command, env, { linePrefix: `[${lane}] `, onLine: (line) => keepLine(ctx.output, redactToken(line)), ...cwd });
+  return { process: p, lane };
 }
 
 const crashRestartDelayMs = 500;
 const crashRestartsMax = 5;
 
+/** Starts the controller now (a fresh start), as the active process. */
+function startController(ctx: RunContext): ControllerProcess {
+  const { process: p, lane } = ctx.spawn(false);
+  return activate(ctx, p, lane);
+}
+
 /**
- * Starts the controller (again). A controller that exits by itself once it has watched is started again after a
- * short delay, as a kubelet restarts a crashed container: an unhandled error from an injected 500 is a crash, not
- * the end of the drill.
+ * Makes `p` the active process. One that exits by itself once it has watched is started again after a short delay,
+ * as a kubelet restarts a crashed container: an unhandled error from an injected 500 is a crash, not the end of the
+ * drill.
  */
-function startController(ctx: RunContext, command: readonly string[], env: NodeJS.ProcessEnv): ControllerProcess {
-  const incarnation = ctx.processes.length;
-  ctx.proxy.incarnation = incarnation;
-  const cwd = ctx.target.cwd === undefined ? {} : { cwd: ctx.target.cwd };
-  const p = startProcess(command, env, { linePrefix: `[${incarnation}] `, onLine: (line) => keepLine(ctx.output, redactToken(line)), ...cwd });
+function activate(ctx: RunContext, p: ControllerProcess, lane: number): ControllerProcess {
+  ctx.proxy.incarnation = lane;
   ctx.processes.push(p);
   void p.exited.then((code) => {
     if (ctx.closing || ctx.killed.has(p) || ctx.processes.at(-1) !== p || ctx.timings.firstWatchMs === undefined) return;
@@ -272,9 +456,11 @@ function startController(ctx: RunContext, command: readonly string[], env: NodeJ
     // Not quiet while the controller is down: quiet counts again once the restarted process watches.
     ctx.quiet.wait("restart");
     const opensBefore = ctx.proxy.watchOpens;
+    // A standby started for the point's kill is on a lane the fresh start would now pass: it is dropped.
+    void dropStandby(ctx);
     void realClock.sleep(crashRestartDelayMs).then(() => {
       if (ctx.closing || ctx.processes.at(-1) !== p) return;
-      ctx.start();
+      startController(ctx);
       void ctx.proxy.waitForWatch(opensBefore).then(() => {
         ctx.quiet.changed();
         ctx.quiet.ready("restart");
@@ -302,35 +488,58 @@ function recordEvents(timeline: DrillTimeline, events: readonly StoreEvent[]): v
   }
 }
 
-async function drillOnce(options: DrillOptions, target: DrillTarget, command: readonly string[], point: DrillPoint | undefined): Promise<DrillRun> {
-  const ctx = await openRun(options, target, command, point);
+/**
+ * An opened run whose first process is already starting, its requests held until the run's point begins; with
+ * `replacement` (every planned point kills), the process that will replace it too.
+ */
+async function warmUp(options: DrillOptions, target: DrillTarget, command: readonly string[], window: QuietWindow, shared: SharedRun, replacement: boolean): Promise<RunContext> {
+  const ctx = await openRun(options, target, command, window, shared);
+  prestart(ctx);
+  if (replacement) prestart(ctx);
+  return ctx;
+}
+
+/** Runs the opened run at `point` (the reference run: undefined) and closes it. */
+async function drillOnce(ctx: RunContext, point: DrillPoint | undefined, coldStart: boolean): Promise<DrillRun> {
+  ctx.point = point;
+  ctx.startMs = realClock.now();
+  ctx.timeline.startMs = ctx.startMs;
+  ctx.deadlineMs = ctx.startMs + ctx.timeoutMs;
   try {
-    return await runPhases(ctx);
+    return await runPhases(ctx, coldStart);
   } finally {
-    ctx.closing = true;
-    for (const p of ctx.processes) await p.kill().catch(() => {});
-    ctx.quiet.stop();
-    await ctx.proxy.close();
-    await ctx.server.close();
-    rmSync(ctx.dir, { recursive: true, force: true });
+    await closeRun(ctx);
   }
 }
 
-/** Resolves with the value, or with `"timeout"` once the run's deadline has passed. */
+async function closeRun(ctx: RunContext): Promise<void> {
+  ctx.closing = true;
+  await dropStandby(ctx);
+  await Promise.all(ctx.processes.map((p) => p.kill().catch(() => {})));
+  ctx.quiet.stop();
+  await ctx.proxy.close();
+  await ctx.server.close();
+  rmSync(ctx.dir, { recursive: true, force: true });
+}
+
+/** Resolves with the value, or with `"timeout"` once the run's deadline has passed (or the drill gave up on it). */
 async function beforeDeadline<T>(ctx: RunContext, promise: Promise<T>): Promise<T | "timeout"> {
   const left = ctx.deadlineMs - realClock.now();
   if (left <= 0) return "timeout";
   let timer: { cancel(): void } | undefined;
   const timeout = new Promise<"timeout">((resolve) => (timer = realClock.setTimer(left, () => resolve("timeout"))));
   try {
-    return await Promise.race([promise, timeout]);
+    return await Promise.race([promise, timeout, ctx.aborted.then(() => "timeout" as const)]);
   } finally {
     timer?.cancel();
   }
 }
 
-async function runPhases(ctx: RunContext): Promise<DrillRun> {
-  const first = ctx.start();
+async function runPhases(ctx: RunContext, coldStart: boolean): Promise<DrillRun> {
+  const first = ctx.standbys.length === 0 ? startController(ctx) : promoteOrStart(ctx, false);
+  // The replacement starts now if it has not yet: on a loaded machine its cold start takes longer than the
+  // workload takes to reach the point.
+  if (!coldStart && restarts(ctx.point) && ctx.standbys.length === 0) prestart(ctx);
   const started = await beforeDeadline(ctx, Promise.race([ctx.proxy.waitForWatch().then(() => "watching" as const), first.exited.then((code) => `exited ${code}`)]));
   if (started === "timeout") {
     const made = ctx.proxy.requests.length;
@@ -338,9 +547,11 @@ async function runPhases(ctx: RunContext): Promise<DrillRun> {
   }
   if (started !== "watching") return finish(ctx, "controller-failed", [], `the controller ${started} before opening a watch`);
   ctx.timings.firstWatchMs = realClock.now() - ctx.startMs;
+  // The controller's cold start is not think time: it counts from its first watch.
+  ctx.quiet.watching();
   const pointDone = armPoint(ctx);
   const client = createKubeClient({ kubeconfig: join(ctx.dir, "admin.kubeconfig") });
-  const workload = ctx.target.runWorkload(client, ctx.view).then(
+  const workload = ctx.target.runWorkload(client, ctx.view, { nextChange: ctx.nextChange }).then(
     () => {
       ctx.timings.workloadMs = realClock.now() - ctx.startMs;
       ctx.quiet.ready("workload");
@@ -355,12 +566,14 @@ async function runPhases(ctx: RunContext): Promise<DrillRun> {
   }
   if (settled === "timeout") return finish(ctx, "no-quiet", [...ctx.failedAlways], timeoutReason(ctx));
   ctx.timings.quietMs = realClock.now() - ctx.startMs;
+  ctx.timings.quietWindowMs = ctx.quiet.currentMs;
+  ctx.timings.thinkMaxMs = ctx.quiet.thinkMaxMs;
   const failed = [...ctx.failedAlways];
   const liveness = ctx.monitor.properties.filter((p) => p.kind === "eventually").filter((p) => ctx.monitor.checkLiveness(ctx.view, (q) => q === p) !== undefined);
   failed.push(...liveness.map((p) => p.name));
   const late = ctx.deadlines.missed(ctx.startMs + (ctx.timings.workloadMs ?? 0)).filter((m) => !failed.includes(m.name));
   failed.push(...late.map((m) => `${m.name} (true ${m.lateMs} ms after the workload's end, withinMs ${m.withinMs})`));
-  const detail = failed.length === 0 ? "every property held once quiet" : `quiet for ${ctx.quietMs} ms with ${failed.length} property(ies) false`;
+  const detail = failed.length === 0 ? "every property held once quiet" : `quiet for ${ctx.quiet.currentMs} ms with ${failed.length} property(ies) false`;
   return finish(ctx, failed.length === 0 ? "ok" : "violated", failed, detail);
 }
 
@@ -376,7 +589,7 @@ function timeoutReason(ctx: RunContext): string {
     if (ctx.timings.rewatchMs === undefined) return `the restarted controller opened no watch ${within}`;
   }
   if (!ctx.quiet.isReady("workload")) return `the workload did not finish ${within}`;
-  return `no quiet window of ${ctx.quietMs} ms ${within}`;
+  return `no quiet window of ${ctx.quiet.currentMs} ms ${within}`;
 }
 
 function finish(ctx: RunContext, verdict: DrillVerdict, failed: string[], detail: string): DrillRun {
@@ -457,13 +670,53 @@ async function restart(ctx: RunContext, staleFrom: WriteSeen | undefined): Promi
     ctx.applied = "killed the process group with the write's response held";
   }
   const opensBefore = ctx.proxy.watchOpens;
-  ctx.start();
+  promoteOrStart(ctx);
   // Quiet is measured from the moment the restarted process watches again, not from the killed write.
   void ctx.proxy.waitForWatch(opensBefore).then(() => {
     ctx.timings.rewatchMs = realClock.now() - ctx.startMs;
     ctx.quiet.changed();
   });
   await ctx.proxy.waitForWatch(opensBefore);
+}
+
+/**
+ * Starts the process that will replace the one the point kills, now, with its requests held: its cold start (an
+ * interpreter, a client library) overlaps the workload instead of following the kill. The server sees none of its
+ * requests before the kill, so to the world it starts after the kill, as a restarted container does.
+ */
+function prestart(ctx: RunContext): void {
+  const { process: p, lane } = ctx.spawn(true);
+  const standby = { process: p, lane, exited: false };
+  ctx.standbys.push(standby);
+  void p.exited.then(() => (standby.exited = true));
+}
+
+/** Whether the point's fault restarts the controller (so a replacement process is needed). */
+function restarts(point: DrillPoint | undefined): boolean {
+  return point?.fault === "kill" || point?.fault === "time-travel";
+}
+
+/**
+ * The standby becomes the active process (its held requests go through); or, if it died meanwhile, a fresh start.
+ * `replacing`: it replaces a killed process (the output then says when the server began to see it, since its
+ * start-up lines come before the kill's).
+ */
+function promoteOrStart(ctx: RunContext, replacing = true): ControllerProcess {
+  const standby = ctx.standbys.shift();
+  if (standby === undefined || standby.exited) {
+    if (standby !== undefined) keepLine(ctx.output, `[drill] the pre-started controller [${standby.lane}] had exited; starting a fresh one`);
+    // The fresh start's lane is above the other standbys': promoting it would let them through too early.
+    void dropStandby(ctx);
+    return startController(ctx);
+  }
+  if (replacing) keepLine(ctx.output, `[drill] [${standby.lane}] was started ahead; its requests reach the server from now on`);
+  ctx.proxy.promote(standby.lane);
+  return activate(ctx, standby.process, standby.lane);
+}
+
+async function dropStandby(ctx: RunContext): Promise<void> {
+  const standbys = ctx.standbys.splice(0);
+  await Promise.all(standbys.map((s) => s.process.kill().catch(() => {})));
 }
 
 /**
@@ -493,58 +746,5 @@ class DeadlineTracker {
       if (since !== undefined && since - fromMs > p.withinMs!) out.push({ name: p.name, lateMs: since - fromMs, withinMs: p.withinMs! });
     }
     return out;
-  }
-}
-
-type QuietCondition = "workload" | "point" | "restart";
-
-/**
- * Quiet: every condition is ready (the workload is done, the point's fault has played out) and the store saw no
- * write for `quietMs`. One timer, re-armed on each write; no polling.
- */
-class QuietTracker {
-  readonly reached: Promise<void>;
-  private readonly waiting = new Set<QuietCondition>(["workload", "point"]);
-  private lastChangeMs = realClock.now();
-  private timer: { cancel(): void } | undefined;
-  private wake: () => void = () => {};
-  private stopped = false;
-
-  constructor(private readonly quietMs: number) {
-    this.reached = new Promise((resolve) => (this.wake = resolve));
-  }
-
-  changed(): void {
-    this.lastChangeMs = realClock.now();
-    this.arm();
-  }
-
-  ready(condition: QuietCondition): void {
-    this.waiting.delete(condition);
-    this.arm();
-  }
-
-  wait(condition: QuietCondition): void {
-    this.waiting.add(condition);
-    this.arm();
-  }
-
-  isReady(condition: QuietCondition): boolean {
-    return !this.waiting.has(condition);
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.timer?.cancel();
-  }
-
-  private arm(): void {
-    this.timer?.cancel();
-    if (this.stopped || this.waiting.size > 0) return;
-    const left = this.lastChangeMs + this.quietMs - realClock.now();
-    this.timer = realClock.setTimer(Math.max(0, left), () => {
-      if (realClock.now() - this.lastChangeMs >= this.quietMs) this.wake();
-      else this.arm();
-    });
   }
 }

@@ -1,11 +1,16 @@
 // The drill's window on the controller: an HTTP proxy between the controller process and the API server.
 // It sees every request the process makes (the process knows only the proxy's address), counts its writes,
 // notices when a watch is open, and can hold a write's response while the process group is killed, so the
-// write is applied but the process never learns it was.
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+// write is applied but the process never learns it was. Each start of the controller talks to its own lane,
+// `/incarnation/<n>`, whose requests the proxy holds until the drill promotes that lane: a process started ahead of
+// its turn (the restart after a kill, started while the killed process still runs; a point's first process, started
+// before its point begins) reaches the server only once its turn comes.
+import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+/** Requests held for lanes not promoted yet; a client waiting for its first answer sends one or a few. */
+const heldRequestsMax = 1_000;
 
 export interface WriteSeen {
   /** 1-based, counting writes the server applied (2xx answers). */
@@ -54,6 +59,9 @@ export interface ProxyHooks {
   onWrite?(write: WriteSeen): Promise<"deliver" | "drop"> | "deliver" | "drop";
 }
 
+/** A request of the controller that is not a watch: forwarded to the server (`start`), or answered or cut (`end`). */
+export type RequestActivity = "start" | "end";
+
 export interface DrillProxy {
   /** `http://127.0.0.1:PORT`. */
   readonly url: string;
@@ -66,6 +74,14 @@ export interface DrillProxy {
   /** Resolves once more than `after` watches have ever been opened (default 0: the first one). */
   waitForWatch(after?: number): Promise<void>;
   setHooks(hooks: ProxyHooks): void;
+  /** Requests other than watches forwarded and not yet answered (held lanes not counted). */
+  readonly requestsInFlight: number;
+  /** Called as each request other than a watch is forwarded and ends (the drill's quiet detection). */
+  onActivity?: (activity: RequestActivity, write: boolean) => void;
+  /** The path prefix of lane `n` (`/incarnation/<n>`): its requests are held until `promote(n)`. */
+  lanePrefix(n: number): string;
+  /** Lets lane `n`'s held and future requests through; requests without a lane prefix always pass. */
+  promote(n: number): void;
   /** Every request the controller made, in answer order (bounded). */
   readonly requests: RequestSeen[];
   /** The incarnation later requests are counted to (the drill bumps it when it restarts the controller). */
@@ -76,7 +92,7 @@ export interface DrillProxy {
   readonly faultsArmed: number;
   /** Ends the controller's open watches normally, as a server restart does; returns how many. */
   closeWatches(): number;
-  /** Ends every connection of the process (after a kill, nothing of it may linger). */
+  /** Ends every connection of the processes let through so far (after a kill, nothing of it may linger); held lanes keep theirs. */
   dropConnections(): void;
   close(): Promise<void>;
 }
@@ -99,21 +115,56 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
   const openWatches = new Set<ServerResponse>();
   const sockets = new Set<import("node:net").Socket>();
   const armed: ProxyFault[] = [];
-  const state = { incarnation: 0 };
+  // No lane is promoted at first: even lane 0 (a run's first process) waits for its turn.
+  const state = { incarnation: 0, inFlight: 0, promoted: -1 };
+  const held: Array<{ lane: number; req: IncomingMessage; res: ServerResponse }> = [];
+  // Its own keep-alive pool, destroyed on close: connections left in the global pool would keep the server's
+  // close waiting for their idle timeout (seconds per drilled point).
+  const agent = new Agent({ keepAlive: true });
+  const laneOf = new WeakMap<IncomingMessage, number>();
+  const socketLane = new WeakMap<import("node:net").Socket, number>();
 
   const record = (req: IncomingMessage, status: number, extra: Partial<RequestSeen> = {}): void => {
     const url = new URL(redactPath(req.url ?? "/"), "http://proxy.invalid");
     if (requests.length >= requestsSeenMax) requests.shift();
-    requests.push({ atMs: now(), incarnation: state.incarnation, method: req.method ?? "", path: url.pathname, query: url.search, status, watch: isWatch(req), ...extra });
+    requests.push({ atMs: now(), incarnation: laneOf.get(req) ?? state.incarnation, method: req.method ?? "", path: url.pathname, query: url.search, status, watch: isWatch(req), ...extra });
+  };
+
+  const activity = (req: IncomingMessage, res: ServerResponse): void => {
+    if (isWatch(req)) return;
+    const write = writeMethods.has(req.method ?? "");
+    state.inFlight++;
+    proxy.onActivity?.("start", write);
+    res.once("close", () => {
+      state.inFlight--;
+      proxy.onActivity?.("end", write);
+    });
+  };
+
+  /** Strips a lane prefix; holds the request if its lane is not promoted yet. */
+  const admit = (req: IncomingMessage, res: ServerResponse): void => {
+    const lane = /^\/incarnation\/(\d+)(\/.*)$/.exec(req.url ?? "");
+    if (lane !== null) {
+      req.url = lane[2]!;
+      laneOf.set(req, Number(lane[1]));
+      socketLane.set(req.socket, Number(lane[1]));
+      if (Number(lane[1]) > state.promoted) {
+        if (held.length >= heldRequestsMax) return void res.destroy();
+        return void held.push({ lane: Number(lane[1]), req, res });
+      }
+    }
+    forward(req, res);
   };
 
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
+    if (res.destroyed) return;
     const watch = isWatch(req);
     const write = writeMethods.has(req.method ?? "");
+    activity(req, res);
     const fault = write ? armed.shift() : undefined;
     if (fault?.kind === "fail-request") return void failRequest(req, res, fault.code, record);
     const upstreamReq = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host } },
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent },
       (upstreamRes) => void answer(req, res, upstreamRes, watch, fault),
     );
     upstreamReq.on("error", () => res.destroy());
@@ -126,7 +177,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
       const body = await readAll(upstreamRes);
       // The answer's time, not the time the drill let it go (a kill holds it for the whole restart).
       const atMs = now();
-      const incarnation = state.incarnation;
+      const incarnation = laneOf.get(req) ?? state.incarnation;
       const seen: WriteSeen = { index: writes.length + 1, method: req.method!, path: redactPath(req.url ?? ""), status };
       const revision = revisionOf(body, upstreamRes.headers["content-type"]);
       if (revision !== undefined) seen.revision = revision;
@@ -160,14 +211,14 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     upstreamRes.pipe(res);
   };
 
-  const server: Server = createServer(forward);
+  const server: Server = createServer(admit);
   server.on("connection", (socket) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
-  return {
+  const proxy: DrillProxy = {
     url: `http://127.0.0.1:${port}`,
     writes,
     requests,
@@ -185,6 +236,16 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     },
     waitForWatch: (after = 0) => (watchOpens > after ? Promise.resolve() : new Promise<void>((wake) => watchWaiters.push({ after, wake }))),
     setHooks: (next) => void (hooks = next),
+    get requestsInFlight() {
+      return state.inFlight;
+    },
+    lanePrefix: (n) => `/incarnation/${n}`,
+    promote: (n) => {
+      state.promoted = Math.max(state.promoted, n);
+      const ready = held.filter((h) => h.lane <= state.promoted);
+      held.splice(0, held.length, ...held.filter((h) => h.lane > state.promoted));
+      for (const h of ready) forward(h.req, h.res);
+    },
     armFault: (fault) => void armed.push(fault),
     get faultsArmed() {
       return armed.length;
@@ -195,14 +256,21 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
       return open.length;
     },
     dropConnections: () => {
-      for (const socket of sockets) socket.destroy();
+      // A connection that has sent no request yet has no lane: if it was the killed process's, the kernel closed it
+      // with the process; if it is the pre-started one's, it must stay.
+      for (const socket of sockets) {
+        const lane = socketLane.get(socket);
+        if (lane !== undefined && lane <= state.promoted) socket.destroy();
+      }
     },
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();
+        agent.destroy();
         server.close(() => resolve());
       }),
   };
+  return proxy;
 }
 
 /** Answers a write with an injected Status error instead of forwarding it: the write is not applied. */

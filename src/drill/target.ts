@@ -18,8 +18,11 @@ export interface DrillTarget {
   /** Creates the objects present at the start in a fresh store. */
   setup(store: Store): void;
   properties: readonly Property[];
-  /** Applies the workload through `client` (the API server, as an admin); `view` reads the store directly. */
-  runWorkload(client: Client, view: WorldView): Promise<void>;
+  /**
+   * Applies the workload through `client` (the API server, as an admin); `view` reads the store directly, and
+   * `events` says when it changes (so a wait for a condition needs no polling).
+   */
+  runWorkload(client: Client, view: WorldView, events: WorkloadEvents): Promise<void>;
   /** One line describing the world once quiet, if the scenario has one. */
   summary?(view: WorldView): string;
   /** Named external state the properties may read (a drill sees only the API server, so usually none). */
@@ -36,6 +39,12 @@ export interface DrillTarget {
   defaults?: { quietMs?: number; timeoutMs?: number; faultKinds?: readonly string[]; afterWrites?: readonly number[] };
   /** How to run this target again, for the replay line of a report (without the controller command). */
   rerun: string;
+}
+
+/** What a workload learns of the world as it changes. */
+export interface WorkloadEvents {
+  /** Resolves on the store's next write (by anyone). */
+  nextChange(): Promise<void>;
 }
 
 /** A TypeScript scenario (`scenario({...})`) for one variant and workload. */

@@ -5,11 +5,9 @@ import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
 import { isApiError, isNotFound } from "../api/errors.ts";
 import type { KindRef, KubeObject, ObjectRef } from "../api/object.ts";
-import type { DrillTarget } from "../drill/target.ts";
+import type { DrillTarget, WorkloadEvents } from "../drill/target.ts";
 import type { WorldView } from "../sim/types.ts";
 import { createWorld, ScenarioYamlError, type Ref, type WorkloadStep, type YamlScenario } from "./load.ts";
-
-const waitPollMs = 20;
 
 export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillTarget {
   const declared = scenario.variants[variant];
@@ -21,7 +19,7 @@ export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillT
     workload: "steps",
     setup: (store) => createWorld(store, scenario.world),
     properties: scenario.properties,
-    runWorkload: (client, view) => runSteps(scenario, client, view),
+    runWorkload: (client, view, events) => runSteps(scenario, client, view, events),
     // Properties whose CEL failed to evaluate are false; the summary says why, so a typo is not mistaken for a bug.
     summary: () => evaluationErrors(scenario),
     cwd: dirname(scenario.path),
@@ -54,10 +52,10 @@ function objectRef(scenario: YamlScenario, ref: Ref): ObjectRef {
   return { ...kindOf(scenario, ref), name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) };
 }
 
-async function runSteps(scenario: YamlScenario, client: Client, view: WorldView): Promise<void> {
+async function runSteps(scenario: YamlScenario, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
   for (const step of scenario.workload) {
     try {
-      await runStep(scenario, step, client, view);
+      await runStep(scenario, step, client, view, events);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       throw new ScenarioYamlError(`${step.at}: workload ${step.kind}: ${message}`);
@@ -65,7 +63,7 @@ async function runSteps(scenario: YamlScenario, client: Client, view: WorldView)
   }
 }
 
-async function runStep(scenario: YamlScenario, step: WorkloadStep, client: Client, view: WorldView): Promise<void> {
+async function runStep(scenario: YamlScenario, step: WorkloadStep, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
   switch (step.kind) {
     case "sleep":
       return realClock.sleep(step.ms);
@@ -79,16 +77,26 @@ async function runStep(scenario: YamlScenario, step: WorkloadStep, client: Clien
     case "delete":
       await client.delete(objectRef(scenario, step.ref));
       return;
-    case "waitFor": {
-      const deadline = realClock.now() + step.timeoutMs;
-      while (!step.condition.test(view)) {
-        if (realClock.now() > deadline) {
-          const why = step.condition.lastError === undefined ? "" : ` (last evaluation: ${step.condition.lastError})`;
-          throw new Error(`${JSON.stringify(step.condition.text)} not true within ${step.timeoutMs} ms${why}`);
-        }
-        await realClock.sleep(waitPollMs);
-      }
+    case "waitFor":
+      return waitFor(step, view, events);
+  }
+}
+
+/**
+ * Evaluates the condition now and after each store write, until it holds or the step's timeout passes: the world
+ * only changes by writes, so there is nothing to poll.
+ */
+async function waitFor(step: Extract<WorkloadStep, { kind: "waitFor" }>, view: WorldView, events: WorkloadEvents): Promise<void> {
+  const deadline = realClock.now() + step.timeoutMs;
+  while (!step.condition.test(view)) {
+    const leftMs = deadline - realClock.now();
+    if (leftMs <= 0) {
+      const why = step.condition.lastError === undefined ? "" : ` (last evaluation: ${step.condition.lastError})`;
+      throw new Error(`${JSON.stringify(step.condition.text)} not true within ${step.timeoutMs} ms${why}`);
     }
+    let timer: { cancel(): void } | undefined;
+    await Promise.race([events.nextChange(), new Promise<void>((wake) => (timer = realClock.setTimer(leftMs, wake)))]);
+    timer?.cancel();
   }
 }
 

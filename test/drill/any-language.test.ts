@@ -113,3 +113,18 @@ test("an eventually property with withinMs that becomes true too long after the 
   assert.equal(result.reference.failed.length, 1);
   assert.match(result.reference.failed[0]!, /^converged within 1 ms \(true \d+ ms after the workload's end, withinMs 1\)$/);
 });
+
+test("processes started ahead of their turn reach the server only once it comes: the first at the point's start, the replacement after the kill", async () => {
+  const result = await drill({ target: yamlDrillTarget(python, "delta"), killPoints: [2], concurrency: 2 });
+  const run = result.runs[0]!;
+  assert.equal(run.verdict, "violated", run.detail);
+  const { startMs, requests } = run.timeline!;
+  const faultAt = startMs + run.timings.faultMs!;
+  assert.ok(requests.some((r) => r.incarnation === 1), "the replacement made no request");
+  for (const r of requests) {
+    if (r.incarnation === 0) assert.ok(r.atMs >= startMs, `[0] ${r.method} ${r.path} answered before the point began`);
+    else assert.ok(r.atMs >= faultAt, `[1] ${r.method} ${r.path} answered ${faultAt - r.atMs} ms before the kill`);
+  }
+  // Its start-up lines come before the kill's in the output, so the output says when the server began to see it.
+  assert.ok(run.output!.some((l) => l === "[drill] [1] was started ahead; its requests reach the server from now on"), run.output!.join("\n"));
+});

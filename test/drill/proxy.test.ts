@@ -1,0 +1,98 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { request } from "node:http";
+import { realClock } from "../../src/api/clock.ts";
+import { PointFeed } from "../../src/drill/drill.ts";
+import { startProxy } from "../../src/drill/proxy.ts";
+import type { DrillTarget } from "../../src/drill/target.ts";
+import { startServer } from "../../src/server/index.ts";
+import { createStore } from "../../src/store/index.ts";
+
+const token = "t0ken";
+
+function post(url: string, body: unknown): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", headers: { "content-type": "application/json" } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+const configMap = (name: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" } });
+
+test("a pre-started process's requests are held until its lane is promoted, and survive the killed process's connections being dropped", async () => {
+  const store = createStore({ now: () => realClock.now() });
+  const server = await startServer({ store, token, log: () => {} });
+  const proxy = await startProxy(server.url, () => realClock.now());
+  try {
+    const path = "/api/v1/namespaces/default/configmaps";
+    // Lane 0 too waits for its turn: a run's first process may be started before its point begins.
+    let first: number | undefined;
+    const firstDone = post(`${proxy.url}${proxy.lanePrefix(0)}/token/${token}${path}`, configMap("first")).then((code) => (first = code));
+    await realClock.sleep(100);
+    assert.equal(first, undefined, "lane 0 was let through before it was promoted");
+    proxy.promote(0);
+    assert.equal(await firstDone, 201);
+    let answered: number | undefined;
+    const held = post(`${proxy.url}${proxy.lanePrefix(1)}/token/${token}${path}`, configMap("second")).then((code) => (answered = code));
+    await realClock.sleep(200);
+    assert.equal(answered, undefined, "a held lane's request was answered");
+    assert.equal(store.list({ apiVersion: "v1", kind: "ConfigMap", namespace: "default" }).items.length, 1, "the server saw a held request");
+    assert.equal(proxy.requestsInFlight, 0, "a held request counts as in flight");
+    proxy.dropConnections();
+    proxy.promote(1);
+    assert.equal(await held, 201);
+    assert.deepEqual(store.list({ apiVersion: "v1", kind: "ConfigMap", namespace: "default" }).items.map((o) => o.metadata.name).sort(), ["first", "second"]);
+    assert.deepEqual(proxy.requests.map((r) => r.incarnation), [0, 1]);
+  } finally {
+    await proxy.close();
+    await server.close();
+  }
+});
+
+test("the proxy's own connections do not hold the server's close open", async () => {
+  const store = createStore({ now: () => realClock.now() });
+  const server = await startServer({ store, token, log: () => {} });
+  const proxy = await startProxy(server.url, () => realClock.now());
+  assert.equal(await post(`${proxy.url}/token/${token}/api/v1/namespaces/default/configmaps`, configMap("one")), 201);
+  await proxy.close();
+  const started = realClock.now();
+  await server.close();
+  // Left in a shared keep-alive pool, the proxy's connection to the server kept this waiting for seconds.
+  assert.ok(realClock.now() - started < 1000, `server.close took ${realClock.now() - started} ms`);
+});
+
+test("points are handed out as the reference run reaches their write, and no more once it is done", async () => {
+  const target = { defaults: { faultKinds: ["kill"] } } as unknown as DrillTarget;
+  const feed = new PointFeed({}, target);
+  let second: unknown = "pending";
+  const first = feed.next();
+  feed.reached(1);
+  assert.deepEqual(await first, { index: 0, point: { afterWrite: 1, fault: "kill" } });
+  void feed.next().then((p) => (second = p));
+  await realClock.sleep(20);
+  assert.equal(second, "pending", "point 2 handed out before the reference made its second write");
+  feed.reached(2);
+  await realClock.sleep(0);
+  assert.deepEqual(second, { index: 1, point: { afterWrite: 2, fault: "kill" } });
+  feed.finish(2);
+  assert.equal(await feed.next(), undefined);
+  assert.equal(feed.planned, 2);
+});
+
+test("given points wait for the reference's write too, and none runs when the reference is unusable", async () => {
+  const target = { defaults: { faultKinds: ["kill"] } } as unknown as DrillTarget;
+  const given = new PointFeed({ killPoints: [3] }, target);
+  const waiting = given.next();
+  given.reached(2);
+  given.finish("none");
+  assert.equal(await waiting, undefined);
+  const late = new PointFeed({ killPoints: [3] }, target);
+  const point = late.next();
+  late.finish(1);
+  // The reference made fewer writes than asked: the point still runs, and reports it (as before).
+  assert.deepEqual(await point, { index: 0, point: { afterWrite: 3, fault: "kill" } });
+});
