@@ -167,6 +167,9 @@ class ApiServer {
   readonly #faults = new FaultTable();
   readonly #watches = new Set<WatchStream>();
   readonly #http: Server;
+  /** Plain-HTTP connections and whether a request is in flight on each (see `#trackPlainConnections`). */
+  readonly #plain = new Map<Socket, boolean>();
+  #closing = false;
   readonly #https: HttpsServer;
   /** The listener: hands each connection to #http or #https by its first byte. */
   readonly #listener: NetServer;
@@ -193,6 +196,7 @@ class ApiServer {
     };
     this.#http.on("clientError", onClientError);
     this.#https.on("clientError", onClientError);
+    this.#trackPlainConnections();
     // A TLS handshake that fails (a client refusing the certificate) only ends that connection.
     this.#https.on("tlsClientError", (_error: Error, socket: Socket) => socket.destroy());
     this.#listener = polyglotListener(this.#http, this.#https);
@@ -280,11 +284,35 @@ class ApiServer {
 
   async close(): Promise<void> {
     this.#gc.stop();
+    this.#closing = true;
     const closed = new Promise<void>((resolve) => this.#listener.close(() => resolve()));
     for (const watch of [...this.#watches]) watch.close();
     this.#http.closeIdleConnections();
     this.#https.closeIdleConnections();
+    for (const [socket, busy] of this.#plain) if (!busy) socket.destroy();
     await closed;
+  }
+
+  /**
+   * Plain-HTTP connections come to #http through the polyglot listener, not through a listen() of its own, so
+   * Node's connection tracking (what `closeIdleConnections` reads) never starts for them, and an idle keep-alive
+   * connection would hold `close()` until its keep-alive timeout. The server tracks them itself: an idle one is
+   * destroyed by `close()`, a busy one is ended once its answer is written.
+   */
+  #trackPlainConnections(): void {
+    this.#http.on("connection", (socket: Socket) => {
+      this.#plain.set(socket, false);
+      socket.once("close", () => this.#plain.delete(socket));
+    });
+    this.#http.on("request", (req: IncomingMessage, res: ServerResponse) => {
+      const socket = req.socket;
+      this.#plain.set(socket, true);
+      res.once("close", () => {
+        if (!this.#plain.has(socket)) return;
+        this.#plain.set(socket, false);
+        if (this.#closing) socket.end();
+      });
+    });
   }
 
   /**

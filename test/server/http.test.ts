@@ -270,3 +270,32 @@ test("aggregated discovery answers /api and /apis in one request each when asked
     await t.close();
   }
 });
+
+test("close() ends an idle plain-HTTP keep-alive connection instead of waiting out its keep-alive timeout", async () => {
+  const { Agent, get } = await import("node:http");
+  const t = await testServer();
+  const agent = new Agent({ keepAlive: true });
+  try {
+    // Wrapped in an object: resolving with the bare promise would wait for it.
+    const { socketClosed } = await new Promise<{ socketClosed: Promise<void> }>((resolve, reject) => {
+      const req = get(`${t.server.url}/api/v1/namespaces`, { agent, headers: { authorization: `Bearer ${t.server.token}` } }, (res) => {
+        assert.equal(res.statusCode, 200);
+        res.resume();
+        res.on("end", () => resolve({ socketClosed: new Promise<void>((closed) => req.socket!.once("close", () => closed())) }));
+      });
+      req.on("error", reject);
+    });
+    // Give the server a moment to see the answer written, so the connection is idle on its side too.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The connection now idles in the agent's pool. Node's keep-alive timeout is 5 s: a close() that waited for
+    // it would lose this race, one that ends idle connections wins it by seconds.
+    const outcome = await Promise.race([
+      Promise.all([t.close(), socketClosed]).then(() => "closed"),
+      new Promise((resolve) => setTimeout(resolve, 4_000)).then(() => "still open"),
+    ]);
+    assert.equal(outcome, "closed");
+  } finally {
+    agent.destroy();
+    await t.close().catch(() => {});
+  }
+});
