@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { readReplayFile, replayParams, replayScenarioPath } from "../explore/findings.ts";
+import { readReplayFile, replayParams, replayScenario, replayScenarioPath } from "../explore/findings.ts";
 import { loadScenario } from "../explore/load.ts";
 import { runScenario } from "../explore/run.ts";
 import { firstDivergence } from "../sim/trace.ts";
@@ -22,7 +22,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
   if (positionals.length !== 1) throw new UsageError("expects exactly one replay file");
   const path = resolve(positionals[0]!);
   const { file, trace } = readReplayFile(path);
-  const scenario = await loadScenario(replayScenarioPath(process.cwd(), file));
+  const scenario = replayScenario(await loadScenario(replayScenarioPath(process.cwd(), file)), file);
   const kinds = new Set<string>([...BUILTIN_FAULT_KINDS, ...(scenario.faultKinds ?? []).map((k) => k.name)]);
   const unknown = file.faults.find((f) => !kinds.has(f.kind));
   if (unknown !== undefined) throw new UsageError(`${positionals[0]}: fault kind "${unknown.kind}" is not one of ${[...kinds].join(", ")}`);

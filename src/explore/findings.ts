@@ -7,7 +7,7 @@ import type { PlannedFault } from "../sim/types.ts";
 import type { TraceRecord } from "../sim/trace.ts";
 import { toJsonl } from "../sim/trace.ts";
 import type { VerdictKind } from "../check/verdict.ts";
-import type { Params } from "./scenario.ts";
+import type { Params, Scenario } from "./scenario.ts";
 
 /**
  * The version of the replay format and of the semantics a replay depends on (scheduling, the trace's hashed
@@ -35,6 +35,11 @@ export interface ReplayFile {
   steps: number;
   /** The index of the first exploration run that found it (merge keeps the lowest); below 0 for a fault-free reference run. */
   run?: number;
+  /**
+   * The request latency the run took, when the exploration chose it rather than the scenario's timing: the bounded
+   * search runs every request with one constant latency (`[L, L]`). A replay runs with it, to the same trace.
+   */
+  requestLatencyMs?: [number, number];
 }
 
 /** Reported with exit code 2: the file is missing, not JSON, or has a bad field. */
@@ -102,6 +107,10 @@ export function readReplayFile(path: string): { file: ReplayFile; trace?: TraceR
     steps: field(o, path, "steps", isInt, "an integer"),
   };
   if (o.run !== undefined) file.run = field<number>(o, path, "run", isInt, "an integer");
+  if (o.requestLatencyMs !== undefined) {
+    const range = (v: unknown) => Array.isArray(v) && v.length === 2 && v.every(isCount) && (v[0] as number) <= (v[1] as number);
+    file.requestLatencyMs = field<[number, number]>(o, path, "requestLatencyMs", range, "[min, max] whole ms with 0 <= min <= max");
+  }
   const tracePath = path.replace(/\.json$/, ".trace.jsonl");
   if (!existsSync(tracePath)) return { file };
   const trace = readFileSync(tracePath, "utf8").split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l) as TraceRecord);
@@ -114,6 +123,12 @@ export function replayScenarioPath(cwd: string, file: ReplayFile): string {
 }
 
 export { dirname };
+
+/** The scenario a replay runs: the scenario file's, with the request latency the file recorded, if any. */
+export function replayScenario(scenario: Scenario, file: ReplayFile): Scenario {
+  if (file.requestLatencyMs === undefined) return scenario;
+  return { ...scenario, timing: { ...scenario.timing, requestLatencyMs: file.requestLatencyMs } };
+}
 
 /**
  * The parameters a replay runs with: the scenario's defaults, overridden by those the file recorded. A

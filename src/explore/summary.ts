@@ -63,6 +63,7 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
         traceHash: outcome.traceHash,
         steps: outcome.steps,
         run: f.run.index,
+        ...(result.bounded === undefined ? {} : { requestLatencyMs: [result.bounded.latencyMs, result.bounded.latencyMs] }),
       },
       outcome.trace,
       name,

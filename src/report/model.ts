@@ -6,7 +6,7 @@ import type { TraceRecord } from "../sim/trace.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import type { Verdict } from "../check/verdict.ts";
 import type { Params } from "../explore/scenario.ts";
-import { readReplayFile, replayParams, replayScenarioPath, type ReplayFile } from "../explore/findings.ts";
+import { readReplayFile, replayParams, replayScenario, replayScenarioPath, type ReplayFile } from "../explore/findings.ts";
 import { loadScenario } from "../explore/load.ts";
 import { captureRun, type Change, type ObjectVersion } from "./capture.ts";
 
@@ -51,7 +51,7 @@ export async function reportDataFromReplayFile(replayPath: string, options: Repo
   const cwd = options.cwd ?? process.cwd();
   const absolute = resolve(cwd, replayPath);
   const { file } = readReplayFile(absolute);
-  const scenario = await loadScenario(replayScenarioPath(cwd, file));
+  const scenario = replayScenario(await loadScenario(replayScenarioPath(cwd, file)), file);
   const params = replayParams(scenario, file, replayPath);
   const capture = await captureRun(scenario, {
     variant: file.variant,

@@ -5,14 +5,6 @@
 import type { ReadyStep } from "./strategy.ts";
 import type { StepFacts } from "./trace.ts";
 
-export interface CommuteOptions {
-  /**
-   * Whether every request draws its latency from one stream shared by all actors (a scenario with request
-   * latency): then two requests swap their latencies when they swap places, and so never commute.
-   */
-  sharedLatency: boolean;
-}
-
 /** What a step touches beyond its own actor's memory. */
 type Touch =
   | { type: "local" }
@@ -62,11 +54,11 @@ function overlaps(a: NonNullable<StepFacts["object"]>, b: NonNullable<StepFacts[
 
 /**
  * Two requests of different actors (not both writes: those never commute, if only because every write takes
- * the store's next revision) commute when neither's latency depends on the order (no shared latency stream)
- * and they touch disjoint objects and collections (a list or watch does not commute with a write inside it).
+ * the store's next revision) commute when they touch disjoint objects and collections (a list or watch does not
+ * commute with a write inside it). Their latencies do not depend on their order: the kernel draws each actor
+ * incarnation's latencies from its own stream, and the bounded search takes one constant latency anyway.
  */
-function requestsCommute(a: StepFacts, b: StepFacts, options: CommuteOptions): boolean {
-  if (options.sharedLatency) return false;
+function requestsCommute(a: StepFacts, b: StepFacts): boolean {
   // A CustomResourceDefinition decides whether its kind exists at all (and deleting it deletes its objects).
   if (a.object!.kind === crdKind || b.object!.kind === crdKind) return false;
   return !overlaps(a.object!, b.object!);
@@ -75,7 +67,7 @@ function requestsCommute(a: StepFacts, b: StepFacts, options: CommuteOptions): b
 const crdKind = "CustomResourceDefinition";
 
 /** Whether `a` and `b` may run in either order with the same outcome. Steps of one actor never commute. */
-export function commute(a: ReadyStep, b: ReadyStep, options: CommuteOptions): boolean {
+export function commute(a: ReadyStep, b: ReadyStep): boolean {
   if (a.actor === b.actor) return false;
   const ta = touchOf(a);
   const tb = touchOf(b);
@@ -87,5 +79,5 @@ export function commute(a: ReadyStep, b: ReadyStep, options: CommuteOptions): bo
   if (ta.type === "external" && tb.type === "external") return ta.cell !== tb.cell || (!ta.write && !tb.write);
   if (ta.type === "external" || tb.type === "external") return true;
   if (ta.type === "store" || tb.type === "store") return false;
-  return requestsCommute(ta.facts, tb.facts, options);
+  return requestsCommute(ta.facts, tb.facts);
 }

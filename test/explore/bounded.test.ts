@@ -9,8 +9,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fixture from "../fixtures/bounded/scenario.ts";
 import { explore, type ExploreOptions, type ExploreResult } from "../../src/explore/explore.ts";
-import { placementAt, placementCount, type BoundedOptions } from "../../src/explore/bounded.ts";
+import { boundedLatencyMs, placementAt, placementCount, type BoundedOptions } from "../../src/explore/bounded.ts";
+import { summarizeVariant } from "../../src/explore/summary.ts";
+import { readReplayFile } from "../../src/explore/findings.ts";
 import { eventually } from "../../src/check/properties.ts";
+import { defineActor, scenario } from "../../src/public/sim.ts";
 import { loadScenario } from "../../src/explore/load.ts";
 import type { Scenario } from "../../src/explore/scenario.ts";
 import type { WorldView } from "../../src/sim/types.ts";
@@ -59,29 +62,71 @@ test("placements enumerate none, each point, then each pair, in order", () => {
   assert.throws(() => placementAt(4, 11), /past the last/);
 });
 
+test("a bounded search takes one constant latency: the one the scenario pins, else the middle of its range", () => {
+  assert.equal(boundedLatencyMs({ requestLatencyMs: [1, 20] }), 10, "the default range");
+  assert.equal(boundedLatencyMs({ requestLatencyMs: [5, 5] }), 5, "a pinned latency is kept");
+  assert.equal(boundedLatencyMs({ requestLatencyMs: [0, 0] }), 0, "so is a pinned zero");
+  assert.equal(boundedLatencyMs({ requestLatencyMs: [0, 1] }), 1, "at least 1 ms when the range allows it");
+  assert.equal(boundedLatencyMs({ requestLatencyMs: [1, 20] }, 7), 7, "an explicit latency wins");
+});
+
+test("with a latency range, the search runs at its constant latency: the same space as a scenario pinned there", async () => {
+  const ranged: Scenario = { ...fixture, timing: { ...fixture.timing, requestLatencyMs: [1, 20] } };
+  const pinned: Scenario = { ...fixture, timing: { ...fixture.timing, requestLatencyMs: [10, 10] } };
+  const bounds = { preemptions: 1, faultPoints: 0 };
+  const a = await explore(ranged, options("racy", bounds), () => 0);
+  const b = await explore(pinned, options("racy", bounds), () => 0);
+  assert.equal(a.bounded?.latencyMs, 10);
+  assert.equal(a.bounded!.schedules, b.bounded!.schedules);
+  assert.equal(a.bounded!.pruned, b.bounded!.pruned);
+  assert.ok(a.bounded!.schedules > 1, "same-instant steps are choices");
+  assert.deepEqual(keys(a), ["silent-divergence:both increments landed"]);
+  assert.equal(a.findings[0]!.minimal.outcome.traceHash, b.findings[0]!.minimal.outcome.traceHash);
+});
+
+test("a finding's replay file records the search's latency, and settle replay reproduces it at that latency", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-bounded-replay-"));
+  const cwd = process.cwd();
+  try {
+    // 7 ms is not the fixture's own 5 ms: a replay that ignored the file's latency would diverge.
+    const result = await explore(fixture, options("racy", { preemptions: 1, faultPoints: 0, latencyMs: 7 }), () => 0);
+    assert.equal(result.bounded?.latencyMs, 7);
+    const { summary, line } = summarizeVariant({ name: fixture.name, scenarioPath: fixturePath, variant: "racy", params: {}, result, cwd: dir });
+    assert.match(line, /\(latency 7 ms\)/);
+    const replay = join(dir, summary.findings[0]!.replay);
+    assert.deepEqual(readReplayFile(replay).file.requestLatencyMs, [7, 7]);
+    const { replayCommand } = await import("../../src/cli/replay.ts");
+    process.chdir(dir);
+    const out = await captureStdout(() => replayCommand([replay, "--json"]));
+    assert.equal(out.code, 1, "the finding reproduced");
+    assert.equal((JSON.parse(out.stdout) as { reproduced: boolean }).reproduced, true);
+  } finally {
+    process.chdir(cwd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test("steps commute only across actors, on disjoint state, and never two writes", () => {
   const step = (actor: string, kind: ReadyStep["kind"], facts?: ReadyStep["facts"]): ReadyStep => ({ seq: 0, actor, kind, label: kind, ...(facts === undefined ? {} : { facts }) });
   const get = (actor: string, name: string) => step(actor, "request", { verb: "get", access: "read", object: { kind: "ConfigMap", namespace: "a", name } });
   const write = (actor: string, name: string) => step(actor, "request", { verb: "update", access: "write", object: { kind: "ConfigMap", namespace: "a", name } });
   const list = (actor: string) => step(actor, "request", { verb: "list", access: "read", object: { kind: "ConfigMap", namespace: "a" } });
   const ext = (actor: string, cell: string, access: "read" | "write") => step(actor, "external", { verb: access, access, external: cell });
-  const free = { sharedLatency: false };
-  assert.equal(commute(step("a", "response"), step("a", "timer"), free), false, "one actor's steps are ordered");
-  assert.equal(commute(step("a", "response"), write("b", "x"), free), true, "a response runs only its actor's code");
-  assert.equal(commute(write("a", "x"), write("b", "y"), free), false, "two writes take each other's revisions");
-  assert.equal(commute(get("a", "x"), write("b", "y"), free), true);
-  assert.equal(commute(get("a", "x"), write("b", "x"), free), false);
-  assert.equal(commute(list("a"), write("b", "y"), free), false, "a list sees every object of its collection");
-  assert.equal(commute(get("a", "x"), write("b", "y"), { sharedLatency: true }), false, "swapped requests swap latencies");
+  assert.equal(commute(step("a", "response"), step("a", "timer")), false, "one actor's steps are ordered");
+  assert.equal(commute(step("a", "response"), write("b", "x")), true, "a response runs only its actor's code");
+  assert.equal(commute(write("a", "x"), write("b", "y")), false, "two writes take each other's revisions");
+  assert.equal(commute(get("a", "x"), write("b", "y")), true);
+  assert.equal(commute(get("a", "x"), write("b", "x")), false);
+  assert.equal(commute(list("a"), write("b", "y")), false, "a list sees every object of its collection");
   const crd = step("b", "request", { verb: "create", access: "write", object: { kind: "CustomResourceDefinition", name: "foos.example.com" } });
-  assert.equal(commute(get("a", "x"), crd, free), false, "a CRD decides whether a kind exists");
-  assert.equal(commute(step("a", "start"), step("b", "response"), free), false, "a start is treated as touching everything");
-  assert.equal(commute(step("sim", "timer"), step("b", "response"), free), false);
-  assert.equal(commute(ext("a", "c", "write"), ext("b", "c", "read"), free), false);
-  assert.equal(commute(ext("a", "c", "read"), ext("b", "c", "read"), free), true);
-  assert.equal(commute(ext("a", "c", "write"), ext("b", "d", "read"), free), true);
-  assert.equal(commute(ext("a", "c", "write"), write("b", "x"), free), false, "the world between two writes is checked");
-  assert.equal(commute(ext("a", "c", "write"), get("b", "x"), free), true);
+  assert.equal(commute(get("a", "x"), crd), false, "a CRD decides whether a kind exists");
+  assert.equal(commute(step("a", "start"), step("b", "response")), false, "a start is treated as touching everything");
+  assert.equal(commute(step("sim", "timer"), step("b", "response")), false);
+  assert.equal(commute(ext("a", "c", "write"), ext("b", "c", "read")), false);
+  assert.equal(commute(ext("a", "c", "read"), ext("b", "c", "read")), true);
+  assert.equal(commute(ext("a", "c", "write"), ext("b", "d", "read")), true);
+  assert.equal(commute(ext("a", "c", "write"), write("b", "x")), false, "the world between two writes is checked");
+  assert.equal(commute(ext("a", "c", "write"), get("b", "x")), true);
 });
 
 test("the race needs one preemption: FIFO alone is clean, K=1 finds the lost update, and the space is complete", async () => {
@@ -111,6 +156,8 @@ test("reduced and plain searches reach the same final worlds and findings, and t
       assert.ok(reduced.result.bounded!.pruned > 0, `${what}: the reduction pruned something`);
       assert.ok(reduced.result.bounded!.schedules < plain.result.bounded!.schedules, `${what}: fewer schedules`);
       assert.equal(plain.result.bounded!.pruned, 0, `${what}: the plain search prunes nothing`);
+      assert.equal(plain.result.bounded!.exact, true, `${what}: a complete plain search ran every schedule`);
+      assert.equal(reduced.result.bounded!.exact, false, `${what}: a search that cut schedules does not claim it ran them all`);
     }
   }
 });
@@ -125,6 +172,63 @@ test("on a zoo controller with a constant latency, reduced and plain searches ag
     assert.deepEqual(keys(reduced.result), keys(plain.result), `${variant}: findings`);
     assert.ok(reduced.worlds.size > 0, "runs reached their end");
   }
+});
+
+/**
+ * Four actors on two ConfigMaps, each logging what it read into a ConfigMap of its own at the end: the smallest
+ * of the random programs on which the reduced search at K=1 misses a final world of the plain one (found by
+ * comparing the two on generated programs and shrinking). The reordering that the reduction counts on for the
+ * missed schedule needs two preemptions: running the cut step earlier puts the steps it makes ready ahead of
+ * the ones the others made ready, and restoring their order costs one more.
+ */
+const boundGap = (() => {
+  type Op = ["read" | "write", "a" | "b"] | ["sleep", number];
+  const programs: Op[][] = [
+    [["read", "a"], ["write", "b"]],
+    [["sleep", 5], ["read", "a"], ["read", "b"]],
+    [["write", "a"], ["write", "b"], ["write", "b"]],
+    [["read", "b"], ["read", "b"]],
+  ];
+  const ns = "gap";
+  const configMap = (name: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns }, data: { v: "0" } });
+  const actor = (ops: Op[], i: number) =>
+    defineActor({
+      name: `p${i}`,
+      crashable: false,
+      start: async (ctx) => {
+        const seen: string[] = [];
+        for (const [k, op] of ops.entries()) {
+          if (op[0] === "sleep") await ctx.clock.sleep(op[1]);
+          else if (op[0] === "read") seen.push(((await ctx.client.get({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: op[1] })) as unknown as { data: { v: string } }).data.v);
+          else await ctx.client.patch({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: op[1], patchType: "merge", patch: { data: { v: `p${i}.${k}` } } });
+        }
+        await ctx.client.patch({ apiVersion: "v1", kind: "ConfigMap", namespace: ns, name: `log${i}`, patchType: "merge", patch: { data: { v: seen.join(",") } } });
+      },
+    });
+  return scenario({
+    name: "bounded-gap",
+    variants: { all: { expect: "ok" } },
+    setup: () => [{ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, ...["a", "b", ...programs.map((_, i) => `log${i}`)].map(configMap)],
+    actors: () => programs.map(actor),
+    workloads: { none: async () => {} },
+    faults: "none",
+    timing: { faultPhaseMs: 1_000, horizonMs: 60_000, settleWindowMs: 5_000, requestLatencyMs: [5, 5] },
+    properties: () => [eventually("(test) runs end", () => true)],
+  });
+})();
+
+test("where the bound and the reduction interact, the reduced search misses a world and says it is not exact", async () => {
+  const { reduced, plain } = await both(boundGap, "all", { preemptions: 1, faultPoints: 0 });
+  assert.equal(reduced.result.bounded?.complete, true);
+  assert.equal(reduced.result.bounded?.exact, false, "a search that cut schedules does not claim every schedule");
+  assert.equal(plain.result.bounded?.exact, true);
+  const missed = [...plain.worlds].filter((w) => !reduced.worlds.has(w));
+  assert.equal(missed.length, 1, "the plain search at K=1 reaches one final world the reduced one does not");
+  assert.ok([...reduced.worlds].every((w) => plain.worlds.has(w)), "every world the reduced search reaches is a real one");
+  // One preemption more lets the reduced search run the reordering it counted on.
+  const wider = recording(boundGap);
+  await explore(wider.scenario, options("all", { preemptions: 2, faultPoints: 0 }), () => 0);
+  assert.ok(wider.worlds.has(missed[0]!), "the reduced search at K=2 reaches the world it missed at K=1");
 });
 
 test("--first stops at the first finding in search order, the same one on every repeat", async () => {
@@ -178,23 +282,31 @@ test("a search stopped by --runs resumes from its checkpoint to the same totals 
   }
 });
 
-/** Runs `settle explore` in this process (the sources, not dist/) and captures what it prints. */
-async function exploreCli(args: string[]): Promise<{ code: number | string; stdout: string }> {
-  const { exploreCommand } = await import("../../src/cli/explore.ts");
+/** Runs `command` with stdout captured and stderr dropped; a thrown error's name stands for the exit code. */
+async function captureStdout(command: () => Promise<number>): Promise<{ code: number | string; stdout: string }> {
   let stdout = "";
   const write = { out: process.stdout.write, err: process.stderr.write };
   process.stdout.write = ((chunk: string) => ((stdout += chunk), true)) as typeof process.stdout.write;
   process.stderr.write = (() => true) as typeof process.stderr.write;
-  const cwd = process.cwd();
-  const dir = mkdtempSync(join(tmpdir(), "settle-bounded-cli-"));
-  process.chdir(dir);
   try {
-    return { code: await exploreCommand(args), stdout };
+    return { code: await command(), stdout };
   } catch (error) {
     return { code: (error as Error).name, stdout };
   } finally {
     process.stdout.write = write.out;
     process.stderr.write = write.err;
+  }
+}
+
+/** Runs `settle explore` in this process (the sources, not dist/), in a fresh directory, and captures what it prints. */
+async function exploreCli(args: string[]): Promise<{ code: number | string; stdout: string }> {
+  const { exploreCommand } = await import("../../src/cli/explore.ts");
+  const cwd = process.cwd();
+  const dir = mkdtempSync(join(tmpdir(), "settle-bounded-cli-"));
+  process.chdir(dir);
+  try {
+    return await captureStdout(() => exploreCommand(args));
+  } finally {
     process.chdir(cwd);
     rmSync(dir, { recursive: true, force: true });
   }
@@ -203,11 +315,13 @@ async function exploreCli(args: string[]): Promise<{ code: number | string; stdo
 test("settle explore --strategy bounded says whether the space was complete, in text and in --json stats", async () => {
   const text = await exploreCli([fixturePath, "--variant", "safe", "--strategy", "bounded", "--preemptions", "1", "--fault-points", "0"]);
   assert.equal(text.code, 0);
-  assert.match(text.stdout, /bounded-fixture --variant safe: complete for K=1, F=0: \d+ schedules over 1 of 1 fault placements \(\d+ pruned\), no finding, \d+\.\d s/);
+  assert.match(text.stdout, /bounded-fixture --variant safe: complete up to reduction for K=1, F=0 \(latency 5 ms\): \d+ schedules over 1 of 1 fault placements \(\d+ pruned\), no finding, \d+\.\d s/);
   const json = await exploreCli([fixturePath, "--variant", "racy", "--strategy", "bounded", "--preemptions", "1", "--fault-points", "0", "--json"]);
   assert.equal(json.code, 1);
-  const stats = (JSON.parse(json.stdout) as { stats: { complete: boolean; schedules: number; pruned: number } }).stats;
+  const stats = (JSON.parse(json.stdout) as { stats: { complete: boolean; exact: boolean; schedules: number; pruned: number; latencyMs: number } }).stats;
   assert.equal(stats.complete, true);
+  assert.equal(stats.exact, false, "the reduction cut schedules");
+  assert.equal(stats.latencyMs, 5, "the fixture pins 5 ms");
   assert.ok(stats.schedules > 1);
   assert.ok(stats.pruned > 0);
   const limited = await exploreCli([fixturePath, "--variant", "safe", "--strategy", "bounded", "--preemptions", "1", "--fault-points", "0", "--runs", "2", "--json"]);
