@@ -5,7 +5,6 @@
 
 export type ClientMethod = "get" | "list" | "create" | "update" | "updateStatus" | "patch" | "patchStatus" | "delete" | "watch";
 
-const patchTypes = ["merge", "json"];
 const propagationPolicies = ["Background", "Foreground", "Orphan"];
 
 function describe(value: unknown): string {
@@ -20,11 +19,20 @@ function fail(method: ClientMethod, message: string): never {
   throw new TypeError(`${method}: ${message}`);
 }
 
-function requireString(method: ClientMethod, options: Record<string, unknown>, field: string, hint: string): void {
+/** Where a required string sits: in a reference (the options themselves) or in `options.object`. */
+type StringPlace = "reference" | "object";
+
+/** What to add to a missing-field message: said only on failure, so the valid case computes nothing. */
+function placeHint(place: StringPlace, options: Record<string, unknown>): string {
+  if (place === "object") return " in options.object";
+  return "metadata" in options ? ": pass a reference { apiVersion, kind, namespace, name }, not the object" : "";
+}
+
+function requireString(method: ClientMethod, options: Record<string, unknown>, field: string, place: StringPlace): void {
   const value = options[field];
   if (typeof value === "string" && value.length > 0) return;
   const got = value === undefined ? `got ${describe(options)}` : `got ${describe(value)}`;
-  fail(method, `options.${field} is required, a non-empty string (${got}${hint})`);
+  fail(method, `options.${field} is required, a non-empty string (${got}${placeHint(place, options)})`);
 }
 
 function optionalString(method: ClientMethod, options: Record<string, unknown>, field: string): void {
@@ -32,13 +40,24 @@ function optionalString(method: ClientMethod, options: Record<string, unknown>, 
   if (value !== undefined && typeof value !== "string") fail(method, `options.${field} must be a string when given (got ${describe(value)})`);
 }
 
+const isName = (value: unknown): boolean => typeof value === "string" && value.length > 0;
+const isOptionalString = (value: unknown): boolean => value === undefined || typeof value === "string";
+
+/**
+ * The common, valid reference, read by fixed property names: every client call passes here, with options of many
+ * shapes, and field-by-field checks by computed name cost a lookup each.
+ */
+function isValidRef(options: Record<string, unknown>, named: boolean): boolean {
+  return isName(options.apiVersion) && isName(options.kind) && isOptionalString(options.namespace) && (!named || isName(options.name));
+}
+
 /** apiVersion and kind, and (for one object) name; `metadata` here means an object was passed for a reference. */
 function checkRef(method: ClientMethod, options: Record<string, unknown>, named: boolean): void {
-  const hint = "metadata" in options ? ": pass a reference { apiVersion, kind, namespace, name }, not the object" : "";
-  requireString(method, options, "apiVersion", hint);
-  requireString(method, options, "kind", hint);
+  if (isValidRef(options, named)) return;
+  requireString(method, options, "apiVersion", "reference");
+  requireString(method, options, "kind", "reference");
   optionalString(method, options, "namespace");
-  if (named) requireString(method, options, "name", hint);
+  if (named) requireString(method, options, "name", "reference");
 }
 
 function checkObject(method: ClientMethod, options: Record<string, unknown>): void {
@@ -48,27 +67,29 @@ function checkObject(method: ClientMethod, options: Record<string, unknown>): vo
     fail(method, `options.object is required (got ${object === undefined ? describe(options) : describe(object)}${hint})`);
   }
   const fields = object as Record<string, unknown>;
-  requireString(method, fields, "apiVersion", " in options.object");
-  requireString(method, fields, "kind", " in options.object");
   const metadata = fields.metadata;
+  if (isName(fields.apiVersion) && isName(fields.kind) && typeof metadata === "object" && metadata !== null) return;
+  requireString(method, fields, "apiVersion", "object");
+  requireString(method, fields, "kind", "object");
   if (typeof metadata !== "object" || metadata === null) fail(method, `options.object.metadata is required (got ${describe(metadata)})`);
 }
 
 function checkPatch(method: ClientMethod, options: Record<string, unknown>): void {
   const { patchType, patch } = options;
-  if (typeof patchType !== "string" || !patchTypes.includes(patchType)) fail(method, `options.patchType must be "merge" or "json" (got ${describe(patchType)})`);
+  if (patchType !== "merge" && patchType !== "json") fail(method, `options.patchType must be "merge" or "json" (got ${describe(patchType)})`);
   if (patchType === "json" && !Array.isArray(patch)) fail(method, `a "json" patch is an array of RFC 6902 operations (got ${describe(patch)})`);
   if (patchType === "merge" && (typeof patch !== "object" || patch === null || Array.isArray(patch))) {
     fail(method, `a "merge" patch is an object (got ${describe(patch)})`);
   }
 }
 
+/** After `checkRef`, which has checked `namespace`. */
 function checkSelectors(method: ClientMethod, options: Record<string, unknown>): void {
-  optionalString(method, options, "namespace");
+  const { labelSelector, fieldSelector, resourceVersion, limit } = options;
+  if (isOptionalString(labelSelector) && isOptionalString(fieldSelector) && isOptionalString(resourceVersion) && (limit === undefined || (Number.isInteger(limit) && (limit as number) >= 0))) return;
   optionalString(method, options, "labelSelector");
   optionalString(method, options, "fieldSelector");
   optionalString(method, options, "resourceVersion");
-  const limit = options.limit;
   if (limit !== undefined && (!Number.isInteger(limit) || (limit as number) < 0)) fail(method, `options.limit must be a non-negative integer (got ${describe(limit)})`);
 }
 

@@ -39,9 +39,19 @@ export const realClock: Clock = {
   },
 };
 
+/** The last second `formatTimestamp` formatted and its text: most writes in a run fall within the same second. */
+let lastTimestampSecond = Number.NaN;
+let lastTimestampText = "";
+
 /** An RFC 3339 timestamp with second precision, as Kubernetes writes `creationTimestamp`. */
 export function formatTimestamp(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  const second = Math.floor(ms / 1000);
+  if (second !== lastTimestampSecond) {
+    // A Date out of range throws here, before the memo changes, as it did without one.
+    lastTimestampText = new Date(second * 1000).toISOString().replace(".000Z", "Z");
+    lastTimestampSecond = second;
+  }
+  return lastTimestampText;
 }
 
 /** RFC 3339 with microseconds, as Kubernetes writes `MicroTime` fields (Lease `renewTime`, Event `eventTime`). */

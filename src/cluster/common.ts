@@ -112,14 +112,108 @@ export function templateHash(value: unknown): string {
   return digits.slice(-10);
 }
 
+/**
+ * JSON with object keys in code-unit order and undefined members left out: equal data gives equal text whatever
+ * order its keys were set in. Controllers call it on every reconcile, so it sorts only keys that are out of order
+ * (most objects are built in the same order each time) and builds the text without intermediate entry arrays.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (Array.isArray(value)) {
+    let text = "[";
+    // A hole or an element without JSON form (undefined, a function) leaves an empty slot, as `map` and `join` do.
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + ((canonicalJson(value[i]) as string | undefined) ?? "");
+    return `${text}]`;
+  }
   if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
+    const record = value as Record<string, unknown>;
+    const keys = sortedKeys(Object.keys(record));
+    let text = "{";
+    for (const key of keys) {
+      const member = record[key];
+      if (member === undefined) continue;
+      text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member)}`;
+    }
+    return `${text}}`;
   }
   return JSON.stringify(value);
+}
+
+/** Keys in code-unit order (the default sort order of strings), sorting only when they are not in order already. */
+function sortedKeys(keys: string[]): string[] {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return keys.sort();
+  return keys;
+}
+
+/**
+ * `canonicalJson(a) === canonicalJson(b)` without building either text: controllers compare the status they
+ * computed with the one they read on every reconcile, and most of the time the two are equal plain data. Values
+ * whose JSON form is not simply themselves (non-finite numbers, functions, class instances, array slots without
+ * JSON form) are compared by their canonical text, so the answer is always the one the texts give.
+ */
+export function canonicalEqual(a: unknown, b: unknown): boolean {
+  const answer = plainEqual(a, b);
+  return answer === undefined ? canonicalJson(a) === canonicalJson(b) : answer;
+}
+
+type PlainKind = "string" | "boolean" | "number" | "null" | "array" | "object" | "other";
+
+/** Values whose canonical text is plain JSON of that kind; "other" for the rest (see `canonicalEqual`). */
+function plainKind(value: unknown): PlainKind {
+  switch (typeof value) {
+    case "string":
+      return "string";
+    case "boolean":
+      return "boolean";
+    case "number":
+      return Number.isFinite(value) ? "number" : "other";
+    case "object": {
+      if (value === null) return "null";
+      if (Array.isArray(value)) return "array";
+      const prototype = Object.getPrototypeOf(value);
+      return prototype === Object.prototype || prototype === null ? "object" : "other";
+    }
+    default:
+      return "other";
+  }
+}
+
+/**
+ * True or false for plain data; undefined when a value needs the text comparison. Every member's text is one
+ * self-delimiting token (strings are quoted, brackets balanced), so two texts with the same keys and array lengths
+ * are equal exactly when every member's texts are: the first plain member that differs decides.
+ */
+function plainEqual(a: unknown, b: unknown): boolean | undefined {
+  const kind = plainKind(a);
+  const otherKind = plainKind(b);
+  if (kind === "other" || otherKind === "other") return undefined;
+  if (kind !== otherKind) return false;
+  if (kind === "array") return arraysEqual(a as unknown[], b as unknown[]);
+  if (kind === "object") return objectsEqual(a as Record<string, unknown>, b as Record<string, unknown>);
+  return a === b; // -0 and 0 both print 0
+}
+
+function arraysEqual(a: readonly unknown[], b: readonly unknown[]): boolean | undefined {
+  if (a.length !== b.length) return undefined; // slots without JSON form can make different lengths print alike
+  for (let i = 0; i < a.length; i++) {
+    const answer = plainEqual(a[i], b[i]);
+    if (answer !== true) return answer;
+  }
+  return true;
+}
+
+function objectsEqual(a: Record<string, unknown>, b: Record<string, unknown>): boolean | undefined {
+  let defined = 0;
+  for (const key of Object.keys(a)) {
+    const member = a[key];
+    if (member === undefined) continue;
+    defined++;
+    const other = Object.hasOwn(b, key) ? b[key] : undefined;
+    if (other === undefined) return false; // the key is printed in one text only
+    const answer = plainEqual(member, other);
+    if (answer !== true) return answer;
+  }
+  for (const key of Object.keys(b)) if (b[key] !== undefined) defined--;
+  return defined === 0;
 }
 
 /** Milliseconds since the epoch of an RFC 3339 timestamp (virtual time written by the store or an actor). */

@@ -12,7 +12,7 @@ import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalJson, daemonSetKind, deleteIfPresent, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, runControllers, templateHash, toleratesAll } from "./common.ts";
+import { canonicalEqual, daemonSetKind, deleteIfPresent, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, runControllers, templateHash, toleratesAll } from "./common.ts";
 import type { Node, Pod, Workload } from "./common.ts";
 import { Expectations, isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
@@ -135,7 +135,7 @@ async function reconcileDaemonSet(ds: Workload, ctx: Ctx): Promise<Action> {
     await rollingUpdate(ds, plans, hash, ctx);
   }
   const status = daemonSetStatus(ds, plans, misplaced, hash, ctx.clock.now());
-  if (canonicalJson(ds.status ?? {}) !== canonicalJson(status)) {
+  if (!canonicalEqual(ds.status ?? {}, status)) {
     try {
       await ctx.client.updateStatus({ object: { ...ds, status } });
     } catch (error) {

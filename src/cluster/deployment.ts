@@ -11,7 +11,7 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalJson, deploymentKind, formatTime, intOrPercent, isPodFinished, isTerminating, ownedBy, parseTime, podKind, replicaSetKind, runControllers, templateHash } from "./common.ts";
+import { canonicalEqual, deploymentKind, formatTime, intOrPercent, isPodFinished, isTerminating, ownedBy, parseTime, podKind, replicaSetKind, runControllers, templateHash } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 
@@ -191,7 +191,7 @@ function deploymentStatus(deploy: Workload, sets: Workload[], nowMs: number): { 
 }
 
 async function syncStatus(deploy: Workload, status: Record<string, unknown>, ctx: ReconcileContext): Promise<void> {
-  if (canonicalJson(deploy.status ?? {}) === canonicalJson(status)) return;
+  if (canonicalEqual(deploy.status ?? {}, status)) return;
   try {
     await ctx.client.updateStatus({ object: { ...deploy, status } });
   } catch (error) {

@@ -13,7 +13,7 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { MapContext, ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalJson, deleteIfPresent, isPodFinished, isPodReady, isTerminating, ownedBy, podKind, runControllers, selectorMatches } from "./common.ts";
+import { canonicalEqual, canonicalJson, deleteIfPresent, isPodFinished, isPodReady, isTerminating, ownedBy, podKind, runControllers, selectorMatches } from "./common.ts";
 import type { Pod } from "./common.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 
@@ -112,7 +112,7 @@ async function syncEndpoints(service: Service, ctx: ReconcileContext): Promise<A
   const subsets = endpointSubsets(service, selectedPods(service, ctx));
   const current = ctx.lister<Endpoints>(endpointsKind).getByName(name, service.metadata.namespace);
   const desired = { labels, subsets };
-  if (current !== undefined && canonicalJson({ labels: current.metadata.labels ?? {}, subsets: current.subsets ?? [] }) === canonicalJson(desired)) return Action.awaitChange();
+  if (current !== undefined && canonicalEqual({ labels: current.metadata.labels ?? {}, subsets: current.subsets ?? [] }, desired)) return Action.awaitChange();
   const metadata = { ...(current?.metadata ?? { name, namespace: service.metadata.namespace }), labels };
   const object = { ...endpointsKind, metadata, ...(subsets.length === 0 ? {} : { subsets }) };
   if (current === undefined) {
@@ -224,7 +224,7 @@ async function syncSlices(service: Service, ctx: ReconcileContext, pending: Pend
       const entry = pending.get(uid) ?? { names: new Set<string>(), sinceMs: ctx.clock.now() };
       entry.names.add(created.metadata.name ?? "");
       pending.set(uid, entry);
-    } else if (canonicalJson({ labels: slice.metadata.labels ?? {}, addressType: slice.addressType, endpoints: slice.endpoints ?? [], ports: slice.ports ?? [] }) !== canonicalJson({ labels, ...body })) {
+    } else if (!canonicalEqual({ labels: slice.metadata.labels ?? {}, addressType: slice.addressType, endpoints: slice.endpoints ?? [], ports: slice.ports ?? [] }, { labels, ...body })) {
       await ctx.client.update({ object: { ...endpointSliceKind, metadata: { ...slice.metadata, labels }, ...body } });
     }
   }

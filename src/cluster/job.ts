@@ -12,7 +12,7 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController, TerminalError } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalJson, cronJobKind, deleteIfPresent, formatTime, isPodActive, isTerminating, jobKind, ownedBy, parseTime, podFromTemplate, podKind, runControllers } from "./common.ts";
+import { canonicalEqual, cronJobKind, deleteIfPresent, formatTime, isPodActive, isTerminating, jobKind, ownedBy, parseTime, podFromTemplate, podKind, runControllers } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { Expectations } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
@@ -73,7 +73,7 @@ async function reconcileJob(job: Workload, ctx: ReconcileContext, expectations: 
     }
     status = { ...previous, startTime, active: active.length + Math.max(0, want) + pending.adds, succeeded, failed };
   }
-  if (canonicalJson(previous) !== canonicalJson(status)) {
+  if (!canonicalEqual(previous, status)) {
     try {
       await ctx.client.updateStatus({ object: { ...job, status } });
     } catch (error) {
@@ -117,26 +117,75 @@ function cronParser(): typeof CronExpressionParser {
   return cronParserClass;
 }
 
+type CronExpression = ReturnType<typeof CronExpressionParser.parse>;
+
+/**
+ * The schedule times after one instant, computed once: a CronJob reconciles on every change to it or its Jobs
+ * with the same `lastScheduleTime`, and parsing the schedule plus stepping luxon cost about a tenth of the CPU of
+ * the image-refresh example. A cron-parser expression is stateful (`next()` moves its current date), so it is kept
+ * only to extend `timesMs`, always continuing where it stopped; the times are a pure function of (schedule, time
+ * zone, after), so a cached sequence gives exactly what a fresh parse would.
+ */
+interface CronSequence {
+  expression: CronExpression;
+  timesMs: number[];
+}
+
+/**
+ * Sequences kept, at most; the oldest goes first. One schedule has several live starting points (each run of an
+ * exploration starts again from its first, stale reads show an older `lastScheduleTime`), so they are all keyed.
+ */
+const cronSequencesMax = 256;
+const cronSequences = new Map<string, CronSequence>();
+
+function parseSchedule(schedule: string, timeZone: string, afterMs: number): CronExpression {
+  try {
+    return cronParser().parse(schedule, { currentDate: afterMs, tz: timeZone });
+  } catch (error) {
+    throw new TerminalError(`unparseable schedule "${schedule}": ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+function cronSequence(key: string, schedule: string, timeZone: string, afterMs: number): CronSequence {
+  const known = cronSequences.get(key);
+  if (known !== undefined) return known;
+  const sequence: CronSequence = { expression: parseSchedule(schedule, timeZone, afterMs), timesMs: [] };
+  if (cronSequences.size >= cronSequencesMax) cronSequences.delete(cronSequences.keys().next().value!);
+  cronSequences.set(key, sequence);
+  return sequence;
+}
+
+/** The `index`-th schedule time of a sequence (0: the first after `afterMs`), stepping the expression as needed. */
+function cronTimeAt(sequence: CronSequence, key: string, index: number): number {
+  assert(index <= sequence.timesMs.length, "cron-time-in-order");
+  if (index === sequence.timesMs.length) {
+    try {
+      sequence.timesMs.push(sequence.expression.next().getTime());
+    } catch (error) {
+      // Where a failed step leaves the expression is not said: start over from a fresh parse next time.
+      cronSequences.delete(key);
+      throw error;
+    }
+  }
+  return sequence.timesMs[index]!;
+}
+
 /** The latest schedule time in (after, now], and the next one after now. Throws TerminalError on a bad schedule. */
 export function cronTimes(schedule: string, timeZone: string | undefined, afterMs: number, nowMs: number): { latest?: number; next: number } {
   const fields = schedule.trim().split(/\s+/);
   if (!schedule.trim().startsWith("@") && fields.length !== 5) throw new TerminalError(`unparseable schedule "${schedule}": want 5 fields`);
-  let expression;
-  try {
-    expression = cronParser().parse(schedule, { currentDate: afterMs, tz: timeZone ?? "UTC" });
-  } catch (error) {
-    throw new TerminalError(`unparseable schedule "${schedule}": ${error instanceof Error ? error.message : String(error)}`);
-  }
+  const zone = timeZone ?? "UTC";
+  const key = `${afterMs} ${zone.length} ${zone} ${schedule}`; // the zone's length keeps the key unambiguous
+  const sequence = cronSequence(key, schedule, zone, afterMs);
   let latest: number | undefined;
   for (let i = 0; ; i++) {
-    const at = expression.next().getTime();
+    const at = cronTimeAt(sequence, key, i);
     if (at > nowMs) return latest === undefined ? { next: at } : { latest, next: at };
     latest = at;
     if (i >= missedSchedulesMax) {
-      // Too many missed: jump to the schedule just before now.
-      const recent = cronParser().parse(schedule, { currentDate: nowMs, tz: timeZone ?? "UTC" });
-      const previous = recent.prev().getTime();
-      const next = cronParser().parse(schedule, { currentDate: nowMs, tz: timeZone ?? "UTC" }).next().getTime();
+      // Too many missed: jump to the schedule just before now (rare, so parsed afresh).
+      const previous = parseSchedule(schedule, zone, nowMs).prev().getTime();
+      const next = parseSchedule(schedule, zone, nowMs).next().getTime();
       return { latest: Math.max(previous, latest), next };
     }
   }
@@ -221,7 +270,7 @@ async function reconcileCronJob(cronJob: KubeObject, ctx: ReconcileContext): Pro
     ...(lastSuccess.length > 0 ? { lastSuccessfulTime: formatTime(Math.max(...lastSuccess)) } : status.lastSuccessfulTime === undefined ? {} : { lastSuccessfulTime: status.lastSuccessfulTime }),
     ...(active.length > 0 ? { active: active.map((job) => ({ ...jobKind, namespace: job.metadata.namespace, name: job.metadata.name, uid: job.metadata.uid })) } : {}),
   };
-  if (canonicalJson(cronJob.status ?? {}) !== canonicalJson(next_status)) {
+  if (!canonicalEqual(cronJob.status ?? {}, next_status)) {
     try {
       await ctx.client.updateStatus({ object: { ...cronJob, status: next_status } });
     } catch (error) {

@@ -9,7 +9,7 @@ import type { ActorContext, ActorDefinition } from "../sim/types.ts";
 import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
-import { canonicalJson, formatTime, intOrPercent, isNodeReady, isPodActive, isPodReady, isTerminating, leaseKind, nodeKind, parseTime, pdbKind, podKind, runControllers, selectorMatches } from "./common.ts";
+import { canonicalEqual, formatTime, intOrPercent, isNodeReady, isPodActive, isPodReady, isTerminating, leaseKind, nodeKind, parseTime, pdbKind, podKind, runControllers, selectorMatches } from "./common.ts";
 import type { Node, Pod } from "./common.ts";
 
 export interface NodeLifecycleOptions {
@@ -112,7 +112,7 @@ export function disruptionController(options: { restartDelayMs?: number; crashab
           budgets = rctx.lister(pdbKind);
           const pods = rctx.lister<Pod>(podKind).list({ namespace: pdb.metadata.namespace ?? "" });
           const status = pdbStatus(pdb, pods, rctx.clock.now());
-          if (canonicalJson(pdb.status ?? {}) !== canonicalJson(status)) await rctx.client.updateStatus({ object: { ...pdb, status } });
+          if (!canonicalEqual(pdb.status ?? {}, status)) await rctx.client.updateStatus({ object: { ...pdb, status } });
           // Disrupted entries expire: look again then.
           return status.disruptedPods === undefined ? Action.awaitChange() : Action.requeueAfter(disruptedPodTimeoutMs);
         },

@@ -9,7 +9,7 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalJson, deleteIfPresent, isPodActive, isPodReady, isTerminating, ownedBy, parseTime, podFromTemplate, podKind, replicaSetKind, runControllers } from "./common.ts";
+import { canonicalEqual, deleteIfPresent, isPodActive, isPodReady, isTerminating, ownedBy, parseTime, podFromTemplate, podKind, replicaSetKind, runControllers } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 
 export interface WorkloadControllerOptions {
@@ -119,7 +119,7 @@ function replicaSetStatus(rs: Workload, active: Pod[], nowMs: number): Record<st
 async function syncStatus(rs: Workload, status: Record<string, unknown>, ctx: ReconcileContext): Promise<void> {
   const previous = { ...(rs.status ?? {}) };
   delete previous.conditions;
-  if (canonicalJson(previous) === canonicalJson(status)) return;
+  if (canonicalEqual(previous, status)) return;
   try {
     await ctx.client.updateStatus({ object: { ...rs, status } });
   } catch (error) {

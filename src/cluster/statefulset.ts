@@ -13,7 +13,7 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalJson, deleteIfPresent, isPodFinished, isPodReady, isTerminating, ownedBy, podFromTemplate, podKind, runControllers, templateHash } from "./common.ts";
+import { canonicalEqual, deleteIfPresent, isPodFinished, isPodReady, isTerminating, ownedBy, podFromTemplate, podKind, runControllers, templateHash } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
@@ -265,7 +265,7 @@ async function reconcileStatefulSet(set: Workload, ctx: Ctx): Promise<Action> {
   const plan: Plan = { set, replicas, byOrdinal, condemned, revisions: await ensureRevisions(set, revisions, ctx), ordered: set.spec.podManagementPolicy !== "Parallel" };
   if ((await syncReplicas(plan, ctx)) && (await removeCondemned(plan, ctx))) await rollOut(plan, ctx);
   const status = statefulSetStatus(plan, pods, ctx.clock.now());
-  if (canonicalJson(set.status ?? {}) !== canonicalJson(status)) {
+  if (!canonicalEqual(set.status ?? {}, status)) {
     try {
       await ctx.client.updateStatus({ object: { ...set, status } });
     } catch (error) {
