@@ -95,8 +95,8 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
   const line =
     result.bounded !== undefined
       ? boundedLine(name, variant, result.bounded, findings.length, result.wallMs)
-      : `${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s; found in ${seconds(result.detectMs)}` +
-        (findings.length > 0 ? `, shrunk in ${seconds(result.shrinkMs)}` : "");
+      : `${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s; ` +
+        (findings.length > 0 ? `found in ${seconds(result.detectMs)}, shrunk in ${seconds(result.shrinkMs)}` : `ran in ${seconds(result.detectMs)}`);
   return { summary: { scenario: name, variant, runs: result.runs, findings, stats, properties }, reports, line };
 }
 

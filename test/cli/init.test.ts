@@ -36,7 +36,7 @@ test("init --crd writes a scenario with the CRD, a valid sample and a spec chang
   assert.match(scenario, /patch: \{"spec":\{"replicas":2\}\}/);
   const explored = settle(dir, ["explore", "settle", "--runs", "8", "--workers", "2"]);
   assert.equal(explored.status, 0, `${explored.stdout}\n${explored.stderr}`);
-  assert.match(explored.stdout, /widget --variant main: 8 runs, no finding/);
+  assert.match(explored.stdout, /widget --variant main: 8 runs, no finding;.* ran in \d+\.\d s$/m);
   assert.match(explored.stdout, /eventually status\.observedGeneration == metadata\.generation: failed 0 of 8 checks/);
 });
 
