@@ -11,6 +11,7 @@ import type { KindRules } from "./kinds.ts";
 import { builtinKinds, customResourceRules } from "./kinds.ts";
 import type { CrdInfo } from "./crd.ts";
 import { WatchIndex } from "./watch.ts";
+import { lowerBound } from "./reads.ts";
 
 /** One write of one key: the event as recorded, and the version it replaced (cut at compaction). */
 export interface Version {
@@ -50,7 +51,7 @@ export class KindState {
   /** Set while the defining CRD is being deleted: creates are refused. */
   terminating = false;
   readonly objects = new Map<string, Version>();
-  /** The keys of `objects` in etcd key order, rebuilt lazily after a key is added or removed. */
+  /** The keys of `objects` in etcd key order: sorted on first use, then kept in order as keys come and go. */
   #sortedKeys: string[] | undefined;
   /** This kind's writes in revision order from `#historyHead` on, not yet compacted: what its watches replay. */
   #history: Version[] = [];
@@ -106,15 +107,21 @@ export class KindState {
     }
   }
 
-  keysChanged(): void {
-    this.#sortedKeys = undefined;
+  /** `key` is about to join `objects` (the caller checked it is new). */
+  keyAdded(key: string): void {
+    if (this.#sortedKeys !== undefined) insertSorted(this.#sortedKeys, key);
+  }
+
+  /** `key` left `objects`. */
+  keyRemoved(key: string): void {
+    if (this.#sortedKeys !== undefined) removeSorted(this.#sortedKeys, key);
   }
 
   /**
    * The keys of the live objects whose `value(object)` is `wanted`, from the index `name` (built now on first
    * use). Undefined when the kind has too many indexes already: the caller scans instead.
    */
-  indexed(name: string, value: (object: KubeObject) => string | undefined, wanted: string): ReadonlySet<string> | undefined {
+  indexed(name: string, value: (object: KubeObject) => string | undefined, wanted: string): IndexedKeys | undefined {
     let index = this.#indexes.get(name);
     if (index === undefined) {
       if (this.#indexes.size >= indexesPerKindMax) return undefined;
@@ -141,30 +148,78 @@ export class KindState {
     }
   }
 
+  /** The keys of `objects` in key order; the array is the kind's own, valid until its next write. */
   sortedKeys(): readonly string[] {
-    if (this.#sortedKeys === undefined) {
-      // Plain code-unit order is byte order for the ASCII names Kubernetes allows: etcd's key order.
-      this.#sortedKeys = [...this.objects.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    }
+    if (this.#sortedKeys === undefined) this.#sortedKeys = [...this.objects.keys()].sort(compareKeys);
     return this.#sortedKeys;
+  }
+}
+
+/** Plain code-unit order is byte order for the ASCII names Kubernetes allows: etcd's key order. */
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function insertSorted(keys: string[], key: string): void {
+  const at = lowerBound(keys, key);
+  if (keys[at] !== key) keys.splice(at, 0, key);
+}
+
+function removeSorted(keys: string[], key: string): void {
+  const at = lowerBound(keys, key);
+  if (keys[at] === key) keys.splice(at, 1);
+}
+
+/**
+ * The keys of the live objects with one value in one index. Lists read them in key order: that order is sorted on
+ * the first list and then kept by each insert and removal, so a list costs no sort while the set does not change.
+ */
+export class IndexedKeys {
+  readonly #keys = new Set<string>();
+  #sorted: string[] | undefined;
+
+  get size(): number {
+    return this.#keys.size;
+  }
+
+  has(key: string): boolean {
+    return this.#keys.has(key);
+  }
+
+  add(key: string): void {
+    if (this.#keys.has(key)) return;
+    this.#keys.add(key);
+    if (this.#sorted !== undefined) insertSorted(this.#sorted, key);
+  }
+
+  delete(key: string): void {
+    if (!this.#keys.delete(key)) return;
+    if (this.#sorted !== undefined) removeSorted(this.#sorted, key);
+  }
+
+  /** The keys in key order; the array is the index's own, valid until the kind's next write. */
+  sorted(): readonly string[] {
+    if (this.#sorted === undefined) this.#sorted = [...this.#keys].sort(compareKeys);
+    return this.#sorted;
   }
 }
 
 /** One equality index: the value it reads from an object, and the keys of the live objects per value. */
 interface EqualityIndex {
   readonly value: (object: KubeObject) => string | undefined;
-  readonly keys: Map<string, Set<string>>;
+  readonly keys: Map<string, IndexedKeys>;
 }
 
 /** Indexes kept per kind: one per label key or field a list selected on; a bound against selectors made up on the fly. */
 const indexesPerKindMax = 32;
-const noKeys: ReadonlySet<string> = new Set();
+/** What a value no live object has selects; never changed. */
+const noKeys = new IndexedKeys();
 
 function addKey(index: EqualityIndex, key: string, object: KubeObject | undefined): void {
   const value = object === undefined ? undefined : index.value(object);
   if (value === undefined) return;
   let keys = index.keys.get(value);
-  if (keys === undefined) index.keys.set(value, (keys = new Set()));
+  if (keys === undefined) index.keys.set(value, (keys = new IndexedKeys()));
   keys.add(key);
 }
 
@@ -172,22 +227,44 @@ export function objectKey(namespaced: boolean, namespace: string | undefined, na
   return namespaced ? `${namespace ?? ""}/${name}` : name;
 }
 
-/** The kind table: built-ins at start, plus kinds registered by CRDs. */
-export class Registry {
-  readonly #kinds = new Map<string, KindState>();
-  readonly #byPlural = new Map<string, ResourceType>();
+/** One built-in kind as every store starts with it: its served versions in table order and its rules. */
+interface BuiltinEntry {
+  readonly group: string;
+  readonly kind: string;
+  readonly rules: KindRules;
+  readonly versions: ReadonlyMap<string, ResourceType>;
+  readonly storageVersion: string;
+}
 
-  constructor() {
-    for (const { resource, rules } of builtinKinds) {
-      const state = this.#state(resource.group, resource.kind, rules);
-      state.versions.set(resource.version, resource);
-      state.storageVersion = resource.version;
-      this.#byPlural.set(`${resource.group}/${resource.version}/${resource.plural}`, resource);
-    }
-  }
+/**
+ * The built-in kinds by id, in the order of `builtinKinds`, and their REST paths: immutable, so built once per
+ * process and shared by every store, which makes its own state of a built-in kind only when it first uses the kind.
+ * (A store used to build all of them up front: maps and a watch index per kind, paid by every simulated run.)
+ */
+const builtinTable = new Map<string, BuiltinEntry>();
+const builtinByPlural = new Map<string, ResourceType>();
+for (const { resource, rules } of builtinKinds) {
+  const id = `${resource.group}/${resource.kind}`;
+  const entry = builtinTable.get(id);
+  // Two versions of one kind share its state, with the first one's rules and the last one as storage version.
+  const versions = new Map(entry?.versions ?? []).set(resource.version, resource);
+  builtinTable.set(id, { group: resource.group, kind: resource.kind, rules: entry?.rules ?? rules, versions, storageVersion: resource.version });
+  builtinByPlural.set(`${resource.group}/${resource.version}/${resource.plural}`, resource);
+}
+
+/**
+ * The kind table: the built-ins, plus kinds registered by CRDs. It reads as if every built-in kind had its state
+ * from the start: a built-in's state is made on first use (lookup, `byId`, a CRD of the same group and kind), and
+ * listings keep the table's order, built-ins first, then custom kinds in the order they were first registered.
+ */
+export class Registry {
+  /** The states made so far: built-in kinds used, and every kind a CRD registered. */
+  readonly #kinds = new Map<string, KindState>();
+  /** REST paths CRD registrations changed from the built-in table: the resource served now, or null for none. */
+  readonly #pluralChanges = new Map<string, ResourceType | null>();
 
   #state(group: string, kind: string, rules: KindRules): KindState {
-    let state = this.#kinds.get(`${group}/${kind}`);
+    let state = this.byId(`${group}/${kind}`);
     if (state === undefined) {
       state = new KindState(group, kind, rules);
       this.#kinds.set(state.id, state);
@@ -195,22 +272,35 @@ export class Registry {
     return state;
   }
 
+  /** The states made so far, in table order (a built-in kind without a state has no objects and no watchers). */
   all(): KindState[] {
-    return [...this.#kinds.values()];
+    const states: KindState[] = [];
+    for (const id of builtinTable.keys()) {
+      const state = this.#kinds.get(id);
+      if (state !== undefined) states.push(state);
+    }
+    for (const state of this.#kinds.values()) if (!builtinTable.has(state.id)) states.push(state);
+    return states;
   }
 
   resources(): ResourceType[] {
-    return this.all().flatMap((state) => [...state.versions.values()]);
+    const resources: ResourceType[] = [];
+    for (const [id, builtin] of builtinTable) resources.push(...(this.#kinds.get(id) ?? builtin).versions.values());
+    for (const state of this.#kinds.values()) if (!builtinTable.has(state.id)) resources.push(...state.versions.values());
+    return resources;
   }
 
   forPlural(group: string, version: string, plural: string): ResourceType | undefined {
-    return this.#byPlural.get(`${group}/${version}/${plural}`);
+    const key = `${group}/${version}/${plural}`;
+    const changed = this.#pluralChanges.get(key);
+    if (changed !== undefined) return changed ?? undefined;
+    return builtinByPlural.get(key);
   }
 
   /** The kind state and the resource of the version asked for; NotFound when the kind or version is not served. */
   lookup(ref: KindRef): { state: KindState; resource: ResourceType } {
     const { group, version } = parseApiVersion(ref.apiVersion);
-    const state = this.#kinds.get(`${group}/${ref.kind}`);
+    const state = this.byId(`${group}/${ref.kind}`);
     const resource = state?.versions.get(version);
     if (state === undefined || resource === undefined) {
       throw new ApiError("NotFound", 404, `no matches for kind "${ref.kind}" in version "${ref.apiVersion}"`, {
@@ -242,7 +332,7 @@ export class Registry {
       };
       if (info.categories.length > 0) resource.categories = info.categories;
       state.versions.set(v.name, resource);
-      this.#byPlural.set(`${info.group}/${v.name}/${info.plural}`, resource);
+      this.#pluralChanges.set(`${info.group}/${v.name}/${info.plural}`, resource);
     }
     state.storageVersion = info.storageVersion;
     state.custom = custom;
@@ -253,13 +343,24 @@ export class Registry {
   /** Stops serving a kind; its objects (all deleted by then) stay until compaction drops them. */
   unregister(state: KindState): void {
     for (const resource of state.versions.values()) {
-      this.#byPlural.delete(`${resource.group}/${resource.version}/${resource.plural}`);
+      this.#pluralChanges.set(`${resource.group}/${resource.version}/${resource.plural}`, null);
     }
     state.versions.clear();
     state.custom = undefined;
   }
 
+  /** The state of a kind by id ("group/Kind"), made now for a built-in kind on its first use. */
   byId(id: string): KindState | undefined {
-    return this.#kinds.get(id);
+    return this.#kinds.get(id) ?? this.#makeBuiltin(id);
+  }
+
+  #makeBuiltin(id: string): KindState | undefined {
+    const builtin = builtinTable.get(id);
+    if (builtin === undefined) return undefined;
+    const state = new KindState(builtin.group, builtin.kind, builtin.rules);
+    for (const [version, resource] of builtin.versions) state.versions.set(version, resource);
+    state.storageVersion = builtin.storageVersion;
+    this.#kinds.set(id, state);
+    return state;
   }
 }
