@@ -4,7 +4,9 @@
 // collection and the machine's load (wall time on a shared machine follows the load; CPU time does not).
 // Each rollout runs the compiled package (dist/, what `npx settle` runs; `npm run bench` builds it first) in a
 // child process of its own (`bench/scale-run.mjs`), so that no TypeScript loader's overhead is measured and the
-// 5,000-node rollout's peak RSS and GC are not the 1,000-node one's leftovers. Benchmarks may read real time.
+// 5,000-node rollout's peak RSS and GC are not the 1,000-node one's leftovers. The rollout runs on the child's main
+// thread with V8's default heap, as `settle explore --runs 1` runs a single run (explore workers get a larger young
+// generation; `node bench/scale-run.mjs <nodes> <youngGenerationMb>` measures a worker). Benchmarks may read real time.
 // Runnable alone after `npm run build`: `node --conditions=settle-source --import tsx bench/scale.ts [nodes...]`.
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
