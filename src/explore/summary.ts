@@ -85,9 +85,7 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
     const { seed, workload, index: run } = f.run;
     return { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, seed, workload, replay, steps: outcome.steps, faults: f.minimal.faults.length, choices: f.minimal.choices.length, run, occurrences: f.occurrences };
   });
-  // Runs per second over detection only: shrinking is reported on its own.
-  const rate = result.detectMs > 0 ? (result.runs * 1000) / result.detectMs : result.runs;
-  const runsPerSec = rate >= 10 ? Math.round(rate) : Math.round(rate * 10) / 10;
+  const runsPerSec = runsPerSecond(result.runs, result.detectMs);
   const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), detectMs: Math.round(result.detectMs), shrinkMs: Math.round(result.shrinkMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length, ...result.bounded };
   const properties = result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld }));
   const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
@@ -98,6 +96,15 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
       : `${name} --variant ${variant}: ${result.runs} runs, ${verdict}; systematic fault points covered ${covered}; ${result.steps} steps, ${runsPerSec} runs/s; ` +
         (findings.length > 0 ? `found in ${seconds(result.detectMs)}, shrunk in ${seconds(result.shrinkMs)}` : `ran in ${seconds(result.detectMs)}`);
   return { summary: { scenario: name, variant, runs: result.runs, findings, stats, properties }, reports, line };
+}
+
+/**
+ * Runs per second over detection only (shrinking is reported on its own), rounded for people: whole numbers from
+ * 10, one decimal from 1, two significant digits below (a single 26 s run is 0.038 runs/s, not 0).
+ */
+export function runsPerSecond(runs: number, detectMs: number): number {
+  const rate = detectMs > 0 ? (runs * 1000) / detectMs : runs;
+  return rate >= 10 ? Math.round(rate) : rate >= 1 ? Math.round(rate * 10) / 10 : Number(rate.toPrecision(2));
 }
 
 function seconds(ms: number): string {
