@@ -248,14 +248,18 @@ export async function benchServer(): Promise<Record<string, string | number>> {
   setup.destroy();
   const watchEvents = await watchFanOut(server, 100, 2000);
   await server.close();
-  // The same measurement as `npm run bench -- startup`, which also gives its floor (node -e 0 + kubectl).
-  const { firstGetMs } = await serveFirstGet();
+  // The same measurement as `npm run bench -- startup`, which also gives its floor (node -e 0 + kubectl): one
+  // unmeasured start first (the first spawn after a build reads every file from disk), then the median of three.
+  await serveFirstGet();
+  const spawns: number[] = [];
+  for (let i = 0; i < 3; i++) spawns.push((await serveFirstGet()).firstGetMs);
+  const firstGetMs = spawns.sort((a, b) => a - b)[1]!;
   const helmInstall = await helmInstallMs();
   return {
     ...one,
     ...sixteen,
     "watch events/s delivered (100 watchers x 2000 writes)": watchEvents,
-    "ms from settle serve spawn to first kubectl get (target < 300)": Math.round(firstGetMs),
+    "ms from settle serve spawn to first kubectl get (median of 3, target < 300)": Math.round(firstGetMs),
     "server-side applies/s (50-object manifest, 16 in flight)": applies,
     "ms for helm 4.1 install of the stock helm create chart (median of 3)": helmInstall,
   };
