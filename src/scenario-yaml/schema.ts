@@ -103,7 +103,14 @@ export const scenarioSchema = {
     drill: {
       type: "object",
       additionalProperties: false,
-      properties: { quietMs: { type: "integer", minimum: 1 }, timeoutMs: { type: "integer", minimum: 1 } },
+      properties: {
+        quietMs: {
+          type: "integer",
+          minimum: 1,
+          description: "The reference run's quiet window (default 2000) and the most a learned window may widen to; --quiet-ms fixes the window instead.",
+        },
+        timeoutMs: { type: "integer", minimum: 1, description: "The bound on every phase of a run (default 60000)." },
+      },
     },
   },
 } as const;
