@@ -90,23 +90,42 @@ export function applyMergePatch(target: unknown, patch: unknown): unknown {
   }
   const patchCopy = cloneValue(patch, { nullPrototype: false, what: "merge patch" }, 0) as JsonObject;
   const base = isPlainObject(target) ? (cloneJsonChecked(target, "patch target") as JsonObject) : {};
-  return mergeInto(base, patchCopy);
+  return mergeInto(base, patchCopy, false);
 }
 
-/** Merges `patch` into `target` in place; both are private copies, so patch values can be moved, not copied. */
-function mergeInto(target: JsonObject, patch: JsonObject): JsonObject {
+/**
+ * RFC 7386 merge patch of a stored (frozen) object, with the same result, key order included, as
+ * `applyMergePatch`, but sharing instead of copying: every object on a patched path is new and unfrozen, every
+ * subtree the patch does not reach is the stored one, still frozen. `patch` must be a private plain copy (its values
+ * are moved into the result). A status patch of a 5,000-node fleet then copies a few keys, not each node.
+ */
+export function mergePatchSharing(target: JsonObject, patch: JsonObject): JsonObject {
+  return mergeInto(target, patch, true);
+}
+
+/**
+ * Merges `patch` into `target`; patch values are moved, not copied (the patch is a private copy). Without `share`
+ * the target is a private copy too and is merged in place; with it, each object on a patched path is copied one
+ * level deep first, so the target's untouched subtrees are shared.
+ */
+function mergeInto(target: JsonObject, patch: JsonObject, share: boolean): JsonObject {
+  let out = target;
+  if (share) {
+    out = {};
+    for (const key of Object.keys(target)) setKey(out, key, target[key]);
+  }
   for (const key of Object.keys(patch)) {
     const value = patch[key];
     if (value === null) {
-      delete target[key];
+      delete out[key];
     } else if (isRecord(value)) {
-      const current = Object.hasOwn(target, key) ? target[key] : undefined;
-      setKey(target, key, mergeInto(isRecord(current) ? current : {}, value));
+      const current = Object.hasOwn(out, key) ? out[key] : undefined;
+      setKey(out, key, mergeInto(isRecord(current) ? current : {}, value, share));
     } else {
-      setKey(target, key, value);
+      setKey(out, key, value);
     }
   }
-  return target;
+  return out;
 }
 
 /**

@@ -21,41 +21,43 @@ const labelValuePattern = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
 const tooLong = (max: number): string => `must be no more than ${max} characters`;
 
-export function isDns1123Label(value: string): string[] {
+/** The problems of a name under one length limit and one pattern: too long, and not matching (with `why`). */
+function nameProblems(value: string, max: number, pattern: RegExp, why: string): string[] {
   const problems: string[] = [];
-  if (value.length > dns1123LabelLengthMax) problems.push(tooLong(dns1123LabelLengthMax));
-  if (!dns1123LabelPattern.test(value)) {
-    problems.push(
-      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start " +
-        "and end with an alphanumeric character (for example 'my-name' or '123-abc')",
-    );
-  }
+  if (value.length > max) problems.push(tooLong(max));
+  if (!pattern.test(value)) problems.push(why);
   return problems;
+}
+
+export function isDns1123Label(value: string): string[] {
+  return nameProblems(
+    value,
+    dns1123LabelLengthMax,
+    dns1123LabelPattern,
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start " +
+      "and end with an alphanumeric character (for example 'my-name' or '123-abc')",
+  );
 }
 
 /** Service names: a DNS-1123 label that starts with a letter, so the name can be a DNS name of its own. */
 export function isDns1035Label(value: string): string[] {
-  const problems: string[] = [];
-  if (value.length > dns1123LabelLengthMax) problems.push(tooLong(dns1123LabelLengthMax));
-  if (!dns1035LabelPattern.test(value)) {
-    problems.push(
-      "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic " +
-        "character, and end with an alphanumeric character (for example 'my-name' or 'abc-123')",
-    );
-  }
-  return problems;
+  return nameProblems(
+    value,
+    dns1123LabelLengthMax,
+    dns1035LabelPattern,
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic " +
+      "character, and end with an alphanumeric character (for example 'my-name' or 'abc-123')",
+  );
 }
 
 export function isDns1123Subdomain(value: string): string[] {
-  const problems: string[] = [];
-  if (value.length > dns1123SubdomainLengthMax) problems.push(tooLong(dns1123SubdomainLengthMax));
-  if (!dns1123SubdomainPattern.test(value)) {
-    problems.push(
-      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must " +
-        "start and end with an alphanumeric character (for example 'example.com')",
-    );
-  }
-  return problems;
+  return nameProblems(
+    value,
+    dns1123SubdomainLengthMax,
+    dns1123SubdomainPattern,
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must " +
+      "start and end with an alphanumeric character (for example 'example.com')",
+  );
 }
 
 /** Names of kinds whose objects may hold almost anything, as long as the name is one URL path segment. */

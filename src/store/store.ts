@@ -8,7 +8,7 @@ import { ApiError, alreadyExists, badRequest, conflict, internalError, invalid, 
 import type { FieldError } from "../api/errors.ts";
 import type { KindRef, KubeObject, ObjectList, ObjectRef } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
-import { applyJsonPatch, applyMergePatch, cloneJsonChecked } from "../api/patch.ts";
+import { applyJsonPatch, applyMergePatch, cloneJsonChecked, mergePatchSharing } from "../api/patch.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { validateGenerateName } from "../api/validation.ts";
 import type {
@@ -33,7 +33,7 @@ import type { CompiledSelector } from "./reads.ts";
 import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
 import type { IndexedKeys, Version } from "./registry.ts";
 import { deepFreeze, isPlainObject, isRecord, jsonEqual } from "../api/json.ts";
-import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, mergePatchSharing, sameCheckedMetadata, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
+import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sameCheckedMetadata, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
 import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
 import { WatchHub, Watcher } from "./watch.ts";
 

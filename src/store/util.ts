@@ -1,7 +1,7 @@
 // Small pure helpers of the store: JSON cloning with a size, a comparison that skips top-level fields, and the
 // deterministic sequences behind `uid` and `generateName`. Freezing, equality and `isRecord` are `api/json.ts`'s.
 import { assert } from "../api/assert.ts";
-import { isRecord, jsonEqual } from "../api/json.ts";
+import { jsonEqual } from "../api/json.ts";
 import type { KubeObject, ObjectMeta } from "../api/object.ts";
 
 /** Thrown inside `copyPlain` when a value is not plain JSON data: the caller falls back to a JSON round trip. */
@@ -181,35 +181,6 @@ export function handOver<T extends object>(object: T): T {
 /** True (once) when `value` was handed over: the caller may change it in place. */
 export function takeHandedOver(value: object): boolean {
   return handedOver.delete(value);
-}
-
-/** Sets a key without ever invoking the `__proto__` setter: a JSON key named `__proto__` is just data. */
-function setKey(object: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  else object[key] = value;
-}
-
-/**
- * RFC 7386 merge patch of a stored (frozen) object, with the same result, key order included, as `api/patch.ts`'s
- * `applyMergePatch`, but sharing instead of copying: every object on a patched path is new and unfrozen, every
- * subtree the patch does not reach is the stored one, still frozen. `patch` must be a private plain copy (its values
- * are moved into the result). A status patch of a 5,000-node fleet then copies a few keys, not each node.
- */
-export function mergePatchSharing(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(target)) setKey(out, key, target[key]);
-  for (const key of Object.keys(patch)) {
-    const value = patch[key];
-    if (value === null) {
-      delete out[key];
-    } else if (isRecord(value)) {
-      const current = Object.hasOwn(out, key) ? out[key] : undefined;
-      setKey(out, key, mergePatchSharing(isRecord(current) ? current : {}, value));
-    } else {
-      setKey(out, key, value);
-    }
-  }
-  return out;
 }
 
 /**

@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import type { KubeObject } from "../../src/api/object.ts";
 import { applyMergePatch } from "../../src/api/patch.ts";
 import { deepFreeze } from "../../src/api/json.ts";
-import { cloneMeasured, handOver, mergePatchSharing, takeHandedOver } from "../../src/store/util.ts";
+import { mergePatchSharing } from "../../src/api/patch.ts";
+import { cloneMeasured, handOver, takeHandedOver } from "../../src/store/util.ts";
 import { assertFails, configMap, newStore, pod, widget, widgetCrd } from "./helpers.ts";
 
 /** Data with what the wire drops or changes: undefined fields and array items, a function. */
