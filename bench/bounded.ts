@@ -129,8 +129,7 @@ async function largestK(scenario: Scenario, c: Case, f: number, deadlineMs: numb
       if (!p.complete) plainIncomplete = plainText;
     }
     const found = reduced.result.findings.length > 0 ? `, ${reduced.result.findings.length} finding(s)!` : "";
-    const exact = r.exact ? ", exact" : "";
-    best = `F=${f}: K=${k} ${r.schedules} schedules, ${r.pruned} pruned${exact}, ${seconds(reduced.ms)}${found} (${plainText})`;
+    best = `F=${f}: K=${k} ${r.schedules} schedules, ${r.pruned} pruned, ${seconds(reduced.ms)}${found} (${plainText})`;
   }
   return best;
 }

@@ -93,6 +93,7 @@ export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<Ru
     createStore,
     traceMode: spec.traceMode ?? "hash-only",
     requestLatencyMs: semantics >= 2 ? scenario.timing.requestLatencyMs : [0, 0],
+    stepOrigins: spec.strategy?.ordersByOrigin === true,
     ...(scenario.admission === undefined ? {} : { admission: scenario.admission }),
   });
   buildWorld(scenario, ctx, sim);

@@ -222,10 +222,11 @@ export class SimClient implements Client {
     checkClientOptions("watch", options);
     const { kernel, state } = this;
     const what = describeKind(options);
-    const watch = new SimWatch<T>(kernel, state, what, options.readOnly === true);
+    const collection = objectFact({ kind: options.kind, namespace: options.namespace });
+    const watch = new SimWatch<T>(kernel, state, what, collection, options.readOnly === true);
     if (!kernel.checkCaller(state, this.incarnation)) return watch;
     const copy = cloneJson(options);
-    const facts: StepFacts = { verb: "watch", object: objectFact({ kind: options.kind, namespace: options.namespace }), access: "read", watchId: watch.id, requestSeq: kernel.nextRequestSeq() };
+    const facts: StepFacts = { verb: "watch", object: collection, access: "read", watchId: watch.id, requestSeq: kernel.nextRequestSeq() };
     if (options.resourceVersion === "0") facts.cached = true;
     kernel.enqueue({
       actor: state.name,

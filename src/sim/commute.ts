@@ -8,24 +8,30 @@ import type { StepFacts } from "./trace.ts";
 /** What a step touches beyond its own actor's memory. */
 type Touch =
   | { type: "local" }
+  | { type: "delivery"; collection: NonNullable<StepFacts["object"]> }
   | { type: "everything" }
   | { type: "store" }
   | { type: "request"; facts: StepFacts }
   | { type: "external"; cell: string; write: boolean };
 
 /**
- * A response, a watch delivery and an actor's timer resume only their own actor's code, which reaches the
- * world only through later steps (a request, an external access), so they touch their actor alone. A start
- * runs an actor's setup and a step of the simulator itself ("sim") may do anything: both touch everything,
- * as does any step this file does not know. Garbage collection touches the whole store.
+ * A response and an actor's timer resume only their own actor's code, which reaches the world only through later
+ * steps (a request, an external access), so they touch their actor alone. A watch delivery does too, but it also
+ * takes the next event off its watch's queue and makes the following delivery ready, while a write into the
+ * watched collection adds to that queue (and makes the delivery ready if none was): in either order the same
+ * events arrive, yet which step made the next delivery differs, and the bounded search's preemption count depends
+ * on that (see `StepOrigin`), so a delivery does not commute with writes into its collection. A start runs an
+ * actor's setup and a step of the simulator itself ("sim") may do anything: both touch everything, as does any step
+ * this file does not know. Garbage collection touches the whole store.
  */
 function touchOf(step: ReadyStep): Touch {
   if (step.actor === "sim") return { type: "everything" };
   switch (step.kind) {
     case "response":
-    case "watch":
     case "timer":
       return { type: "local" };
+    case "watch":
+      return step.collection === undefined ? { type: "everything" } : { type: "delivery", collection: step.collection };
     case "gc":
       return { type: "store" };
     case "request":
@@ -66,12 +72,31 @@ function requestsCommute(a: StepFacts, b: StepFacts): boolean {
 
 const crdKind = "CustomResourceDefinition";
 
+/** A watch delivery and another actor's step: they commute unless the step may add to the watch's queue. */
+function deliveryCommutes(collection: NonNullable<StepFacts["object"]>, other: Touch): boolean {
+  switch (other.type) {
+    case "local":
+    case "delivery":
+    case "external":
+      return true;
+    case "request":
+      // A CustomResourceDefinition write may delete every object of its kind: events for any watch.
+      if (other.facts.access === "read") return true;
+      return other.facts.object!.kind !== crdKind && !overlaps(collection, other.facts.object!);
+    default:
+      // Garbage collection deletes anywhere in the store.
+      return false;
+  }
+}
+
 /** Whether `a` and `b` may run in either order with the same outcome. Steps of one actor never commute. */
 export function commute(a: ReadyStep, b: ReadyStep): boolean {
   if (a.actor === b.actor) return false;
   const ta = touchOf(a);
   const tb = touchOf(b);
   if (ta.type === "everything" || tb.type === "everything") return false;
+  if (ta.type === "delivery") return deliveryCommutes(ta.collection, tb);
+  if (tb.type === "delivery") return deliveryCommutes(tb.collection, ta);
   if (ta.type === "local" || tb.type === "local") return true;
   // Two steps that both change the world do not commute even on disjoint state: the world between them differs
   // by order, and a safety property is checked there (a search that skips one order never sees that world).

@@ -9,7 +9,7 @@ import type { Store } from "../store/types.ts";
 import { VirtualClock, type TimerEntry } from "./clock.ts";
 import { initialLife, isAlive, stepLife, statusWord, type Life, type LifeInput } from "./lifecycle.ts";
 import type { Rng } from "./rng.ts";
-import type { ReadyStep, StepKind } from "./strategy.ts";
+import { timerIndexBase, type ReadyStep, type StepKind, type StepOrigin } from "./strategy.ts";
 import { TraceWriter, canonicalLine, type StepFacts, type TraceMode, type TraceRecord } from "./trace.ts";
 import type { ActorContext, ActorDefinition, CrashContext, RunStatus } from "./types.ts";
 import type { SimWatch } from "./watch.ts";
@@ -28,7 +28,17 @@ export interface Step extends ReadyStep {
   owner?: ActorState;
   /** Set for a promoted timer. */
   timer?: TimerEntry;
+  /** Where the step comes from: only when the kernel keeps origins. */
+  origin?: StepOrigin;
+  collection?: StepFacts["object"];
   run(): string;
+}
+
+/** What the running step (or, between steps, the set-up and faults) has made so far: for origins. */
+interface Maker {
+  readonly origin: StepOrigin | undefined;
+  steps: number;
+  timers: number;
 }
 
 /** Faults armed for an actor's next request or next `resourceVersion: "0"` read. */
@@ -103,14 +113,20 @@ export interface KernelOptions {
   /** The range a request's latency is drawn from (virtual ms between its request step and its response). */
   requestLatencyMs: readonly [number, number];
   hooks: KernelHooks;
+  /** Give every step its `origin` (for a strategy that orders by it). Default false. */
+  origins?: boolean;
 }
 
 /** A timer as the kernel keeps it: what its firing is traced with, or the step it makes ready instead. */
 interface KernelTimer extends TimerEntry {
   /** Typed facts of a timer whose firing is more than a timer (a delayed watch delivery). */
   facts?: StepFacts;
+  /** The collection of a delayed watch delivery (see `ReadyStep.collection`). */
+  collection?: StepFacts["object"];
   /** The step that becomes ready when the timer is due (a response after its request's latency). */
   deferredStep?: Omit<Step, "seq"> | undefined;
+  /** The origin its step gets when promoted, fixed when the timer is set. */
+  origin?: StepOrigin;
 }
 
 /** The callback of a deferred step's timer: promotion takes the step instead of firing the timer. */
@@ -177,6 +193,10 @@ export class Kernel {
   private sequence = 0;
   private requestCount = 0;
   private pendingLogs: StepRecord[] = [];
+  private readonly origins: boolean;
+  /** What is made outside any step: set-up, the steps of faults. */
+  private readonly rootMaker: Maker = { origin: undefined, steps: 0, timers: 0 };
+  private maker: Maker = this.rootMaker;
 
   constructor(options: KernelOptions) {
     assert(options.watchQueueMax > 0, "watchQueueMax is positive");
@@ -191,6 +211,7 @@ export class Kernel {
     const [min, max] = options.requestLatencyMs;
     assert(Number.isInteger(min) && min >= 0 && Number.isInteger(max) && max >= min, "requestLatencyMs is [min, max] in whole ms, 0 <= min <= max");
     this.requestLatencyMs = options.requestLatencyMs;
+    this.origins = options.origins === true;
   }
 
   /** The latency of a request of `state`'s current incarnation, drawn when it is applied. */
@@ -336,7 +357,7 @@ export class Kernel {
 
   private scheduleRestart(state: ActorRecord): number {
     const delayMs = state.def.restartDelayMs ?? RESTART_DELAY_MS_DEFAULT;
-    this.clock.schedule(delayMs, () => void this.start(state, { type: "restart" }), state.name, `restart ${state.name}`, "start");
+    this.stampTimer(this.clock.schedule(delayMs, () => void this.start(state, { type: "restart" }), state.name, `restart ${state.name}`, "start"));
     return delayMs;
   }
 
@@ -483,6 +504,7 @@ export class Kernel {
     assert(step.owner === undefined || isAlive(step.owner.life), "an owned step belongs to a live incarnation");
     const full = step as Step;
     full.seq = this.sequence++;
+    if (this.origins && full.origin === undefined) full.origin = { readyMs: this.clock.now(), parent: this.maker.origin, index: this.maker.steps++ };
     this.readySteps.push(full);
     if (full.owner !== undefined && full.timer === undefined) (full.owner as ActorRecord).held.readyCount++;
     if (full.timer !== undefined) this.timerSteps.set(full.timer, full);
@@ -516,7 +538,7 @@ export class Kernel {
   }
 
   /** Schedules a timer owned by an actor incarnation (cancelled by its crash). */
-  scheduleFor(owner: ActorState, ms: number, fn: () => void, label: string, kind: StepKind = "timer", facts?: StepFacts): TimerEntry {
+  scheduleFor(owner: ActorState, ms: number, fn: () => void, label: string, kind: StepKind = "timer", about?: Pick<Step, "facts" | "collection">): TimerEntry {
     const record = owner as ActorRecord;
     assert(isAlive(record.life), "only a live actor schedules timers");
     const entry = this.clock.schedule(
@@ -530,8 +552,10 @@ export class Kernel {
       kind,
     );
     record.held.timers.add(entry);
-    if (facts !== undefined) (entry as KernelTimer).facts = facts;
+    if (about?.facts !== undefined) (entry as KernelTimer).facts = about.facts;
+    if (about?.collection !== undefined) (entry as KernelTimer).collection = about.collection;
     entry.onCancelPromoted = this.withdrawTimerFn;
+    this.stampTimer(entry);
     return entry;
   }
 
@@ -564,6 +588,12 @@ export class Kernel {
     owner.held.timers.add(entry);
     entry.onCancelPromoted = this.withdrawTimerFn;
     entry.deferredStep = step;
+    this.stampTimer(entry);
+  }
+
+  /** Fixes the origin a timer's step will have: made by the running step, ready when the timer is due. */
+  private stampTimer(entry: KernelTimer): void {
+    if (this.origins) entry.origin = { readyMs: entry.dueAt, parent: this.maker.origin, index: timerIndexBase + this.maker.timers++ };
   }
 
   /** Moves every due timer into the ready list, in `(dueAt, sequence)` order. */
@@ -579,6 +609,8 @@ export class Kernel {
       const fired: Omit<Step, "seq"> = { actor: timer.owner, kind: timer.kind as StepKind, label: timer.label, timer, run: () => fireTimer(timer) };
       if (owner !== undefined && owner.held.timers.has(timer)) fired.owner = owner;
       if (timer.facts !== undefined) fired.facts = timer.facts;
+      if (timer.collection !== undefined) fired.collection = timer.collection;
+      if (timer.origin !== undefined) fired.origin = timer.origin;
       this.enqueue(fired);
     }
   }
@@ -588,6 +620,7 @@ export class Kernel {
     assert(owner !== undefined && owner.held.timers.has(timer), "a deferred step is still its owner's when due");
     owner.held.timers.delete(timer);
     timer.state = "fired";
+    if (timer.origin !== undefined) step.origin = timer.origin;
     this.enqueue(step);
   }
 
@@ -670,6 +703,7 @@ export class Kernel {
     this.remove(step, hint);
     const revisionBefore = this.store.revision;
     this.currentActor = step.actor;
+    if (this.origins) this.maker = { origin: step.origin, steps: 0, timers: 0 };
     const result = step.run();
     await drain();
     const revisionAfter = this.store.revision;
@@ -687,6 +721,7 @@ export class Kernel {
     this.trace.addLine(record, line);
     this.onRecord?.(record);
     this.currentActor = undefined;
+    this.maker = this.rootMaker;
     this.flushLogs();
     this.stepNumber++;
   }
@@ -697,10 +732,13 @@ export class Kernel {
     assert(this.currentActor === undefined, "a fault is applied between steps");
     const revisionBefore = this.store.revision;
     this.currentActor = "sim";
+    // What a fault makes comes from the fault, itself made outside any step.
+    if (this.origins) this.maker = { origin: { readyMs: this.clock.now(), parent: undefined, index: this.rootMaker.steps++ }, steps: 0, timers: 0 };
     const { actor, result } = apply();
     await drain();
     this.record({ actor, kind: "fault", label, revisionBefore, revisionAfter: this.store.revision, result, ...facts });
     this.currentActor = undefined;
+    this.maker = this.rootMaker;
     this.flushLogs();
   }
 

@@ -108,6 +108,7 @@ class SimulationImpl implements Simulation {
       watchQueueMax: options.watchQueueMax ?? 10_000,
       readyStepsMax: options.readyStepsMax ?? 1_000_000,
       requestLatencyMs: options.requestLatencyMs ?? [0, 0],
+      origins: options.stepOrigins === true,
       hooks: {
         context: (state) => this.context(state),
         crashContext: (state) => ({

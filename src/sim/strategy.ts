@@ -18,11 +18,59 @@ export interface ReadyStep {
   readonly label: string;
   /** What the step will touch, where known (the same facts its trace record gets): for reduction. */
   readonly facts?: StepFacts;
+  /** For a watch delivery: the collection the watch follows (a write into it adds to what the watch delivers). */
+  readonly collection?: StepFacts["object"];
+  /** Where the step comes from; present only when the strategy asks for it (`ordersByOrigin`). */
+  readonly origin?: StepOrigin;
+}
+
+/**
+ * Where a ready step comes from: when it became ready, and which step made it (enqueued it, or set the timer or the
+ * request whose response it is) as the how-manieth thing that step made. Schedules that differ only by the order of
+ * steps that commute give each step the same origin, while the ready list's own order (`seq`) follows when steps
+ * happened to be enqueued. Ordered by `compareOrigins`, the ready list is then the same set in the same order after
+ * any reordering of commuting steps, which is what lets the bounded search count preemptions soundly with
+ * partial-order reduction (see src/explore/bounded.ts).
+ */
+export interface StepOrigin {
+  readonly readyMs: number;
+  /** The origin of the step that made this one; undefined for steps made outside any step (set-up, a fault). */
+  readonly parent: StepOrigin | undefined;
+  /**
+   * Its place among what its parent made (or among what was made outside any step): steps enqueued directly in the
+   * order they were, then timers (responses included) in the order they were set, as `timerIndexBase` + n. A timer
+   * set to fire at once becomes ready after its step ends, behind what the step enqueued, and this keeps it there.
+   */
+  readonly index: number;
+}
+
+/** Where timers start among a parent's children (see `StepOrigin.index`). */
+export const timerIndexBase = 2 ** 30;
+
+/**
+ * Orders origins by ready time, then by their parents' order, then by their place among their parent's. Along a
+ * run that always takes the least ready step this is the order steps were enqueued in: a step's children come after
+ * it, and after the children of every step that ran before it, so FIFO and origin order choose alike.
+ */
+export function compareOrigins(a: StepOrigin, b: StepOrigin): number {
+  for (;;) {
+    if (a === b) return 0;
+    if (a.readyMs !== b.readyMs) return a.readyMs - b.readyMs;
+    const pa = a.parent;
+    const pb = b.parent;
+    if (pa === pb) return a.index - b.index;
+    if (pa === undefined) return -1;
+    if (pb === undefined) return 1;
+    a = pa;
+    b = pb;
+  }
 }
 
 export interface Strategy {
   /** A stable name for reports: "fifo", "random", "pct(3)", "replay". */
   readonly name: string;
+  /** Ask the kernel to give every ready step its `origin` (costs an allocation per step; off unless asked). */
+  readonly ordersByOrigin?: boolean;
   /** Returns an index into `ready` (never empty). `step` is the index of the step being chosen. */
   next(ready: readonly ReadyStep[], rng: Rng, step: number): number;
 }

@@ -140,6 +140,8 @@ export interface SimulationOptions {
    * response is ready at once); scenarios run with their `timing.requestLatencyMs`.
    */
   requestLatencyMs?: readonly [number, number];
+  /** Give every ready step its origin, for a strategy that orders by it (`Strategy.ordersByOrigin`). Default false. */
+  stepOrigins?: boolean;
 }
 
 export interface RunOptions {

@@ -9,6 +9,7 @@ import type { TimerEntry } from "./clock.ts";
 import { cloneJson } from "../api/json.ts";
 import { assert } from "../api/assert.ts";
 import type { ActorState, Kernel, Step } from "./kernel.ts";
+import type { StepFacts } from "./trace.ts";
 
 type Item = { type: "event"; event: StoreEvent } | { type: "end" } | { type: "error"; error: ApiError };
 
@@ -38,6 +39,8 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     /** The actor incarnation that opened it. */
     readonly owner: ActorState,
     private readonly what: string,
+    /** The collection it follows: its deliveries do not commute with writes into it (src/sim/commute.ts). */
+    private readonly collection: NonNullable<StepFacts["object"]>,
     /** The actor asked for `readOnly`: it gets the store's frozen objects instead of private copies. */
     private readonly shared = false,
   ) {
@@ -109,11 +112,11 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     if (this.delayNextMs > 0) {
       const ms = this.delayNextMs;
       this.delayNextMs = 0;
-      this.deliveryTimer = this.kernel.scheduleFor(this.owner, ms, () => this.deliverOne(), label, "watch", { watchId: this.id });
+      this.deliveryTimer = this.kernel.scheduleFor(this.owner, ms, () => this.deliverOne(), label, "watch", { facts: { watchId: this.id }, collection: this.collection });
       return;
     }
     const facts = { watchId: this.id };
-    this.delivery = this.kernel.enqueue({ actor: this.owner.name, kind: "watch", label, facts, owner: this.owner, run: () => this.deliverOne() });
+    this.delivery = this.kernel.enqueue({ actor: this.owner.name, kind: "watch", label, facts, collection: this.collection, owner: this.owner, run: () => this.deliverOne() });
   }
 
   /** One step: the oldest queued item reaches the client. Returns the trace result. */
