@@ -4,6 +4,7 @@
 // shape (the label selector parser reports 400s, object validation reports 422 field errors) can share them.
 // Field error messages follow the shape of the API server's causes: `Invalid value: "Foo": <why>`.
 import type { FieldError } from "./errors.ts";
+import { isCanonicalIpName } from "./ip.ts";
 import { isRecord } from "./json.ts";
 
 export const dns1123LabelLengthMax = 63;
@@ -116,14 +117,15 @@ function invalidValue(field: string, value: string, why: string): FieldError {
   return { field, type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
 }
 
-/** How a kind's object names are checked (most kinds: DNS-1123 subdomains). */
-export type NameRule = "dns1123-subdomain" | "dns1123-label" | "dns1035-label" | "path-segment";
+/** How a kind's object names are checked (most kinds: DNS-1123 subdomains; IPAddress: a canonical IP). */
+export type NameRule = "dns1123-subdomain" | "dns1123-label" | "dns1035-label" | "path-segment" | "ip-address";
 
 const nameRules: Record<NameRule, (value: string) => string[]> = {
   "dns1123-subdomain": isDns1123Subdomain,
   "dns1123-label": isDns1123Label,
   "dns1035-label": isDns1035Label,
   "path-segment": isPathSegmentName,
+  "ip-address": isCanonicalIpName,
 };
 
 /** Returns the problems with `name` under `rule`, as field errors on `field` (empty when valid). */

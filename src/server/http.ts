@@ -6,7 +6,7 @@ import type * as Yaml from "yaml";
 import { ApiError, badRequest, internalError, isApiError, tooLarge } from "../api/errors.ts";
 import { jsonDepthMax } from "../api/patch.ts";
 import { jsonNestedDeeper, yamlTooMuch } from "./nesting.ts";
-import { decodeProtobuf, protobufContentType } from "./protobuf.ts";
+import { decodeProtobuf, encodeProtobuf, protobufContentType } from "./protobuf.ts";
 
 export const jsonContentType = "application/json";
 
@@ -28,7 +28,12 @@ export function statusOf(error: unknown): ApiError {
   return internalError(`an error on the server has prevented the request from succeeding: ${error instanceof Error ? error.message : String(error)}`);
 }
 
-export function sendStatus(res: ServerResponse, error: unknown): void {
+/**
+ * Writes the Status of an error in the client's first choice of media type, as kube-apiserver negotiates errors:
+ * protobuf (the `runtime.Unknown` envelope of a v1 Status) for a client that asks for it first, JSON otherwise. A
+ * 406 stays JSON: a real server writes the failure to negotiate in JSON.
+ */
+export function sendStatus(res: ServerResponse, error: unknown, accept?: string): void {
   const status = statusOf(error).status;
   if (res.headersSent) {
     res.destroy();
@@ -36,6 +41,7 @@ export function sendStatus(res: ServerResponse, error: unknown): void {
   }
   const retryAfter = status.details?.retryAfterSeconds;
   if (typeof retryAfter === "number") res.setHeader("Retry-After", String(retryAfter));
+  if (status.code !== 406 && prefersProtobuf(accept)) return sendProtobuf(res, status.code, encodeProtobuf(status as unknown as Record<string, unknown>, "meta/v1.Status"));
   sendJson(res, status.code, status);
 }
 

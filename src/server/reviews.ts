@@ -9,6 +9,7 @@ import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
 import type { LabelSelector } from "../api/object.ts";
 import { decodeBody } from "./http.ts";
 import { sendObject } from "./resources.ts";
+import { subresourceDiscovery } from "./subresources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import type { ResourceRoute } from "./routes.ts";
 import type { ResourceType } from "../api/resources.ts";
@@ -37,6 +38,8 @@ const reviews: readonly VirtualResource[] = [
   { group: "authorization.k8s.io", version: "v1", plural: "selfsubjectaccessreviews", kind: "SelfSubjectAccessReview", namespaced: false },
   { group: "authorization.k8s.io", version: "v1", plural: "selfsubjectrulesreviews", kind: "SelfSubjectRulesReview", namespaced: false },
   { group: "authorization.k8s.io", version: "v1", plural: "subjectaccessreviews", kind: "SubjectAccessReview", namespaced: false },
+  // Not a review: create-only and never stored all the same (subresources.ts answers it).
+  { group: "", version: "v1", plural: "bindings", kind: "Binding", namespaced: true },
 ];
 
 /** Group versions that hold only create-only resources, for discovery. */
@@ -54,7 +57,7 @@ export function virtualDiscovery(group: string, version: string): Json[] {
     entries.push({ name: "pods/eviction", singularName: "", namespaced: true, group: "policy", version: "v1", kind: "Eviction", verbs: ["create"] });
     entries.push({ name: "serviceaccounts/token", singularName: "", namespaced: true, group: "authentication.k8s.io", version: "v1", kind: "TokenRequest", verbs: ["create"] });
   }
-  return entries;
+  return [...entries, ...subresourceDiscovery(group, version)];
 }
 
 export function reviewOf(route: ResourceRoute): VirtualResource | undefined {

@@ -24,6 +24,7 @@ import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
 import { boolParam, handleResource, isBuiltin } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { handleEviction, handleReview, handleTokenRequest, reviewOf, reviewResourceType } from "./reviews.ts";
+import { handleBinding, handleServedSubresource, isServedSubresource } from "./subresources.ts";
 import { parseRoute, pathNotFound, requestTarget } from "./routes.ts";
 import type { ResourceRoute, Route } from "./routes.ts";
 import { Tables, wantsTable } from "./table.ts";
@@ -345,7 +346,7 @@ class ApiServer {
       await this.#dispatch(route, query, req, res);
     } catch (error) {
       if (statusOf(error).code === 413) res.setHeader("Connection", "close");
-      sendStatus(res, error);
+      sendStatus(res, error, req.headers.accept);
     }
   }
 
@@ -403,7 +404,8 @@ class ApiServer {
       managed: this.#managed,
       tables: table ? this.#tables : undefined,
     };
-    if (review !== undefined) return handleReview(r, review, this.#o.token);
+    if (review !== undefined) return review.kind === "Binding" ? handleBinding(r, this.#o.clock) : handleReview(r, review, this.#o.token);
+    if (isServedSubresource(route)) return handleServedSubresource(r, this.#o.clock);
     if (route.group === "" && route.plural === "pods" && route.subresource === "eviction" && route.name !== undefined) return handleEviction(r);
     if (route.group === "" && route.plural === "serviceaccounts" && route.subresource === "token" && route.name !== undefined) return handleTokenRequest(r, this.#o.clock);
     const watch = route.watchPath || boolParam(query, "watch");

@@ -9,10 +9,10 @@
 // singular name, short names, categories, verbs and the `status`/`scale` subresources of every entry below agree
 // with them, and the later core/v1 document (commit 4d817e791304350f797ea28d315a677873d20cba) lists the same
 // facts for core/v1. test/store/kinds-facts.test.ts pins them.
-// What the table cannot say: the other subresources a real server lists (pods/log, exec, attach, portforward,
-// proxy, binding, ephemeralcontainers, resize; nodes/proxy; services/proxy; namespaces/finalize;
-// certificatesigningrequests/approval), and the `bindings` resource; the server answers pods/eviction and
-// serviceaccounts/token itself (src/server/reviews.ts).
+// What the table cannot say: the other subresources a real server lists. The server lists and answers pods/log,
+// exec, attach, portforward, proxy and binding, nodes/proxy, services/proxy, namespaces/finalize,
+// certificatesigningrequests/approval and the `bindings` resource (src/server/subresources.ts), and pods/eviction
+// and serviceaccounts/token (src/server/reviews.ts); pods/ephemeralcontainers and pods/resize are not served.
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { PropagationPolicy } from "../api/client.ts";
@@ -172,8 +172,8 @@ function moreKinds(): BuiltinKind[] {
     ["networking.k8s.io/v1", "Ingress", "ingresses", { namespaced: true, shortNames: ["ing"] }],
     ["networking.k8s.io/v1", "IngressClass", "ingressclasses", { namespaced: false }],
     ["networking.k8s.io/v1", "NetworkPolicy", "networkpolicies", { namespaced: true, shortNames: ["netpol"] }],
-    // The real server requires an IPAddress's name to be the address in canonical form; the store checks less.
-    ["networking.k8s.io/v1", "IPAddress", "ipaddresses", { namespaced: false, shortNames: ["ip"] }],
+    // The real server requires an IPAddress's name to be the address in canonical form (10.0.0.1, 2001:db8::1).
+    ["networking.k8s.io/v1", "IPAddress", "ipaddresses", { namespaced: false, shortNames: ["ip"], nameRule: "ip-address" }],
     ["networking.k8s.io/v1", "ServiceCIDR", "servicecidrs", { namespaced: false }],
     ["node.k8s.io/v1", "RuntimeClass", "runtimeclasses", { namespaced: false }],
     // RBAC names may hold colons (`system:controller:...`): path-segment names, as its registry validates.

@@ -285,6 +285,14 @@ export class MemoryStore implements Store {
     return this.#update(input, { sub: "status", options });
   }
 
+  finalizeNamespace(name: string, finalizers: readonly string[], resourceVersion?: string): KubeObject {
+    const current = this.get({ apiVersion: "v1", kind: "Namespace", name });
+    const metadata = { ...current.metadata, ...(resourceVersion === undefined ? {} : { resourceVersion }) };
+    const spec = { ...(current.spec as Record<string, unknown> | undefined), finalizers: [...finalizers] };
+    // A system write: spec.finalizers is what plain updates may not change.
+    return this.#update({ ...current, metadata, spec }, { sub: "main", options: {}, system: true });
+  }
+
   patch(options: PatchOptions): KubeObject {
     return this.#patch(options, "main");
   }

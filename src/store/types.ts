@@ -100,6 +100,11 @@ export interface Store {
   create(object: KubeObject, options?: WriteOptions): KubeObject;
   update(object: KubeObject, options?: WriteOptions): KubeObject;
   updateStatus(object: KubeObject, options?: WriteOptions): KubeObject;
+  /**
+   * The `namespaces/{name}/finalize` subresource: sets the namespace's spec.finalizers (which plain updates keep)
+   * and nothing else; `resourceVersion`, when given, must be current. Optional: test fakes of a store leave it out.
+   */
+  finalizeNamespace?(name: string, finalizers: readonly string[], resourceVersion?: string): KubeObject;
   patch(options: PatchOptions): KubeObject;
   patchStatus(options: PatchOptions): KubeObject;
   delete(options: DeleteOptions): KubeObject;

@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import fc from "fast-check";
+import { decodeProtobuf } from "../../src/server/protobuf.ts";
 import { configMap, envelope, request, testServer, widgetCrd } from "./helpers.ts";
 
 const existing = ["/api/v1/namespaces/default/configmaps/keep", "/apis/apps/v1/namespaces/default/deployments/keep", "/apis/example.com/v1/namespaces/default/widgets/keep"];
@@ -117,11 +118,13 @@ test("ten thousand malformed and hostile requests leave the server up and the st
         if (r.accept !== undefined) headers.accept = r.accept;
         const hasBody = r.method !== "GET" && r.method !== "OPTIONS";
         const response = await fetch(`${t.server.url}${r.path}${r.query}`, { method: r.method, headers, body: hasBody ? r.body : undefined, signal: AbortSignal.timeout(5000) });
-        const text = await response.text();
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        const text = Buffer.from(bytes).toString("utf8");
         answered++;
         assert.equal(t.server.store.revision, revision, `${r.method} ${r.path}${r.query} ${r.contentType} ${String(r.body).slice(0, 100)} changed the store: ${text.slice(0, 300)}`);
         if (response.status >= 200 && response.status < 300) return;
-        const status = JSON.parse(text);
+        // A client that asks for protobuf first gets its errors in protobuf, as from kube-apiserver.
+        const status = response.headers.get("content-type") === "application/vnd.kubernetes.protobuf" ? decodeProtobuf(bytes) : JSON.parse(text);
         assert.equal(status.kind, "Status", `${r.method} ${r.path}${r.query}: ${text.slice(0, 200)}`);
         assert.equal(status.code, response.status);
       }
