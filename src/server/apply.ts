@@ -12,7 +12,7 @@ import { ApiError, badRequest, invalid, isApiError } from "../api/errors.ts";
 import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
-import { isRecord, jsonEqual } from "../api/json.ts";
+import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
 import { describePath, fieldChanges, fieldsOf, isWithin, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { schemaOf } from "./schema.ts";
@@ -62,6 +62,10 @@ export class ManagedFields {
     const uid = object.metadata.uid;
     if (uid === undefined) return;
     const kept = entries.filter((e) => e.fields.size > 0);
+    const held = this.#byUid.get(uid);
+    // A write that left every entry as it was (the same fields, in the same second) keeps what the table holds, and
+    // with it the wire form and the decorated answers made from it.
+    if (held !== undefined && sameEntries(held.entries, kept)) return;
     if (kept.length === 0) this.#byUid.delete(uid);
     else this.#byUid.set(uid, { ref: refOfObject(object), entries: kept });
     if (this.#byUid.size >= this.#sweepAt) this.#sweep();
@@ -100,11 +104,43 @@ export class ManagedFields {
     if (tracked === undefined) return object;
     const cached = this.#decorated.get(object);
     if (cached !== undefined && cached.tracked === tracked) return cached.object;
-    tracked.view ??= Object.freeze(tracked.entries.map((e) => Object.freeze(wireEntry(e))));
+    tracked.view ??= Object.freeze(tracked.entries.map(wireEntryOf));
     const decorated = Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, managedFields: tracked.view }) }) as unknown as KubeObject;
     if (Object.isFrozen(object)) this.#decorated.set(object, { tracked, object: decorated });
     return decorated;
   }
+}
+
+/**
+ * The `fieldsV1` tree of each field set, made once: a set is never changed once an entry holds it (an update that
+ * leaves an entry's fields as they were keeps the same set, see `recordUpdate`), so a write that only moves an
+ * entry's time does not rebuild its tree. Frozen, as it is shared by every answer that shows it.
+ */
+const fieldsV1Trees = new WeakMap<FieldSet, Record<string, unknown>>();
+
+function fieldsV1Of(fields: FieldSet): Record<string, unknown> {
+  let tree = fieldsV1Trees.get(fields);
+  if (tree === undefined) {
+    tree = deepFreeze(toFieldsV1(fields));
+    fieldsV1Trees.set(fields, tree);
+  }
+  return tree;
+}
+
+function sameEntries(a: readonly ManagedEntry[], b: readonly ManagedEntry[]): boolean {
+  return a.length === b.length && a.every((e, i) => e === b[i]);
+}
+
+/** The frozen wire form of each entry, made once: an entry is never changed, and an update keeps those it leaves alone. */
+const wireEntries = new WeakMap<ManagedEntry, Readonly<Record<string, unknown>>>();
+
+function wireEntryOf(e: ManagedEntry): Readonly<Record<string, unknown>> {
+  let wire = wireEntries.get(e);
+  if (wire === undefined) {
+    wire = Object.freeze(wireEntry(e));
+    wireEntries.set(e, wire);
+  }
+  return wire;
 }
 
 function wireEntry(e: ManagedEntry): Record<string, unknown> {
@@ -114,7 +150,7 @@ function wireEntry(e: ManagedEntry): Record<string, unknown> {
     apiVersion: e.apiVersion,
     time: e.time,
     fieldsType: "FieldsV1",
-    fieldsV1: toFieldsV1(e.fields),
+    fieldsV1: fieldsV1Of(e.fields),
     ...(e.subresource === undefined ? {} : { subresource: e.subresource }),
   };
 }
@@ -134,9 +170,13 @@ export function managerOf(fieldManager: string | undefined, userAgent: string | 
 
 /** Which top-level fields a write to the main resource or to `status` may own. */
 function includeFor(resource: ResourceType, subresource: "status" | undefined): (field: string) => boolean {
-  if (subresource === "status") return (field) => field === "status";
-  return resource.statusSubresource ? (field) => field !== "status" : () => true;
+  if (subresource === "status") return onlyStatus;
+  return resource.statusSubresource ? allButStatus : everyField;
 }
+
+const onlyStatus = (field: string) => field === "status";
+const allButStatus = (field: string) => field !== "status";
+const everyField = () => true;
 
 /** Drops owned fields the object no longer has (changed by a writer the table did not see). */
 function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode): ManagedEntry[] {
@@ -151,16 +191,51 @@ export function recordUpdate(table: ManagedFields, resource: ResourceType, befor
   const { now, changed } = fieldChanges(before, after, schemaOf(resource), includeFor(resource, subresource));
   const old = before === undefined ? [] : table.entries(before.metadata.uid);
   if (changed.size === 0 && old.length === 0) return;
-  const entries = old.map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => now.has(p) && !changed.has(p))) }));
-  const mine = entries.find((e) => e.manager === manager && e.operation === "Update" && e.subresource === subresource);
   const time = table.now();
-  if (mine !== undefined) {
-    for (const p of changed) mine.fields.add(p);
-    if (changed.size > 0) mine.time = time;
-  } else if (changed.size > 0) {
+  // The writer's entry is the first of its manager, operation and subresource.
+  let mine = false;
+  // Entries are never changed: one the update leaves as it was is kept as the same object (see `ManagedFields.set`).
+  const entries = old.map((e) => {
+    if (mine || e.manager !== manager || e.operation !== "Update" || e.subresource !== subresource) {
+      const fields = keptFields(e.fields, now, changed);
+      return fields === e.fields ? e : { ...e, fields };
+    }
+    mine = true;
+    const fields = writerFields(e.fields, now, changed);
+    const entryTime = changed.size > 0 ? time : e.time;
+    return fields === e.fields && entryTime === e.time ? e : { ...e, fields, time: entryTime };
+  });
+  if (!mine && changed.size > 0) {
     entries.push({ manager, operation: "Update", apiVersion: after.apiVersion, time, ...(subresource === undefined ? {} : { subresource }), fields: changed });
   }
   table.set(after, entries);
+}
+
+/**
+ * Another manager's fields after an update: without those the object no longer sets and those the writer changed.
+ * The same set when nothing leaves it, so that its wire form is not made again.
+ */
+function keptFields(fields: FieldSet, now: FieldSet, changed: FieldSet): FieldSet {
+  for (const p of fields) {
+    if (!now.has(p) || changed.has(p)) return new Set([...fields].filter((q) => now.has(q) && !changed.has(q)));
+  }
+  return fields;
+}
+
+/**
+ * The writer's own fields after an update: those it kept, then those it changed, in that order (the order conflicts
+ * are reported in later). The same set when that is what it held already, as when it writes the same fields again.
+ */
+function writerFields(fields: FieldSet, now: FieldSet, changed: FieldSet): FieldSet {
+  const next = [...fields].filter((p) => now.has(p) && !changed.has(p));
+  for (const p of changed) next.push(p);
+  if (next.length === fields.size) {
+    let i = 0;
+    let same = true;
+    for (const p of fields) same &&= next[i++] === p;
+    if (same) return fields;
+  }
+  return new Set(next);
 }
 
 export interface ApplyRequest {

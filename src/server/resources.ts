@@ -70,7 +70,8 @@ export function boolParam(query: URLSearchParams, name: string): boolean {
 }
 
 function dryRunOf(query: URLSearchParams, fromBody?: unknown): boolean {
-  const values = [...query.getAll("dryRun"), ...(Array.isArray(fromBody) ? fromBody : [])];
+  const values: unknown[] = query.getAll("dryRun");
+  if (Array.isArray(fromBody)) values.push(...fromBody);
   for (const value of values) {
     if (value !== "All") throw invalid("DeleteOptions", "", [{ field: "dryRun", type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(value)}: supported values: "All"` }]);
   }
@@ -171,7 +172,8 @@ function objectFrom(r: ResourceRequest, decoded: unknown): KubeObject {
   return object as KubeObject;
 }
 
-export async function handleResource(r: ResourceRequest): Promise<void> {
+/** Not async (see `#dispatch`): a read answers at once; a write returns its handler's promise. */
+export function handleResource(r: ResourceRequest): Promise<void> | void {
   const { route, resource } = r;
   const method = r.req.method ?? "GET";
   if (route.namespace !== undefined && !resource.namespaced) throw pathNotFound();
@@ -289,10 +291,11 @@ function unsupportedPatch(r: ResourceRequest): ApiError {
 }
 
 async function handlePatch(r: ResourceRequest): Promise<void> {
-  const type = patchTypes[mediaType(r.req.headers["content-type"])];
+  const media = mediaType(r.req.headers["content-type"]);
+  const type = patchTypes[media];
   // Strategic merge is for built-in kinds only, as on a real server; apply in CBOR is not served.
   if (type === undefined || (type === "strategic" && !isBuiltin(r.resource))) throw unsupportedPatch(r);
-  if (mediaType(r.req.headers["content-type"]) === "application/apply-patch+cbor") throw unsupportedPatch(r);
+  if (media === "application/apply-patch+cbor") throw unsupportedPatch(r);
   if (type === "apply") return handleApply(r);
   if (r.query.has("force")) {
     throw invalid("PatchOptions", "", [{ field: "force", type: "FieldValueForbidden", message: "Forbidden: may not be specified for non-apply patch" }], "meta.k8s.io");
@@ -300,12 +303,13 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
   let patch = parseJson(await r.body(), "the patch");
   const options = writeOptions(r.query);
   const status = r.route.subresource === "status";
-  const current = r.store.get(refOf(r));
+  const ref = refOf(r);
+  const current = r.store.get(ref);
   if (type === "merge" && typeof patch === "object" && patch !== null && !Array.isArray(patch)) {
     const unknown = unknownFields(r, Object.keys(patch));
     if (unknown.length > 0) patch = Object.fromEntries(Object.entries(patch).filter(([k]) => !unknown.includes(k)));
   } else if (type === "json" && Array.isArray(patch)) {
-    const first = (path: unknown) => (typeof path === "string" ? (path.split("/")[1] ?? "") : "");
+    const first = firstPathSegment;
     const unknown = unknownFields(r, patch.flatMap((op) => (typeof op === "object" && op !== null ? [first(op.path), ...(op.from === undefined ? [] : [first(op.from)])] : [])).filter((k) => k !== ""));
     if (unknown.length > 0) patch = patch.filter((op) => !(typeof op === "object" && op !== null && (unknown.includes(first(op.path)) || unknown.includes(first(op.from)))));
   }
@@ -318,11 +322,16 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
     if (next.metadata.resourceVersion === undefined) next.metadata = { ...next.metadata, resourceVersion: current.metadata.resourceVersion! };
     patched = status ? r.store.updateStatus(next, options) : r.store.update(next, options);
   } else {
-    const request = { ...refOf(r), ...options, patchType: type, patch };
+    const request = { ...ref, ...options, patchType: type, patch };
     patched = status ? r.store.patchStatus(request) : r.store.patch(request);
   }
   written(r, options, current, patched);
   sendObject(r, 200, r.managed.decorate(patched));
+}
+
+/** The top-level field a JSON patch operation's path names (`/data/x` -> `data`), or "". */
+function firstPathSegment(path: unknown): string {
+  return typeof path === "string" ? (path.split("/")[1] ?? "") : "";
 }
 
 function currentOrUndefined(r: ResourceRequest): KubeObject | undefined {

@@ -8,6 +8,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo, Server as NetServer, Socket } from "node:net";
 import { assert } from "../api/assert.ts";
 import type { Clock } from "../api/clock.ts";
+import type { ResourceType } from "../api/resources.ts";
 import { realClock } from "../api/clock.ts";
 import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createServerStore } from "./admission.ts";
@@ -160,6 +161,51 @@ function rawStatus(socket: Socket, code: number, message: string): void {
   socket.end(`HTTP/1.1 ${code} Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
+/** Stands for the listener that keeps a client gone mid-response from being an unhandled 'error' event. */
+function ignoreError(): void {}
+
+/**
+ * A request to a resource as its handlers see it. A class rather than an object of closures: one is made per request,
+ * and its body is read once, when a handler first asks for it.
+ */
+class ServedRequest implements ResourceRequest {
+  readonly store: Store;
+  readonly route: ResourceRoute;
+  readonly resource: ResourceType;
+  readonly query: URLSearchParams;
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly managed: ManagedFields;
+  readonly tables: Tables | undefined;
+  lagRevisions?: number;
+  readonly #bodyBytesMax: number;
+  readonly #gc: GcLoop;
+  #body: Promise<Buffer> | undefined;
+
+  constructor(fields: Omit<ResourceRequest, "body" | "wrote" | "lagRevisions">, bodyBytesMax: number, gc: GcLoop) {
+    this.store = fields.store;
+    this.route = fields.route;
+    this.resource = fields.resource;
+    this.query = fields.query;
+    this.req = fields.req;
+    this.res = fields.res;
+    this.managed = fields.managed;
+    this.tables = fields.tables;
+    this.#bodyBytesMax = bodyBytesMax;
+    this.#gc = gc;
+  }
+
+  body(): Promise<Buffer> {
+    this.#body ??= readBody(this.req, this.#bodyBytesMax);
+    return this.#body;
+  }
+
+  /** After every successful write: garbage collection may have work. */
+  wrote(): void {
+    this.#gc.kick();
+  }
+}
+
 class ApiServer {
   readonly #o: Resolved;
   readonly #gc: GcLoop;
@@ -305,14 +351,18 @@ class ApiServer {
       this.#plain.set(socket, false);
       socket.once("close", () => this.#plain.delete(socket));
     });
+    // One listener for every response (a response closes once): no closure per request.
+    const plain = this.#plain;
+    const server = this;
+    const onResponseClose = function (this: ServerResponse): void {
+      const socket = this.req.socket;
+      if (!plain.has(socket)) return;
+      plain.set(socket, false);
+      if (server.#closing) socket.end();
+    };
     this.#http.on("request", (req: IncomingMessage, res: ServerResponse) => {
-      const socket = req.socket;
-      this.#plain.set(socket, true);
-      res.once("close", () => {
-        if (!this.#plain.has(socket)) return;
-        this.#plain.set(socket, false);
-        if (this.#closing) socket.end();
-      });
+      plain.set(req.socket, true);
+      res.on("close", onResponseClose);
     });
   }
 
@@ -336,8 +386,8 @@ class ApiServer {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // A client gone mid-response must not become an unhandled 'error' event.
-    res.on("error", () => {});
-    req.on("error", () => {});
+    res.on("error", ignoreError);
+    req.on("error", ignoreError);
     try {
       const { pathname, query } = requestTarget(req.url ?? "/");
       const { path, authorized } = this.#authenticate(req, pathname);
@@ -350,7 +400,11 @@ class ApiServer {
     }
   }
 
-  async #dispatch(route: Route, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /**
+   * Not async, as the handlers it leads to need not be: a request that is answered at once (a read) skips a promise
+   * per layer. `#handle` awaits the answer and catches what is thrown either way.
+   */
+  #dispatch(route: Route, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const store = this.#o.store;
     if (route.type === "resource") return this.#resource(route, query, req, res);
     if (route.type === "faults") return this.#faultsEndpoint(req, res);
@@ -381,7 +435,7 @@ class ApiServer {
     }
   }
 
-  async #resource(route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  #resource(route: ResourceRoute, query: URLSearchParams, req: IncomingMessage, res: ServerResponse): Promise<void> | void {
     const review = reviewOf(route);
     const stored = review === undefined ? this.#o.store.resourceForPlural(route.group, route.version, route.plural) : undefined;
     // A version served as a conversion of the stored one (autoscaling/v1 HPAs) reads and writes through its view.
@@ -391,19 +445,11 @@ class ApiServer {
     const table = resource !== undefined && wantsTable(req.headers.accept);
     // Protobuf answers built-in objects, lists and watch streams; custom resources have no protobuf form.
     if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && (resource === undefined || isBuiltin(resource)))) throw notAcceptable();
-    let body: Promise<Buffer> | undefined;
-    const r: ResourceRequest = {
-      store: converted?.store ?? this.#o.store,
-      route,
-      resource: resource ?? reviewResourceType(review!),
-      query,
-      req,
-      res,
-      body: () => (body ??= readBody(req, this.#o.bodyBytesMax)),
-      wrote: () => this.#gc.kick(),
-      managed: this.#managed,
-      tables: table ? this.#tables : undefined,
-    };
+    const r = new ServedRequest(
+      { store: converted?.store ?? this.#o.store, route, resource: resource ?? reviewResourceType(review!), query, req, res, managed: this.#managed, tables: table ? this.#tables : undefined },
+      this.#o.bodyBytesMax,
+      this.#gc,
+    );
     if (review !== undefined) return review.kind === "Binding" ? handleBinding(r, this.#o.clock) : handleReview(r, review, this.#o.token);
     if (isServedSubresource(route)) return handleServedSubresource(r, this.#o.clock);
     if (route.group === "" && route.plural === "pods" && route.subresource === "eviction" && route.name !== undefined) return handleEviction(r);
