@@ -396,12 +396,14 @@ export class Kernel {
   takeFailCode(state: ActorState): number | undefined {
     const armed = (state as ActorRecord).held.armed;
     const code = armed.failCode;
-    delete armed.failCode;
+    // Every request asks, and nearly always nothing is armed: no delete then (it can change the object's shape).
+    if (code !== undefined) delete armed.failCode;
     return code;
   }
 
   takeLoseResponse(state: ActorState): boolean {
     const armed = (state as ActorRecord).held.armed;
+    if (armed.loseResponse === undefined) return false;
     const lose = armed.loseResponse === true;
     delete armed.loseResponse;
     return lose;

@@ -262,6 +262,12 @@ export class Registry {
   readonly #kinds = new Map<string, KindState>();
   /** REST paths CRD registrations changed from the built-in table: the resource served now, or null for none. */
   readonly #pluralChanges = new Map<string, ResourceType | null>();
+  /**
+   * Lookups answered so far, by `apiVersion` then kind: every store call looks its kind up, with the same few
+   * pairs. Only served kinds are kept (so the map is bounded by them); a CRD that registers or unregisters a kind
+   * clears it.
+   */
+  readonly #lookups = new Map<string, Map<string, { state: KindState; resource: ResourceType }>>();
 
   #state(group: string, kind: string, rules: KindRules): KindState {
     let state = this.byId(`${group}/${kind}`);
@@ -299,6 +305,16 @@ export class Registry {
 
   /** The kind state and the resource of the version asked for; NotFound when the kind or version is not served. */
   lookup(ref: KindRef): { state: KindState; resource: ResourceType } {
+    const known = this.#lookups.get(ref.apiVersion)?.get(ref.kind);
+    if (known !== undefined) return known;
+    const found = Object.freeze(this.#lookupUncached(ref));
+    let byKind = this.#lookups.get(ref.apiVersion);
+    if (byKind === undefined) this.#lookups.set(ref.apiVersion, (byKind = new Map()));
+    byKind.set(ref.kind, found);
+    return found;
+  }
+
+  #lookupUncached(ref: KindRef): { state: KindState; resource: ResourceType } {
     const { group, version } = parseApiVersion(ref.apiVersion);
     const state = this.byId(`${group}/${ref.kind}`);
     const resource = state?.versions.get(version);
@@ -313,24 +329,12 @@ export class Registry {
 
   /** Registers (or re-registers, after a CRD update) the kind of a CRD. */
   registerCustom(info: CrdInfo, custom: CustomSchemas): KindState {
+    this.#lookups.clear();
     const state = this.#state(info.group, info.kind, customResourceRules);
     this.unregister(state);
     for (const v of info.versions) {
       if (!v.served) continue;
-      const resource: ResourceType = {
-        group: info.group,
-        version: v.name,
-        kind: info.kind,
-        plural: info.plural,
-        singular: info.singular,
-        listKind: info.listKind,
-        namespaced: info.namespaced,
-        statusSubresource: v.statusSubresource,
-        shortNames: info.shortNames,
-        fieldLabels: [],
-        nameRule: "dns1123-subdomain",
-      };
-      if (info.categories.length > 0) resource.categories = info.categories;
+      const resource = customResourceType(info, v);
       state.versions.set(v.name, resource);
       this.#pluralChanges.set(`${info.group}/${v.name}/${info.plural}`, resource);
     }
@@ -342,6 +346,7 @@ export class Registry {
 
   /** Stops serving a kind; its objects (all deleted by then) stay until compaction drops them. */
   unregister(state: KindState): void {
+    this.#lookups.clear();
     for (const resource of state.versions.values()) {
       this.#pluralChanges.set(`${resource.group}/${resource.version}/${resource.plural}`, null);
     }
@@ -363,4 +368,34 @@ export class Registry {
     this.#kinds.set(id, state);
     return state;
   }
+}
+
+/**
+ * The resource types made from one `CrdInfo`, by version. The store keeps one `CrdInfo` per stored CRD spec, so
+ * stores restored from one setup snapshot share these, and with them what is cached per resource type (compiled
+ * selectors, `apiVersion` strings) instead of making it again in every run.
+ */
+const customResourceTypes = new WeakMap<CrdInfo, Map<string, ResourceType>>();
+
+function customResourceType(info: CrdInfo, version: CrdInfo["versions"][number]): ResourceType {
+  let byVersion = customResourceTypes.get(info);
+  if (byVersion === undefined) customResourceTypes.set(info, (byVersion = new Map()));
+  let resource = byVersion.get(version.name);
+  if (resource !== undefined) return resource;
+  resource = {
+    group: info.group,
+    version: version.name,
+    kind: info.kind,
+    plural: info.plural,
+    singular: info.singular,
+    listKind: info.listKind,
+    namespaced: info.namespaced,
+    statusSubresource: version.statusSubresource,
+    shortNames: info.shortNames,
+    fieldLabels: [],
+    nameRule: "dns1123-subdomain",
+  };
+  if (info.categories.length > 0) resource.categories = info.categories;
+  byVersion.set(version.name, resource);
+  return resource;
 }

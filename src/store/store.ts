@@ -14,6 +14,7 @@ import { validateGenerateName } from "../api/validation.ts";
 import type {
   Admission,
   AdmissionOperation,
+  AdmissionRequest,
   Store,
   StoreEvent,
   StoreListOptions,
@@ -22,8 +23,8 @@ import type {
   StoreWatchListener,
   StoreWatchOptions,
 } from "./types.ts";
-import { crdInfo, crdStatus, createSchemaCompiler, pruneUnknown, schemaErrors, validateCrd } from "./crd.ts";
-import { celRuleDefinitionErrors, celRuleErrors } from "./cel.ts";
+import { crdInfo, crdStatus, createSchemaCompiler, pruneUnknown, schemaErrors, validateCrd, type CrdInfo } from "./crd.ts";
+import { celRuleDefinitionErrors, celRuleErrors, hasCelRules } from "./cel.ts";
 import type { CustomSchemas } from "./registry.ts";
 import { isFinalized, planDelete } from "./delete.ts";
 import { GarbageCollector, locOf } from "./gc.ts";
@@ -177,6 +178,8 @@ export class MemoryStore implements Store {
     let i = lowerBound(keys, prefix);
     if (after !== undefined) i = Math.max(i, lowerBound(keys, `${after}\u0000`));
     const items: KubeObject[] = [];
+    // `#view` for each item, with the version string looked up once per list instead of once per item.
+    const apiVersion = apiVersionOf(resource);
     let more = false;
     let last = "";
     for (; i < keys.length; i++) {
@@ -188,12 +191,12 @@ export class MemoryStore implements Store {
         more = true;
         break;
       }
-      items.push(this.#view(object, resource));
+      items.push(object.apiVersion === apiVersion ? object : Object.freeze({ ...object, apiVersion }));
       last = key;
     }
     const metadata: ObjectList["metadata"] = { resourceVersion: String(revision) };
     if (more) metadata.continue = encodeContinue(revision, last);
-    return { apiVersion: formatApiVersion(resource), kind: resource.listKind, metadata, items };
+    return { apiVersion, kind: resource.listKind, metadata, items };
   }
 
   /**
@@ -467,11 +470,29 @@ export class MemoryStore implements Store {
       throw badRequest(`the patch could not be applied: ${error instanceof Error ? error.message : String(error)}`);
     }
     if (!isRecord(patched)) throw badRequest("the patch must leave an object");
+    if (this.#statusUnchanged(options, sub, patched, current, state, resource)) return this.#view(current, resource);
     const ref: ObjectRef = { apiVersion: options.apiVersion, kind: options.kind, name: options.name };
     if (resource.namespaced) ref.namespace = options.namespace;
     // The patch result is the store's own: new objects on the patched paths, and (when sharing) frozen stored ones.
     const context: UpdateContext = { sub, options, target: ref, owned: sharing ? "sharing-stored" : true };
     return this.#update(patched as unknown as KubeObject, context);
+  }
+
+  /**
+   * True for a merge patch of the status subresource that touches only `status` and leaves it as stored: the write
+   * pipeline would end in its no-op answer (the stored object, no new revision), as for a controller that writes
+   * the same status after every resync, and nothing on its way there could fail. That holds where the stored
+   * object passed the same checks when written: no admission plugins, and a built-in kind, or a custom kind whose
+   * schema is the one it was stored under and has no CEL rules (a transition rule may reject an unchanged value).
+   */
+  #statusUnchanged(options: PatchOptions, sub: Subresource, patched: Record<string, unknown>, current: KubeObject, state: KindState, resource: ResourceType): boolean {
+    if (sub !== "status" || options.patchType !== "merge" || !resource.statusSubresource || this.#admission.length > 0) return false;
+    const patch = options.patch;
+    if (!isPlainObject(patch) || !("status" in patch) || Object.keys(patch).length !== 1) return false;
+    if (patched.apiVersion !== options.apiVersion || patched.kind !== options.kind || !jsonEqual(patched.status, current.status)) return false;
+    if (state.custom === undefined) return true;
+    const schema = state.custom.schemas.get(resource.version);
+    return schema !== undefined && this.#prunedAsNow(current, state) && !hasCelRules(schema);
   }
 
   /**
@@ -500,10 +521,9 @@ export class MemoryStore implements Store {
       throw tooLarge(`Request entity too large: limit is ${this.#objectBytesMax}`);
     }
     const object = cloned.clone;
-    const text = () => JSON.stringify(input).slice(0, 80);
-    if (typeof object.kind !== "string" || object.kind === "") throw badRequest(`Object 'Kind' is missing in '${text()}'`);
+    if (typeof object.kind !== "string" || object.kind === "") throw badRequest(`Object 'Kind' is missing in '${inputText(input)}'`);
     if (typeof object.apiVersion !== "string" || object.apiVersion === "") {
-      throw badRequest(`Object 'apiVersion' is missing in '${text()}'`);
+      throw badRequest(`Object 'apiVersion' is missing in '${inputText(input)}'`);
     }
     if (object.metadata === undefined) object.metadata = {};
     if (!isRecord(object.metadata)) {
@@ -713,8 +733,7 @@ export class MemoryStore implements Store {
   #mutate(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
     for (const admission of this.#admission) {
       if (admission.mutate === undefined) continue;
-      const request = { operation, resource, object, dryRun: options.dryRun === true, ...(sub === "status" ? { subresource: sub } : {}) };
-      admission.mutate(old === undefined ? request : { ...request, oldObject: old });
+      admission.mutate(admissionRequest(operation, sub, resource, object, old, options));
     }
   }
 
@@ -723,8 +742,7 @@ export class MemoryStore implements Store {
     deepFreeze(object);
     for (const admission of this.#admission) {
       if (admission.validate === undefined) continue;
-      const request = { operation, resource, object, dryRun: options.dryRun === true, ...(sub === "status" ? { subresource: sub } : {}) };
-      admission.validate(old === undefined ? request : { ...request, oldObject: old });
+      admission.validate(admissionRequest(operation, sub, resource, object, old, options));
     }
   }
 
@@ -736,10 +754,13 @@ export class MemoryStore implements Store {
     if (type === "DELETED") {
       stored = Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, resourceVersion: String(revision) }) });
     } else {
-      // The pipeline's object is the store's own: stamped in place. One frozen by validating admission (or a
-      // snapshot's, being restored) gets a new top level and metadata to carry the revision.
+      // The pipeline's object is the store's own: stamped in place. One frozen by validating admission gets a new
+      // top level and metadata to carry the revision; a snapshot's, being restored, carries it already and is
+      // shared as it is (frozen: no store can change it).
       if (Object.isFrozen(object) || Object.isFrozen(object.metadata)) {
-        stored = { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
+        const resourceVersion = String(revision);
+        const carries = Object.isFrozen(object) && object.metadata.resourceVersion === resourceVersion;
+        stored = carries ? object : { ...object, metadata: { ...object.metadata, resourceVersion } };
       } else {
         stored = object;
         writableMeta(stored).resourceVersion = String(revision);
@@ -772,20 +793,32 @@ export class MemoryStore implements Store {
 
   /** Registers, re-registers or unregisters the kind a CRD defines, after the CRD's write committed. */
   #syncCrdKind(crd: KubeObject, deleted: boolean): void {
-    const info = crdInfo(crd);
+    const info = crdRegistrations.get(crd.spec as object)?.info ?? crdInfo(crd);
     if (deleted) {
       const state = this.#registry.byId(`${info.group}/${info.kind}`);
       if (state !== undefined) this.#registry.unregister(state);
       return;
     }
-    const custom: CustomSchemas = { crdName: crd.metadata.name ?? "", schemas: new Map(), validators: new Map() };
+    const state = this.#registry.registerCustom(info, this.#customSchemas(crd, info));
+    state.terminating = crd.metadata.deletionTimestamp !== undefined;
+    this.#customRegisteredAt.set(state.id, this.#revision);
+  }
+
+  /**
+   * The schemas of a stored CRD's versions and their validators. A frozen `spec` (every stored CRD's) keeps them:
+   * a setup snapshot restores the very same spec in every run, which then is parsed and compiled once.
+   */
+  #customSchemas(crd: KubeObject, info: CrdInfo): CustomSchemas {
+    const crdName = crd.metadata.name ?? "";
+    const known = crdRegistrations.get(crd.spec as object);
+    if (known !== undefined && known.info === info) return { crdName, schemas: known.schemas, validators: known.validators };
+    const custom: CustomSchemas = { crdName, schemas: new Map(), validators: new Map() };
     for (const version of info.versions) {
       custom.schemas.set(version.name, version.schema);
       custom.validators.set(version.name, this.#compileSchema(version.schema));
     }
-    const state = this.#registry.registerCustom(info, custom);
-    state.terminating = crd.metadata.deletionTimestamp !== undefined;
-    this.#customRegisteredAt.set(state.id, this.#revision);
+    if (isRecord(crd.spec) && Object.isFrozen(crd.spec)) crdRegistrations.set(crd.spec, { info, schemas: custom.schemas, validators: custom.validators });
+    return custom;
   }
 
   #compact(): void {
@@ -921,6 +954,29 @@ function versionsOfKey(state: KindState, key: string, after: number, end: number
     if (v.event.revision <= end) versions.push(v);
   }
   return versions.reverse();
+}
+
+/**
+ * What a frozen CRD `spec` registers, kept with the spec (see `#customSchemas`). Nothing changes these maps after
+ * they are built, so stores share them; the registry shares the resource types made from `info` the same way.
+ */
+const crdRegistrations = new WeakMap<object, { info: CrdInfo; schemas: CustomSchemas["schemas"]; validators: CustomSchemas["validators"] }>();
+
+/** The start of a rejected input, for its error message. */
+function inputText(input: unknown): string {
+  return JSON.stringify(input).slice(0, 80);
+}
+
+/**
+ * One admission's request, new for each admission so that none sees what another did to the request itself. Built
+ * field by field in the order the spread form had (`subresource`, then `oldObject`, only when they apply): this runs
+ * twice per write per admission.
+ */
+function admissionRequest(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): AdmissionRequest {
+  const request: AdmissionRequest = { operation, resource, object, dryRun: options.dryRun === true };
+  if (sub === "status") request.subresource = sub;
+  if (old !== undefined) request.oldObject = old;
+  return request;
 }
 
 /** Each resource's `apiVersion` string, built once: every object a read returns is compared with it. */

@@ -224,8 +224,20 @@ function hex(value: number, digits: number): string {
   return value.toString(16).padStart(8, "0").slice(8 - digits);
 }
 
+/**
+ * The first uids of the sequence, made once: every simulated run starts a store whose sequence starts again at 0,
+ * so the same few uids are asked for in every run.
+ */
+const sequenceUidsKept: string[] = [];
+const sequenceUidsKeptMax = 4096;
+
 /** The n-th uid of the default sequence: a version-4-shaped UUID, different for every n, same on every run. */
 export function sequenceUid(n: number): string {
+  if (n < sequenceUidsKeptMax) return (sequenceUidsKept[n] ??= makeSequenceUid(n));
+  return makeSequenceUid(n);
+}
+
+function makeSequenceUid(n: number): string {
   const a = mix32(n * 4 + 1);
   const b = mix32(n * 4 + 2);
   const c = mix32(n * 4 + 3);

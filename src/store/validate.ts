@@ -4,7 +4,7 @@ import type { FieldError } from "../api/errors.ts";
 import type { KubeObject, LabelSelector } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
-import { validateAnnotations, validateLabels, validateName, isDns1123Label } from "../api/validation.ts";
+import { validateAnnotations, validateLabels, validateName, isDns1123Label, type NameRule } from "../api/validation.ts";
 import { isApiError } from "../api/errors.ts";
 import { isRecord, jsonEqual } from "../api/json.ts";
 
@@ -42,18 +42,59 @@ function validateOwnerReferences(value: unknown): FieldError[] {
   return errors;
 }
 
+/**
+ * Names found valid, per rule: the same few names are written again and again (each run of a scenario creates the
+ * same objects), and a valid name has no errors to build. Invalid names are checked every time (their errors are
+ * new objects, which callers may keep). Bounded: a store that writes more names starts the set over.
+ */
+const validNames = new Map<NameRule, Set<string>>();
+const validNamesPerRuleMax = 16_384;
+
+function nameErrors(name: string, rule: NameRule, field?: string): FieldError[] {
+  let valid = validNames.get(rule);
+  if (valid?.has(name) === true) return [];
+  const errors = field === undefined ? validateName(name, rule) : validateName(name, rule, field);
+  if (errors.length > 0) return errors;
+  if (valid === undefined) validNames.set(rule, (valid = new Set()));
+  if (valid.size >= validNamesPerRuleMax) valid.clear();
+  valid.add(name);
+  return errors;
+}
+
+/** Label pairs found valid (`key` NUL `value`), bounded and for the same reason as `validNames`. */
+const validLabels = new Set<string>();
+
+/** `validateLabels`, skipped when every pair was valid before. */
+function labelErrors(labels: Record<string, unknown> | undefined): FieldError[] {
+  if (labels === undefined) return [];
+  let known = true;
+  for (const key in labels) {
+    const value = labels[key];
+    if (typeof value !== "string" || !validLabels.has(`${key}\u0000${value}`)) {
+      known = false;
+      break;
+    }
+  }
+  if (known) return [];
+  const errors = validateLabels(labels);
+  if (errors.length > 0) return errors;
+  if (validLabels.size >= validNamesPerRuleMax) validLabels.clear();
+  for (const key in labels) validLabels.add(`${key}\u0000${labels[key] as string}`);
+  return errors;
+}
+
 /** `ObjectMeta` rules common to every kind. `metadata` is known to be an object. */
 export function validateMetadata(object: KubeObject, resource: ResourceType): FieldError[] {
   const meta = object.metadata;
   const errors: FieldError[] = [];
-  errors.push(...validateName(typeof meta.name === "string" ? meta.name : "", resource.nameRule));
+  errors.push(...nameErrors(typeof meta.name === "string" ? meta.name : "", resource.nameRule));
   if (resource.namespaced) {
     const ns = meta.namespace;
     if (typeof ns !== "string" || ns === "") errors.push(required("metadata.namespace"));
-    else errors.push(...validateName(ns, "dns1123-label", "metadata.namespace"));
+    else errors.push(...nameErrors(ns, "dns1123-label", "metadata.namespace"));
   }
   if (meta.labels !== undefined && !isRecord(meta.labels)) errors.push(invalidValue("metadata.labels", meta.labels, "must be a map of strings"));
-  else errors.push(...validateLabels(meta.labels as Record<string, unknown> | undefined));
+  else errors.push(...labelErrors(meta.labels as Record<string, unknown> | undefined));
   if (meta.annotations !== undefined && !isRecord(meta.annotations)) {
     errors.push(invalidValue("metadata.annotations", meta.annotations, "must be a map of strings"));
   } else errors.push(...validateAnnotations(meta.annotations as Record<string, unknown> | undefined));
