@@ -15,6 +15,7 @@ import { disruptionController, nodeLifecycle } from "./node.ts";
 import type { NodeLifecycleOptions } from "./node.ts";
 import { statefulSetController } from "./statefulset.ts";
 import { endpointSliceController, endpointsController } from "./endpoints.ts";
+import { serviceAccountController } from "./serviceaccounts.ts";
 
 /**
  * Actors `cluster()` adds only when asked: they came after scenarios whose recorded runs must replay unchanged, and an
@@ -24,6 +25,7 @@ export const optionalClusterActors = {
   "statefulset-controller": statefulSetController,
   "endpoints-controller": endpointsController,
   "endpointslice-controller": endpointSliceController,
+  "serviceaccount-controller": serviceAccountController,
 } as const;
 export type OptionalClusterActor = keyof typeof optionalClusterActors;
 

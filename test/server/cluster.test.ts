@@ -150,6 +150,10 @@ test("kubectl rollout status and wait --for=condition=Available finish for a Dep
     assert.equal((await kubectl(t, ["scale", "deployment/web", "--replicas=1"])).code, 0);
     const scaled = await kubectl(t, ["rollout", "status", "deployment/web", "--timeout=60s"], { timeoutMs: 70_000 });
     assert.equal(scaled.code, 0, scaled.stderr);
+    // Each namespace has its `default` ServiceAccount, as the controller manager makes it.
+    const token = await kubectl(t, ["create", "token", "default"]);
+    assert.equal(token.code, 0, token.stderr);
+    assert.match(token.stdout, /^[\w-]+\.[\w-]+\.[\w-]*\s*$/, "a JWT-shaped token");
     assert.deepEqual(t.lines, [], "no actor failed or restarted");
   } finally {
     await t.close();
