@@ -1,8 +1,9 @@
 // The bounded search's reduction loses nothing under the preemption bound: on generated programs of a few actors
 // reading, writing, listing and watching two ConfigMaps (fast-check, pinned seed), the reduced search at K=1 and
-// K=2 reaches exactly the final worlds of the plain one. Each actor ends by writing what it saw into a ConfigMap of
-// its own, so a world records the order of what happened, not only its result. A canary drops the origin order the
-// reduction's argument rests on and must miss a world.
+// K=2 reaches exactly the final worlds of the plain one, and so it does with one planned fault of the default budget
+// placed at each systematic point. Each actor ends by writing what it saw into a ConfigMap of its own, so a world
+// records the order of what happened, not only its result. A canary drops the origin order the reduction's argument
+// rests on and must miss a world.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
@@ -54,13 +55,17 @@ async function runOp(ctx: ActorContext, op: Op, tag: string, seen: string[]): Pr
   }
 }
 
-/** Actor i runs program i, then writes what it read into ConfigMap `log<i>`. */
-export function programScenario(programs: readonly Op[][]): Scenario {
+/**
+ * Actor i runs program i, then writes what it read into ConfigMap `log<i>`. With `faults`, the actors may crash (a
+ * restarted one runs its program again) and the scenario takes the default fault budget, so the systematic points
+ * give the search its fault placements.
+ */
+export function programScenario(programs: readonly Op[][], faults = false): Scenario {
   const configMap = (name: string) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: ns }, data: { v: "0" } });
   const actor = (ops: readonly Op[], i: number) =>
     defineActor({
       name: `p${i}`,
-      crashable: false,
+      crashable: faults,
       start: async (ctx) => {
         const seen: string[] = [];
         for (const [k, op] of ops.entries()) await runOp(ctx, op, `p${i}.${k}`, seen);
@@ -73,14 +78,14 @@ export function programScenario(programs: readonly Op[][]): Scenario {
     setup: () => [{ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } }, ...["a", "b", ...programs.map((_, i) => `log${i}`)].map(configMap)],
     actors: () => programs.map(actor),
     workloads: { none: async () => {} },
-    faults: "none",
+    ...(faults ? {} : { faults: "none" as const }),
     timing: { faultPhaseMs: 1_000, horizonMs: 60_000, settleWindowMs: 5_000, requestLatencyMs: [5, 5] },
     properties: () => [eventually("(test) runs end", () => true)],
   });
 }
 
 /** The final worlds (every ConfigMap's name, revision and value) a bounded search of `base` reaches. */
-async function worldsOf(base: Scenario, bounded: BoundedOptions): Promise<{ worlds: Set<string>; schedules: number; pruned: number }> {
+async function worldsOf(base: Scenario, bounded: BoundedOptions): Promise<{ worlds: Set<string>; schedules: number; pruned: number; placements: number }> {
   const worlds = new Set<string>();
   const record = eventually("(test) the final world is recorded", (view) => {
     worlds.add(JSON.stringify(view.list({ apiVersion: "v1", kind: "ConfigMap", namespace: ns }).map((o) => [o.metadata.name, o.metadata.resourceVersion, valueOf(o)])));
@@ -90,7 +95,7 @@ async function worldsOf(base: Scenario, bounded: BoundedOptions): Promise<{ worl
   const options: ExploreOptions = { scenarioPath, variant: "all", params: {}, runs: Number.POSITIVE_INFINITY, seed: 1, workers: 1, strategy: "bounded", first: false, bounded };
   const result = await explore(recording, options, () => 0);
   assert.equal(result.bounded?.complete, true, "the search completes");
-  return { worlds, schedules: result.bounded!.schedules, pruned: result.bounded!.pruned };
+  return { worlds, schedules: result.bounded!.schedules, pruned: result.bounded!.pruned, placements: result.bounded!.placements };
 }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -102,11 +107,11 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 );
 const programsArb = fc.array(fc.array(opArb, { minLength: 1, maxLength: 3 }), { minLength: 2, maxLength: 4 });
 
-/** What a reduced and a plain search of `programs` reach at K, and the worlds the reduced one missed. */
-async function compare(programs: readonly Op[][], preemptions: number, readyOrder: BoundedOptions["readyOrder"] = "origin") {
-  const base = programScenario(programs);
-  const reduced = await worldsOf(base, { preemptions, faultPoints: 0, reduction: true, readyOrder });
-  const plain = await worldsOf(base, { preemptions, faultPoints: 0, reduction: false });
+/** What a reduced and a plain search of `programs` reach at K (and F), and the worlds the reduced one missed. */
+async function compare(programs: readonly Op[][], preemptions: number, readyOrder: BoundedOptions["readyOrder"] = "origin", faultPoints = 0) {
+  const base = programScenario(programs, faultPoints > 0);
+  const reduced = await worldsOf(base, { preemptions, faultPoints, reduction: true, readyOrder });
+  const plain = await worldsOf(base, { preemptions, faultPoints, reduction: false });
   return { reduced, plain, missed: [...plain.worlds].filter((w) => !reduced.worlds.has(w)) };
 }
 
@@ -159,6 +164,20 @@ test("on generated programs, the reduced search reaches every final world of the
     { seed: 2312, numRuns: 60 },
   );
   assert.ok(cut > 0, "the reduction cut schedules on some of the programs");
+});
+
+test("with one planned fault per run (crashes, stale reads, lost responses...), the reduced search reaches every world of the plain one", async () => {
+  let placements = 0;
+  await fc.assert(
+    fc.asyncProperty(programsArb, async (programs) => {
+      const { reduced, plain, missed } = await compare(programs, 1, "origin", 1);
+      assert.deepEqual(missed, [], "worlds the reduced search missed at K=1, F=1");
+      assert.deepEqual([...reduced.worlds].sort(), [...plain.worlds].sort());
+      placements += reduced.placements;
+    }),
+    { seed: 2313, numRuns: 12 },
+  );
+  assert.ok(placements > 12, "the programs had fault points to place");
 });
 
 test("along the FIFO run, origin order is the kernel's ready order, and keeping origins changes no trace", async () => {
