@@ -2,6 +2,8 @@
 // read for the 1.33 era: column names, types, priorities and how each cell is formatted). The server always prints
 // the wide form: priority-1 columns (`kubectl get -o wide`) are in every row and kubectl hides them otherwise.
 // Kinds without a printer there get the default table convertor's Name and Created At (see table.ts).
+import type { LabelSelector } from "../api/object.ts";
+import { formatLabelSelector, labelSelectorFromSpec } from "../api/selectors.ts";
 
 export type Json = Record<string, any>;
 export interface Column {
@@ -43,24 +45,18 @@ export function formatLabels(labels: unknown): string {
   return entries.length === 0 ? "<none>" : entries.map(([k, v]) => `${k}=${String(v)}`).join(",");
 }
 
-/** A LabelSelector as `labels.Selector.String()` writes it: requirements in key order, empty for none. */
-export function selectorString(selector: unknown): string {
-  if (selector === null || typeof selector !== "object") return "";
-  const s = selector as Json;
-  const requirements: Array<[string, string]> = Object.entries(s.matchLabels ?? {}).map(([k, v]) => [k, `${k}=${String(v)}`]);
-  for (const e of list(s.matchExpressions)) {
-    const values = list(e.values).map(String).sort().join(",");
-    const key = String(e.key ?? "");
-    if (e.operator === "In") requirements.push([key, `${key} in (${values})`]);
-    else if (e.operator === "NotIn") requirements.push([key, `${key} notin (${values})`]);
-    else if (e.operator === "Exists") requirements.push([key, key]);
-    else if (e.operator === "DoesNotExist") requirements.push([key, `!${key}`]);
+/**
+ * metav1.FormatLabelSelector: the selector's canonical string (src/api/selectors.ts), <none> when it selects by
+ * nothing, <error> when it does not parse.
+ */
+function formatSelector(selector: unknown): string {
+  if (selector === null || typeof selector !== "object") return "<none>";
+  try {
+    return text(formatLabelSelector(labelSelectorFromSpec(selector as LabelSelector)));
+  } catch {
+    return "<error>";
   }
-  return requirements.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r).join(",");
 }
-
-/** metav1.FormatLabelSelector: the selector's string, or <none> when it selects by nothing. */
-const formatSelector = (selector: unknown): string => text(selectorString(selector));
 
 /** Names and images of a pod template's containers, comma-separated (layoutContainerCells). */
 function containerCells(template: Json | undefined): [string, string] {

@@ -30,6 +30,7 @@ export interface Step extends ReadyStep {
   timer?: TimerEntry;
   /** Where the step comes from: only when the kernel keeps origins. */
   origin?: StepOrigin;
+  /** For a watch delivery: the collection its watch follows (see `ReadyStep.collection`). */
   collection?: StepFacts["object"];
   run(): string;
 }

@@ -6,24 +6,16 @@ import assert from "node:assert/strict";
 import { isApiError } from "../../src/api/errors.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import type { AdmissionRequest } from "../../src/store/types.ts";
-import { deployment, newStore } from "./helpers.ts";
+import { deployment, newStore, widgetCrd as sharedWidgetCrd } from "./helpers.ts";
 
 const ref = { apiVersion: "apps/v1", kind: "Deployment", namespace: "default", name: "web" };
 
+/** The shared Widget CRD with a typed status, and `statusRules` as its CEL rules when given. */
 function widgetCrd(statusRules?: unknown[]): KubeObject {
   const status: Record<string, unknown> = { type: "object", properties: { count: { type: "integer" } } };
   if (statusRules !== undefined) status["x-kubernetes-validations"] = statusRules;
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "widgets.example.com" },
-    spec: {
-      group: "example.com",
-      scope: "Namespaced",
-      names: { plural: "widgets", kind: "Widget" },
-      versions: [{ name: "v1", served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: "object", properties: { spec: { type: "object" }, status } } } }],
-    },
-  };
+  const schema = { type: "object", properties: { spec: { type: "object" }, status } };
+  return sharedWidgetCrd({ versions: [{ name: "v1", served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: schema } }] });
 }
 
 const widget = { apiVersion: "example.com/v1", kind: "Widget", namespace: "default", name: "w" };
