@@ -5,7 +5,7 @@
 // server-side apply of a 50-object manifest (objects applied per second, 16 in flight); and the wall time of
 // `helm install` (helm 4.1) of the stock `helm create` chart. The load generator shares the process (and its one
 // event loop) with the servers. Run alone with
-// `node --conditions=settle-source --import tsx bench/server.ts`, or through `npm run bench -- server`.
+// `node --conditions=settle-source --import tsx bench/server.ts [--rates]`, or through `npm run bench -- server`.
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, createServer, get, request } from "node:http";
@@ -265,6 +265,22 @@ export async function benchServer(): Promise<Record<string, string | number>> {
   };
 }
 
+/** Only the request rates (`--rates`): the quick figure to compare while working on the request path. */
+async function benchRates(): Promise<Record<string, string | number>> {
+  const server = await startServer({ log: () => {} });
+  const baseline = await trivialServer();
+  const setup = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    await call(server, setup, "POST", "/api/v1/namespaces/default/configmaps", JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bench" }, data: { n: "0" } }));
+    return { ...(await requestRates(server, baseline.target, 1)), ...(await requestRates(server, baseline.target, 16)) };
+  } finally {
+    setup.destroy();
+    await baseline.close();
+    await server.close();
+  }
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  for (const [key, value] of Object.entries(await benchServer())) process.stdout.write(`${key}: ${value}\n`);
+  const figures = process.argv.includes("--rates") ? await benchRates() : await benchServer();
+  for (const [key, value] of Object.entries(figures)) process.stdout.write(`${key}: ${value}\n`);
 }

@@ -5,9 +5,10 @@
 import { invalid } from "../api/errors.ts";
 import type { FieldError } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
+import { formatApiVersion } from "../api/object.ts";
 import { createStore } from "../store/index.ts";
 import type { Admission, AdmissionRequest, Store, StoreOptions } from "../store/index.ts";
-import { applyServerDefaults } from "./defaults.ts";
+import { applyServerDefaults, hasServerDefaults } from "./defaults.ts";
 
 type Json = Record<string, unknown>;
 
@@ -145,6 +146,10 @@ function allocateService(store: Store, request: AdmissionRequest): void {
 export function serverAdmission(store: () => Store): Admission {
   return {
     name: "settle-serve-defaulting",
+    concerns(operation, resource, subresource) {
+      if (operation === "DELETE" || subresource === "status") return false;
+      return (resource.group === "" && resource.kind === "Service") || hasServerDefaults(formatApiVersion(resource), resource.kind);
+    },
     mutate(request) {
       if (request.operation === "DELETE" || request.subresource === "status") return;
       applyServerDefaults(request.object);

@@ -313,6 +313,12 @@ function walk(value: Json, message: string, depth: number): void {
   }
 }
 
+/** Whether `applyServerDefaults` can change an object of this apiVersion and kind at all (most kinds have none). */
+export function hasServerDefaults(apiVersion: string, kind: string): boolean {
+  const plan = defaultingPlan(apiVersion, kind);
+  return plan !== undefined && (plan.kindDefaulter !== undefined || hasDefaults(plan.message));
+}
+
 /** Applies the defaults of a built-in kind to `object` in place; other kinds are left alone. */
 export function applyServerDefaults(object: KubeObject): void {
   const plan = defaultingPlan(object.apiVersion, object.kind);

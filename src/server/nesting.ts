@@ -29,6 +29,8 @@ const enum Byte {
 
 /** True when the JSON text nests arrays and objects deeper than `depthMax` (strings are skipped). */
 export function jsonNestedDeeper(body: Uint8Array, depthMax: number): boolean {
+  // Every level opens with a byte of its own: a body no longer than the bound cannot pass it (most bodies).
+  if (body.length <= depthMax) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < body.length; i++) {

@@ -74,6 +74,7 @@ export class MemoryStore implements Store {
   readonly #historyRevisionsMax: number;
   readonly #uidOption: (() => string) | undefined;
   readonly #admission: readonly Admission[];
+  readonly #admissionByResource = new WeakMap<ResourceType, Map<string, readonly Admission[]>>();
   readonly #objectBytesMax: number;
   readonly #registry = new Registry();
   readonly #hub = new WatchHub();
@@ -259,7 +260,8 @@ export class MemoryStore implements Store {
       if (resource.namespaced && typeof namespace === "string" && namespace !== "") {
         this.#checkNamespaceOpen(namespace, resource, meta.name ?? meta.generateName ?? "");
       }
-      this.#mutate("CREATE", undefined, resource, object, undefined, options);
+      const admission = this.#admitting("CREATE", undefined, resource);
+      this.#mutate(admission, "CREATE", undefined, resource, object, undefined, options);
       this.#prepareCreate(object, state, resource);
       const name = this.#pickName(object, state, resource);
       const errors = [...validateMetadata(object, resource), ...this.#validateKind(object, undefined, state, resource)];
@@ -268,7 +270,7 @@ export class MemoryStore implements Store {
       const key = objectKey(resource.namespaced, object.metadata.namespace, name);
       const existing = state.objects.get(key);
       if (liveObject(existing) !== undefined) throw alreadyExists(resource.plural, name, resource.group);
-      this.#validating("CREATE", undefined, resource, object, undefined, options);
+      this.#validating(admission, "CREATE", undefined, resource, object, undefined, options);
       if (options.dryRun === true) {
         // A dry run draws a uid and a name like the real thing, but leaves the sequences where they were.
         this.#uidCount = counters.uid;
@@ -319,7 +321,7 @@ export class MemoryStore implements Store {
           kind: "namespaces",
         });
       }
-      this.#validating("DELETE", undefined, resource, current, current, { dryRun: options.dryRun === true });
+      this.#validating(this.#admitting("DELETE", undefined, resource), "DELETE", undefined, resource, current, current, { dryRun: options.dryRun === true });
       const plan = planDelete(current, state, options, this.#now());
       if (plan !== "remove") this.#finishCrd(plan, current);
       if (options.dryRun === true) return this.#view(plan === "remove" ? current : deepFreeze(plan), resource);
@@ -422,8 +424,9 @@ export class MemoryStore implements Store {
       if (current === undefined) throw notFound(resource.plural, name, resource.group);
       this.#checkUpdatePreconditions(object, current, resource);
       let next = this.#mergeSubresource(object, current, state, resource, context);
-      if (this.#admission.some((a) => a.mutate !== undefined)) next = cloneMeasured(next).clone;
-      this.#mutate("UPDATE", context.sub, resource, next, current, context.options);
+      const admission = this.#admitting("UPDATE", context.sub, resource);
+      if (admission.some((a) => a.mutate !== undefined)) next = cloneMeasured(next).clone;
+      this.#mutate(admission, "UPDATE", context.sub, resource, next, current, context.options);
       this.#prepareUpdate(next, current, state, resource);
       const errors = [
         // Metadata whose checked fields are the stored object's own (a status write, a patch that leaves them alone)
@@ -434,7 +437,7 @@ export class MemoryStore implements Store {
       ];
       if (errors.length > 0) throw invalid(resource.kind, name, errors, resource.group);
       this.#finishCrd(next, current);
-      this.#validating("UPDATE", context.sub, resource, next, current, context.options);
+      this.#validating(admission, "UPDATE", context.sub, resource, next, current, context.options);
       if (jsonEqual(next, current)) return this.#view(current, resource);
       if (context.options.dryRun === true) return this.#view(deepFreeze(next), resource);
       if (!isFinalized(next)) return this.#view(this.#commit(state, key, "MODIFIED", next, currentVersion).event.object, resource);
@@ -482,11 +485,11 @@ export class MemoryStore implements Store {
    * True for a merge patch of the status subresource that touches only `status` and leaves it as stored: the write
    * pipeline would end in its no-op answer (the stored object, no new revision), as for a controller that writes
    * the same status after every resync, and nothing on its way there could fail. That holds where the stored
-   * object passed the same checks when written: no admission plugins, and a built-in kind, or a custom kind whose
+   * object passed the same checks when written: no admission plugin concerned, and a built-in kind, or a custom kind whose
    * schema is the one it was stored under and has no CEL rules (a transition rule may reject an unchanged value).
    */
   #statusUnchanged(options: PatchOptions, sub: Subresource, patched: Record<string, unknown>, current: KubeObject, state: KindState, resource: ResourceType): boolean {
-    if (sub !== "status" || options.patchType !== "merge" || !resource.statusSubresource || this.#admission.length > 0) return false;
+    if (sub !== "status" || options.patchType !== "merge" || !resource.statusSubresource || this.#admitting("UPDATE", sub, resource).length > 0) return false;
     const patch = options.patch;
     if (!isPlainObject(patch) || !("status" in patch) || Object.keys(patch).length !== 1) return false;
     if (patched.apiVersion !== options.apiVersion || patched.kind !== options.kind || !jsonEqual(patched.status, current.status)) return false;
@@ -730,17 +733,35 @@ export class MemoryStore implements Store {
     object.status = crdStatus(object, crdInfo(object), old, formatTimestamp(this.#now()));
   }
 
-  #mutate(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
-    for (const admission of this.#admission) {
+  /**
+   * The admission plugins a write concerns, in registration order. Remembered per resource type (a custom kind
+   * registered again gets a new one) and kind of write, as `Admission.concerns` answers from those alone.
+   */
+  #admitting(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType): readonly Admission[] {
+    if (this.#admission.length === 0) return this.#admission;
+    let byWrite = this.#admissionByResource.get(resource);
+    if (byWrite === undefined) this.#admissionByResource.set(resource, (byWrite = new Map()));
+    const key = sub === "status" ? `${operation}/status` : operation;
+    let plugins = byWrite.get(key);
+    if (plugins === undefined) {
+      const status = sub === "status" ? "status" : undefined;
+      plugins = this.#admission.filter((a) => a.concerns === undefined || a.concerns(operation, resource, status));
+      byWrite.set(key, plugins);
+    }
+    return plugins;
+  }
+
+  #mutate(plugins: readonly Admission[], operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
+    for (const admission of plugins) {
       if (admission.mutate === undefined) continue;
       admission.mutate(admissionRequest(operation, sub, resource, object, old, options));
     }
   }
 
-  #validating(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
-    if (this.#admission.length === 0) return;
+  #validating(plugins: readonly Admission[], operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
+    if (plugins.length === 0) return;
     deepFreeze(object);
-    for (const admission of this.#admission) {
+    for (const admission of plugins) {
       if (admission.validate === undefined) continue;
       admission.validate(admissionRequest(operation, sub, resource, object, old, options));
     }

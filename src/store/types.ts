@@ -38,6 +38,12 @@ export interface AdmissionRequest {
 
 export interface Admission {
   name: string;
+  /**
+   * Whether the plugin may act on this kind of write at all. The store skips a plugin that says no, and a write that
+   * concerns no plugin goes through as if the store had none (its object is not copied for mutation nor frozen for
+   * validation). The answer must depend on the arguments only. Default: every write.
+   */
+  concerns?(operation: AdmissionOperation, resource: ResourceType, subresource: "status" | undefined): boolean;
   /** Changes `request.object` in place. */
   mutate?(request: AdmissionRequest): void;
   /** Throws an `ApiError` (usually Invalid or Forbidden) to deny the write. */

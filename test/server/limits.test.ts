@@ -44,6 +44,9 @@ test("the JSON scan skips strings and counts brackets", () => {
   assert.equal(jsonNestedDeeper(Buffer.from("[".repeat(2_000_000)), 1000), true);
   assert.equal(jsonNestedDeeper(Buffer.from(`{"a": "${"[".repeat(5000)}\\"["}`), 1000), false);
   assert.equal(jsonNestedDeeper(Buffer.from(`${"[".repeat(1000)}${"]".repeat(1000)}`), 1000), false);
+  // At the edge of the short-body shortcut: one bracket more than the bound is one level too deep.
+  assert.equal(jsonNestedDeeper(Buffer.from("[".repeat(1001)), 1000), true);
+  assert.equal(jsonNestedDeeper(Buffer.from("[".repeat(1000)), 1000), false);
 });
 
 test("a 1.9 MiB YAML apply nested a million deep is refused by the scan before parsing and the server stays responsive", async () => {

@@ -287,6 +287,40 @@ test("admission mutates in order, then validates; a denial stores nothing", () =
   assert.equal(seen.at(-1), "validate DELETE");
 });
 
+test("a plugin whose concerns leave a write out is not called for it, and the write shares what it did not change", () => {
+  const seen: string[] = [];
+  const asked: string[] = [];
+  const store = newStore({
+    admission: [
+      {
+        name: "pods-only",
+        concerns(operation, resource, subresource) {
+          asked.push(`${operation} ${resource.plural}${subresource === undefined ? "" : `/${subresource}`}`);
+          return resource.kind === "Pod" && subresource === undefined;
+        },
+        mutate(request) {
+          seen.push(`mutate ${request.operation} ${request.resource.plural}`);
+        },
+        validate(request) {
+          seen.push(`validate ${request.operation} ${request.resource.plural}`);
+        },
+      },
+    ],
+    namespaces: ["default"],
+  });
+  const a = store.create({ ...configMap("a"), data: { x: "1" }, binaryData: { b: "AA==" } });
+  const patched = store.patch({ ...ref(a), patchType: "merge", patch: { data: { x: "2" } } });
+  store.delete(ref(a));
+  assert.deepEqual(seen, []);
+  // Unchanged subtrees stay shared with the stored object: no copy was made for a mutation that cannot happen.
+  assert.equal(patched.binaryData, a.binaryData);
+  store.create(pod("p"));
+  store.patch({ ...ref(pod("p")), patchType: "merge", patch: { metadata: { labels: { l: "1" } } } });
+  assert.deepEqual(seen, ["mutate CREATE pods", "validate CREATE pods", "mutate UPDATE pods", "validate UPDATE pods"]);
+  // The answer is asked once per resource and kind of write (the first is the fresh store's namespace), then remembered.
+  assert.deepEqual(asked, ["CREATE namespaces", "CREATE configmaps", "UPDATE configmaps", "DELETE configmaps", "CREATE pods", "UPDATE pods"]);
+});
+
 test("the size limit counts bytes of UTF-8 JSON, so multi-byte text is measured exactly", () => {
   const store = newStore({ objectBytesMax: 1000 });
   store.create({ ...configMap("ascii"), data: { text: "a".repeat(800) } });
