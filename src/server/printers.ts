@@ -18,6 +18,11 @@ export type Age = (timestamp: unknown) => string;
 export interface Printer {
   columns: Column[];
   cells(object: Json, age: Age): Cell[];
+  /**
+   * The order of a list's rows, for the kinds whose list printer sorts before printing (FlowSchemas by matching
+   * precedence); absent, rows keep the list's order.
+   */
+  compare?(a: Json, b: Json): number;
 }
 
 export const nameColumn: Column = { name: "Name", type: "string", format: "name", description: "Name must be unique within a namespace." };
@@ -291,12 +296,118 @@ function csrStatus(o: Json): string {
   return status;
 }
 
-function workloadPrinter(columns: Column[], cells: (o: Json) => Cell[], selector: boolean): Printer {
+/** Go's string order (bytes), as its printers sort resource names and label keys. */
+const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+const record = (value: unknown): Json => (value !== null && typeof value === "object" && !Array.isArray(value) ? value : {});
+const isObject = (value: unknown): value is Json => value !== null && typeof value === "object";
+
+/**
+ * A quota's `resource: used/hard` pairs, one per resource of status.hard in name order: `limits.*` resources go to
+ * the Limit column, every other one to Request. A resource the quota controller has not counted yet shows 0 used.
+ * Quantities print as stored (a real server stores them in canonical form).
+ */
+function quotaCells(o: Json, age: Age): Cell[] {
+  const hard = record(o.status?.hard);
+  const used = record(o.status?.used);
+  const quantity = (v: unknown): string => (typeof v === "string" || typeof v === "number" ? String(v) : "0");
+  const requests: string[] = [];
+  const limits: string[] = [];
+  for (const resource of Object.keys(hard).sort(byteOrder)) {
+    const pieces = resource.split(".");
+    const column = pieces.length > 1 && pieces[0] === "limits" ? limits : requests;
+    column.push(`${resource}: ${quantity(used[resource])}/${quantity(hard[resource])}`);
+  }
+  return [name(o), requests.join(", "), limits.join(", "), created(o, age)];
+}
+
+/** The controlling owner as its lower-case group kind and name (`statefulset.apps/web`, `pod/p`), or <none>. */
+function controllerText(o: Json): string {
+  const owner = list(o.metadata?.ownerReferences).find((r) => r?.controller === true);
+  if (owner === undefined) return "<none>";
+  const apiVersion = String(owner.apiVersion ?? "");
+  const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
+  const kind = String(owner.kind ?? "");
+  if (group === "" && kind === "") return owner.name ?? "";
+  return `${(group === "" ? kind : `${kind}.${group}`).toLowerCase()}/${owner.name ?? ""}`;
+}
+
+/**
+ * A CSIDriver as the server's defaulting leaves it: attach required, no pod info on mount, no capacity tracking, no
+ * republish, and the Persistent lifecycle mode when none is named. An empty token request list reads back from
+ * storage as an absent one, so both print as <unset>.
+ */
+function csiDriverCells(o: Json, age: Age): Cell[] {
+  const spec = record(o.spec);
+  const flag = (value: unknown, unset: boolean): boolean => (typeof value === "boolean" ? value : unset);
+  const tokens = list(spec.tokenRequests).map((t) => String(t?.audience ?? ""));
+  const modes = list(spec.volumeLifecycleModes).map(String);
+  const tokenText = tokens.length === 0 ? "<unset>" : tokens.join(",");
+  return [name(o), flag(spec.attachRequired, true), flag(spec.podInfoOnMount, false), flag(spec.storageCapacity, false), tokenText, flag(spec.requiresRepublish, false), modes.length === 0 ? "Persistent" : modes.join(","), created(o, age)];
+}
+
+/**
+ * A LabelSelector as Go's generated String method dumps the struct, which is how the binding printer shows a param
+ * selector (not in selector syntax): labels in key order, then each requirement with its values space-separated.
+ */
+function goLabelSelectorText(selector: Json): string {
+  const labels = Object.entries(record(selector.matchLabels)).sort(([a], [b]) => byteOrder(a, b));
+  const labelText = labels.map(([k, v]) => `${k}: ${String(v)},`).join("");
+  const requirements = list(selector.matchExpressions).map((e) => `LabelSelectorRequirement{Key:${e?.key ?? ""},Operator:${e?.operator ?? ""},Values:[${list(e?.values).map(String).join(" ")}],},`);
+  return `&LabelSelector{MatchLabels:map[string]string{${labelText}},MatchExpressions:[]LabelSelectorRequirement{${requirements.join("")}},}`;
+}
+
+// A binding's param: `namespace/name`, `*/name` when it names no namespace (it may be cluster-scoped), its
+// selector, or <unset>.
+function paramRefText(ref: unknown): string {
+  if (!isObject(ref)) return "<unset>";
+  if (typeof ref.name === "string" && ref.name !== "") return `${text(ref.namespace, "*")}/${ref.name}`;
+  return isObject(ref.selector) ? goLabelSelectorText(ref.selector) : "<unset>";
+}
+
+/** spec.matchingPrecedence, 1000 when unset or 0, as the server's defaulting makes it. */
+const matchingPrecedence = (o: Json): number => (typeof o.spec?.matchingPrecedence === "number" && o.spec.matchingPrecedence !== 0 ? o.spec.matchingPrecedence : 1000);
+
+/** MissingPL is the status of the Dangling condition the APF controller writes, `?` until it has written one. */
+function flowSchemaCells(o: Json, age: Age): Cell[] {
+  const method = o.spec?.distinguisherMethod;
+  const dangling = conditionOf(o, "Dangling");
+  return [name(o), o.spec?.priorityLevelConfiguration?.name ?? "", matchingPrecedence(o), isObject(method) ? (method.type ?? "") : "<none>", created(o, age), dangling === undefined ? "?" : (dangling.status ?? "")];
+}
+
+/**
+ * A limited priority level's shares and queuing, read with the server's defaults (30 shares; 64 queues, hand size
+ * 8, 50 long, where 0 also means unset); an exempt level, or one that rejects rather than queues, shows <none>.
+ */
+function priorityLevelCells(o: Json, age: Age): Cell[] {
+  const limited = o.spec?.limited;
+  let settings: Cell[] = ["<none>", "<none>", "<none>", "<none>"];
+  if (isObject(limited)) {
+    const shares = typeof limited.nominalConcurrencyShares === "number" ? limited.nominalConcurrencyShares : 30;
+    const queuing = limited.limitResponse?.queuing;
+    const defaulted = (value: unknown, unset: number): number => (typeof value === "number" && value !== 0 ? value : unset);
+    settings = isObject(queuing) ? [shares, defaulted(queuing.queues, 64), defaulted(queuing.handSize, 8), defaulted(queuing.queueLengthLimit, 50)] : [shares, "<none>", "<none>", "<none>"];
+  }
+  return [name(o), o.spec?.type ?? "", ...settings, created(o, age)];
+}
+
+/** The Healthy condition's verdict, message and error; Unknown when the component reported none. */
+function componentStatusCells(o: Json): Cell[] {
+  const healthy = list(o.conditions).find((c) => c?.type === "Healthy");
+  if (healthy === undefined) return [name(o), "Unknown", "", ""];
+  return [name(o), healthy.status === "True" ? "Healthy" : "Unhealthy", healthy.message ?? "", healthy.error ?? ""];
+}
+
+/** A workload's columns, then its template's containers and images, then (unless absent) its selector's text. */
+function workloadPrinter(columns: Column[], cells: (o: Json) => Cell[], selector: ((o: Json) => string) | undefined): Printer {
   return {
-    columns: [nameColumn, ...columns, ageColumn, ...templateColumns, ...(selector ? [wide("Selector")] : [])],
-    cells: (o, age) => [name(o), ...cells(o), created(o, age), ...containerCells(o.spec?.template), ...(selector ? [formatSelector(o.spec?.selector)] : [])],
+    columns: [nameColumn, ...columns, ageColumn, ...templateColumns, ...(selector === undefined ? [] : [wide("Selector")])],
+    cells: (o, age) => [name(o), ...cells(o), created(o, age), ...containerCells(o.spec?.template), ...(selector === undefined ? [] : [selector(o)])],
   };
 }
+
+const specSelector = (o: Json): string => formatSelector(o.spec?.selector);
+/** A ReplicationController's selector is a plain label map, printed as labels. */
+const labelMapSelector = (o: Json): string => formatLabels(o.spec?.selector);
 
 const bindingColumns = [nameColumn, col("Role"), ageColumn, wide("Users"), wide("Groups"), wide("ServiceAccounts")];
 
@@ -315,15 +426,15 @@ export const builtinPrinters: Readonly<Record<string, Printer>> = {
   "events.k8s.io/Event": { columns: [col("Last Seen"), col("Type"), col("Reason"), col("Object"), wide("Subobject"), wide("Source"), col("Message"), wide("First Seen"), wide("Count"), { ...wide("Name"), format: "name" }], cells: eventCells },
   "/PersistentVolumeClaim": { columns: [nameColumn, col("Status"), col("Volume"), col("Capacity"), col("Access Modes"), col("StorageClass"), col("VolumeAttributesClass"), ageColumn, wide("VolumeMode")], cells: pvcCells },
   "/PersistentVolume": { columns: [nameColumn, col("Capacity"), col("Access Modes"), col("Reclaim Policy"), col("Status"), col("Claim"), col("StorageClass"), col("VolumeAttributesClass"), col("Reason"), ageColumn, wide("VolumeMode")], cells: pvCells },
-  "/ReplicationController": workloadPrinter([col("Desired", "integer"), col("Current", "integer"), col("Ready", "integer")], (o) => [replicas(o), num(o.status?.replicas), num(o.status?.readyReplicas)], false),
+  "/ReplicationController": workloadPrinter([col("Desired", "integer"), col("Current", "integer"), col("Ready", "integer")], (o) => [replicas(o), num(o.status?.replicas), num(o.status?.readyReplicas)], labelMapSelector),
   "/PodTemplate": { columns: [nameColumn, col("Containers"), col("Images"), col("Pod Labels")], cells: (o) => [name(o), ...containerCells(o.template), formatLabels(o.template?.metadata?.labels)] },
-  "apps/Deployment": workloadPrinter([col("Ready"), col("Up-to-date"), col("Available")], (o) => [`${num(o.status?.readyReplicas)}/${replicas(o)}`, num(o.status?.updatedReplicas), num(o.status?.availableReplicas)], true),
-  "apps/ReplicaSet": workloadPrinter([col("Desired", "integer"), col("Current", "integer"), col("Ready", "integer")], (o) => [replicas(o), num(o.status?.replicas), num(o.status?.readyReplicas)], true),
-  "apps/StatefulSet": workloadPrinter([col("Ready")], (o) => [`${num(o.status?.readyReplicas)}/${replicas(o)}`], false),
+  "apps/Deployment": workloadPrinter([col("Ready"), col("Up-to-date"), col("Available")], (o) => [`${num(o.status?.readyReplicas)}/${replicas(o)}`, num(o.status?.updatedReplicas), num(o.status?.availableReplicas)], specSelector),
+  "apps/ReplicaSet": workloadPrinter([col("Desired", "integer"), col("Current", "integer"), col("Ready", "integer")], (o) => [replicas(o), num(o.status?.replicas), num(o.status?.readyReplicas)], specSelector),
+  "apps/StatefulSet": workloadPrinter([col("Ready")], (o) => [`${num(o.status?.readyReplicas)}/${replicas(o)}`], undefined),
   "apps/DaemonSet": workloadPrinter(
     [col("Desired", "integer"), col("Current", "integer"), col("Ready", "integer"), col("Up-to-date", "integer"), col("Available", "integer"), col("Node Selector")],
     (o) => [num(o.status?.desiredNumberScheduled), num(o.status?.currentNumberScheduled), num(o.status?.numberReady), num(o.status?.updatedNumberScheduled), num(o.status?.numberAvailable), formatLabels(o.spec?.template?.spec?.nodeSelector)],
-    true,
+    specSelector,
   ),
   "batch/Job": { columns: [nameColumn, col("Status"), col("Completions"), col("Duration"), ageColumn, ...templateColumns, wide("Selector")], cells: jobCells },
   "batch/CronJob": {
@@ -380,6 +491,51 @@ export const builtinPrinters: Readonly<Record<string, Printer>> = {
   "admissionregistration.k8s.io/MutatingWebhookConfiguration": { columns: [nameColumn, col("Webhooks", "integer"), ageColumn], cells: (o, age) => [name(o), list(o.webhooks).length, created(o, age)] },
   "admissionregistration.k8s.io/ValidatingWebhookConfiguration": { columns: [nameColumn, col("Webhooks", "integer"), ageColumn], cells: (o, age) => [name(o), list(o.webhooks).length, created(o, age)] },
   "node.k8s.io/RuntimeClass": { columns: [nameColumn, col("Handler"), ageColumn], cells: (o, age) => [name(o), o.handler ?? "", created(o, age)] },
+  "/ResourceQuota": { columns: [nameColumn, col("Request"), col("Limit"), ageColumn], cells: quotaCells },
+  "/ComponentStatus": { columns: [nameColumn, col("Status"), col("Message"), col("Error")], cells: componentStatusCells },
+  "apps/ControllerRevision": {
+    columns: [nameColumn, col("Controller"), col("Revision"), ageColumn],
+    cells: (o, age) => [name(o), controllerText(o), num(o.revision), created(o, age)],
+  },
+  "storage.k8s.io/VolumeAttachment": {
+    columns: [nameColumn, { ...col("Attacher"), format: "name" }, col("PV"), col("Node"), col("Attached", "boolean"), ageColumn],
+    cells: (o, age) => [name(o), o.spec?.attacher ?? "", o.spec?.source?.persistentVolumeName ?? "", o.spec?.nodeName ?? "", o.status?.attached === true, created(o, age)],
+  },
+  "storage.k8s.io/CSIDriver": {
+    columns: [nameColumn, col("AttachRequired", "boolean"), col("PodInfoOnMount", "boolean"), col("StorageCapacity", "boolean"), col("TokenRequests"), col("RequiresRepublish", "boolean"), col("Modes"), ageColumn],
+    cells: csiDriverCells,
+  },
+  "storage.k8s.io/CSINode": { columns: [nameColumn, col("Drivers", "integer"), ageColumn], cells: (o, age) => [name(o), list(o.spec?.drivers).length, created(o, age)] },
+  "storage.k8s.io/CSIStorageCapacity": {
+    columns: [nameColumn, col("StorageClassName"), col("Capacity")],
+    cells: (o) => [name(o), o.storageClassName ?? "", o.capacity === undefined || o.capacity === null ? "<unset>" : String(o.capacity)],
+  },
+  "storage.k8s.io/VolumeAttributesClass": {
+    columns: [nameColumn, col("DriverName"), ageColumn],
+    // The printer marks a class carrying the (alpha) default-class annotation, as it marks default StorageClasses.
+    cells: (o, age) => [`${name(o)}${o.metadata?.annotations?.["volumeattributesclass.alpha.kubernetes.io/is-default-class"] === "true" ? " (default)" : ""}`, o.driverName ?? "", created(o, age)],
+  },
+  "admissionregistration.k8s.io/ValidatingAdmissionPolicy": {
+    columns: [nameColumn, col("Validations", "integer"), col("ParamKind"), ageColumn],
+    cells: (o, age) => {
+      const kind = o.spec?.paramKind;
+      return [name(o), list(o.spec?.validations).length, isObject(kind) ? `${kind.apiVersion ?? ""}/${kind.kind ?? ""}` : "<unset>", created(o, age)];
+    },
+  },
+  "admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding": {
+    columns: [nameColumn, col("PolicyName"), col("ParamRef"), ageColumn],
+    cells: (o, age) => [name(o), o.spec?.policyName ?? "", paramRefText(o.spec?.paramRef), created(o, age)],
+  },
+  "flowcontrol.apiserver.k8s.io/FlowSchema": {
+    columns: [nameColumn, col("PriorityLevel"), col("MatchingPrecedence"), col("DistinguisherMethod"), ageColumn, col("MissingPL")],
+    cells: flowSchemaCells,
+    // The list printer puts the schemas in the order the server matches requests against them.
+    compare: (a, b) => matchingPrecedence(a) - matchingPrecedence(b) || byteOrder(name(a), name(b)),
+  },
+  "flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration": {
+    columns: [nameColumn, col("Type"), col("NominalConcurrencyShares"), col("Queues"), col("HandSize"), col("QueueLengthLimit"), ageColumn],
+    cells: priorityLevelCells,
+  },
 };
 
 /** kube's HumanDuration, as `kubectl get` prints ages: 42s, 5m10s, 3h, 2d5h, 400d, 3y. */

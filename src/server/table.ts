@@ -134,7 +134,9 @@ export class Tables {
     const age = this.#age();
     const table: Json = { kind: "Table", apiVersion: "meta.k8s.io/v1", metadata: listMeta ?? {} };
     if (withColumns) table.columnDefinitions = printer.columns.map((c) => ({ priority: 0, description: "", format: "", ...c }));
-    table.rows = items.map((item) => this.#row(printer, item, include, age));
+    // Some kinds' lists print in an order of their own (FlowSchemas by matching precedence), as kube's list printers sort.
+    const ordered = printer.compare === undefined ? items : [...items].sort((a, b) => printer.compare!(a as Json, b as Json));
+    table.rows = ordered.map((item) => this.#row(printer, item, include, age));
     return table;
   }
 

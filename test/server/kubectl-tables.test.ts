@@ -86,3 +86,55 @@ test("kubectl get prints nodes with their wide columns, events as the real serve
     await t.close();
   }
 });
+
+test("kubectl get prints quotas, flow control, admission policies and controller revisions with the real printers' columns", async () => {
+  const t = await testServer();
+  try {
+    const hard = { pods: "10", "requests.cpu": "1", "limits.cpu": "2" };
+    await create(t, "/api/v1/namespaces/default/resourcequotas", { metadata: { name: "compute" }, spec: { hard } }, { hard, used: { pods: "3", "requests.cpu": "500m" } });
+    assert.match(await get(t, ["quota"]), /^NAME\s+REQUEST\s+LIMIT\s+AGE\ncompute\s+pods: 3\/10, requests\.cpu: 500m\/1\s+limits\.cpu: 0\/2\s+\d+s\n$/);
+    const flowcontrol = "/apis/flowcontrol.apiserver.k8s.io/v1";
+    const queuing = { type: "Limited", limited: { nominalConcurrencyShares: 20, limitResponse: { type: "Queue", queuing: { queues: 16, handSize: 4, queueLengthLimit: 50 } } } };
+    await create(t, `${flowcontrol}/prioritylevelconfigurations`, { metadata: { name: "batch" }, spec: queuing });
+    assert.match(await get(t, ["prioritylevelconfigurations", "batch"]), /^NAME\s+TYPE\s+NOMINALCONCURRENCYSHARES\s+QUEUES\s+HANDSIZE\s+QUEUELENGTHLIMIT\s+AGE\nbatch\s+Limited\s+20\s+16\s+4\s+50\s+\d+s\n$/);
+    const schema = { metadata: { name: "batch-jobs" }, spec: { priorityLevelConfiguration: { name: "missing" }, matchingPrecedence: 900, distinguisherMethod: { type: "ByNamespace" } } };
+    await create(t, `${flowcontrol}/flowschemas`, schema, { conditions: [{ type: "Dangling", status: "True", reason: "NotFound", message: "missing", lastTransitionTime: "2026-01-01T00:00:00Z" }] });
+    assert.match(await get(t, ["flowschemas", "batch-jobs"]), /^NAME\s+PRIORITYLEVEL\s+MATCHINGPRECEDENCE\s+DISTINGUISHERMETHOD\s+AGE\s+MISSINGPL\nbatch-jobs\s+missing\s+900\s+ByNamespace\s+\d+s\s+True\n$/);
+    const admission = "/apis/admissionregistration.k8s.io/v1";
+    const policy = { metadata: { name: "replica-limit" }, spec: { paramKind: { apiVersion: "v1", kind: "ConfigMap" }, matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"] }] }, validations: [{ expression: "object.spec.replicas <= 5" }] } };
+    await create(t, `${admission}/validatingadmissionpolicies`, policy);
+    assert.match(await get(t, ["validatingadmissionpolicies"]), /^NAME\s+VALIDATIONS\s+PARAMKIND\s+AGE\nreplica-limit\s+1\s+v1\/ConfigMap\s+\d+s\n$/);
+    const binding = { metadata: { name: "replica-limit-prod" }, spec: { policyName: "replica-limit", paramRef: { name: "limits", namespace: "prod", parameterNotFoundAction: "Deny" }, validationActions: ["Deny"] } };
+    await create(t, `${admission}/validatingadmissionpolicybindings`, binding);
+    assert.match(await get(t, ["validatingadmissionpolicybindings"]), /^NAME\s+POLICYNAME\s+PARAMREF\s+AGE\nreplica-limit-prod\s+replica-limit\s+prod\/limits\s+\d+s\n$/);
+    // The owner must exist: the garbage collector deletes a revision whose controller is gone.
+    const sts = { metadata: { name: "db" }, spec: { serviceName: "db", selector, template } };
+    const owned = await request(t.server, "POST", "/apis/apps/v1/namespaces/default/statefulsets", { body: sts });
+    assert.equal(owned.status, 201, owned.text);
+    const owner = { apiVersion: "apps/v1", kind: "StatefulSet", name: "db", uid: owned.json.metadata.uid, controller: true };
+    await create(t, "/apis/apps/v1/namespaces/default/controllerrevisions", { metadata: { name: "db-5d8f", ownerReferences: [owner] }, revision: 2, data: {} });
+    assert.match(await get(t, ["controllerrevisions"]), /^NAME\s+CONTROLLER\s+REVISION\s+AGE\ndb-5d8f\s+statefulset\.apps\/db\s+2\s+\d+s\n$/);
+  } finally {
+    await t.close();
+  }
+});
+
+test("kubectl get prints CSI drivers as defaulted, CSI nodes, capacities, volume attachments and volume attributes classes", async () => {
+  const t = await testServer();
+  try {
+    const storage = "/apis/storage.k8s.io/v1";
+    await create(t, `${storage}/csidrivers`, { metadata: { name: "ebs.csi.aws.com" }, spec: { tokenRequests: [{ audience: "sts.amazonaws.com" }] } });
+    assert.match(await get(t, ["csidrivers"]), /^NAME\s+ATTACHREQUIRED\s+PODINFOONMOUNT\s+STORAGECAPACITY\s+TOKENREQUESTS\s+REQUIRESREPUBLISH\s+MODES\s+AGE\nebs\.csi\.aws\.com\s+true\s+false\s+false\s+sts\.amazonaws\.com\s+false\s+Persistent\s+\d+s\n$/);
+    await create(t, `${storage}/csinodes`, { metadata: { name: "n1" }, spec: { drivers: [{ name: "ebs.csi.aws.com", nodeID: "i-1" }] } });
+    assert.match(await get(t, ["csinodes"]), /^NAME\s+DRIVERS\s+AGE\nn1\s+1\s+\d+s\n$/);
+    await create(t, `${storage}/namespaces/default/csistoragecapacities`, { metadata: { name: "cap-1" }, storageClassName: "fast", capacity: "100Gi" });
+    assert.match(await get(t, ["csistoragecapacities"]), /^NAME\s+STORAGECLASSNAME\s+CAPACITY\ncap-1\s+fast\s+100Gi\n$/);
+    const attachment = { metadata: { name: "csi-abc" }, spec: { attacher: "ebs.csi.aws.com", nodeName: "n1", source: { persistentVolumeName: "pv-1" } } };
+    await create(t, `${storage}/volumeattachments`, attachment, { attached: true });
+    assert.match(await get(t, ["volumeattachments"]), /^NAME\s+ATTACHER\s+PV\s+NODE\s+ATTACHED\s+AGE\ncsi-abc\s+ebs\.csi\.aws\.com\s+pv-1\s+n1\s+true\s+\d+s\n$/);
+    await create(t, `${storage}/volumeattributesclasses`, { metadata: { name: "gold" }, driverName: "ebs.csi.aws.com", parameters: { iops: "3000" } });
+    assert.match(await get(t, ["volumeattributesclasses"]), /^NAME\s+DRIVERNAME\s+AGE\ngold\s+ebs\.csi\.aws\.com\s+\d+s\n$/);
+  } finally {
+    await t.close();
+  }
+});
