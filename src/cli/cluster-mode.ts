@@ -50,6 +50,7 @@ export function startClusterMode(options: ClusterModeOptions): ClusterMode {
     network: true,
     kubelet: { startMs: 500, stopMs: 500 },
     with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller", "serviceaccount-controller"],
+    revisionHistory: true,
   });
   const kubeconfig = new KubeConfig();
   kubeconfig.loadFromString(options.kubeconfig);

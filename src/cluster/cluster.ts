@@ -44,6 +44,12 @@ export interface ClusterOptions {
    * distinct IPs (the kubelet's `network` option). Default false: every pod reports 10.1.0.1, as before addresses.
    */
   network?: boolean;
+  /**
+   * Rollout history as kube-controller-manager keeps it, what `kubectl rollout history` and `rollout undo` read: the
+   * Deployment's revision annotation and the renumbering of a restored ReplicaSet, and a DaemonSet's
+   * ControllerRevisions (StatefulSets always have theirs). Default false: runs recorded before it replay unchanged.
+   */
+  revisionHistory?: boolean;
 }
 
 export interface ClusterExternalsOptions {
@@ -80,8 +86,8 @@ export function cluster(options: ClusterOptions = {}): ActorDefinition[] {
     scheduler(),
     nodeLifecycle(options.nodeLifecycle ?? {}),
     replicaSetController(),
-    deploymentController(),
-    daemonSetController(),
+    deploymentController({ revisions: options.revisionHistory === true }),
+    daemonSetController({ revisions: options.revisionHistory === true }),
     jobController(),
     cronJobController(),
     disruptionController(),

@@ -3,7 +3,7 @@
 // scheduler; RollingUpdate (maxUnavailable, no surge) or OnDelete; status a rollout script waits on.
 import type { PodTemplateSpec, Toleration } from "kubernetes-types/core/v1.js";
 import { assert } from "../api/assert.ts";
-import { isNotFound } from "../api/errors.ts";
+import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import { controllerOf } from "../api/object.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
@@ -17,6 +17,7 @@ import type { Node, Pod, Workload } from "./common.ts";
 import { Expectations, isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 import { podFitsNode } from "./scheduler.ts";
+import { controllerRevisionKind } from "./statefulset.ts";
 
 export const daemonHashLabel = "controller-revision-hash";
 
@@ -71,7 +72,7 @@ async function syncNodes(ds: Workload, plans: NodePlan[], misplaced: Pod[], hash
   for (const pod of misplaced) if (isPodActive(pod)) await removePod(pod, ctx);
 }
 
-type Ctx = ReconcileContext & { expectations: Expectations };
+type Ctx = ReconcileContext & { expectations: Expectations; history?: boolean };
 
 async function removePod(pod: Pod, ctx: Ctx): Promise<void> {
   ctx.expectations.expect(`${controllerOf(pod)?.uid}/${podNode(pod)}`, "deletes", pod.metadata.name ?? "", ctx.clock.now());
@@ -113,6 +114,38 @@ function daemonSetStatus(ds: Workload, plans: NodePlan[], misplaced: Pod[], hash
   };
 }
 
+type ControllerRevision = KubeObject & { revision: number };
+
+/**
+ * The template's versions as ControllerRevisions `<set>-<hash>`, as the real controller keeps them (what `kubectl
+ * rollout history` and `rollout undo` read for a DaemonSet): one per template, the current one numbered after every
+ * other (a rollback renumbers it), and at most `revisionHistoryLimit` (default 10) old ones no pod runs.
+ */
+async function syncHistory(ds: Workload, hash: string, pods: Pod[], ctx: Ctx): Promise<void> {
+  const history = ownedBy(ctx.lister<ControllerRevision>(controllerRevisionKind).byIndex(indexNames.ownerUid, ds.metadata.uid ?? ""), ds);
+  const name = `${ds.metadata.name}-${hash}`;
+  const latest = Math.max(0, ...history.map((r) => r.revision));
+  const existing = history.find((r) => r.metadata.name === name);
+  if (existing === undefined) {
+    const labels = { ...(ds.spec.template.metadata?.labels ?? {}), [daemonHashLabel]: hash };
+    const owner = { ...daemonSetKind, name: ds.metadata.name ?? "", uid: ds.metadata.uid ?? "", controller: true, blockOwnerDeletion: true };
+    const data = { spec: { template: { ...structuredClone(ds.spec.template), $patch: "replace" } } };
+    try {
+      await ctx.client.create({ object: { ...controllerRevisionKind, metadata: { name, namespace: ds.metadata.namespace, labels, ownerReferences: [owner] }, data, revision: latest + 1 } });
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+    }
+  } else if (existing.revision < latest) {
+    await ctx.client.patch({ ...controllerRevisionKind, namespace: ds.metadata.namespace, name, patchType: "merge", patch: { revision: latest + 1 } });
+  }
+  const running = new Set(pods.map((p) => p.metadata.labels?.[daemonHashLabel] ?? ""));
+  const limit = typeof ds.spec.revisionHistoryLimit === "number" ? ds.spec.revisionHistoryLimit : 10;
+  const old = history.filter((r) => r.metadata.name !== name && !running.has(r.metadata.labels?.[daemonHashLabel] ?? "")).sort((a, b) => a.revision - b.revision);
+  for (const revision of old.slice(0, Math.max(0, old.length - limit))) {
+    await deleteIfPresent(ctx, { ...controllerRevisionKind, namespace: ds.metadata.namespace, name: revision.metadata.name ?? "" });
+  }
+}
+
 async function reconcileDaemonSet(ds: Workload, ctx: Ctx): Promise<Action> {
   assert(ds.metadata.uid !== undefined, "daemonset-has-uid");
   const hash = templateHash(ds.spec.template);
@@ -131,6 +164,7 @@ async function reconcileDaemonSet(ds: Workload, ctx: Ctx): Promise<Action> {
   });
   const misplaced = pods.filter((pod) => !eligible.includes(podNode(pod)));
   if (!isTerminating(ds)) {
+    if (ctx.history) await syncHistory(ds, hash, pods, ctx);
     await syncNodes(ds, plans, misplaced, hash, ctx);
     await rollingUpdate(ds, plans, hash, ctx);
   }
@@ -153,7 +187,16 @@ function podNode(pod: Pod): string {
   return terms[0]?.matchFields?.find((f) => f.key === "metadata.name")?.values?.[0] ?? "";
 }
 
-export function daemonSetController(options: WorkloadControllerOptions = {}): ActorDefinition {
+export interface DaemonSetControllerOptions extends WorkloadControllerOptions {
+  /**
+   * Keep the template's history as ControllerRevisions, as kube-controller-manager does (`kubectl rollout history`
+   * and `rollout undo` need them). Default false: it adds a watched kind and writes, and runs recorded before it must
+   * replay unchanged.
+   */
+  revisions?: boolean;
+}
+
+export function daemonSetController(options: DaemonSetControllerOptions = {}): ActorDefinition {
   return defineActor({
     name: "daemonset-controller",
     restartDelayMs: options.restartDelayMs ?? 1000,
@@ -165,12 +208,12 @@ export function daemonSetController(options: WorkloadControllerOptions = {}): Ac
       const controller = defineController<Workload>({
         name: "daemonset-controller",
         for: daemonSetKind,
-        owns: [podKind],
+        owns: options.revisions === true ? [podKind, controllerRevisionKind] : [podKind],
         watches: [{ ...nodeKind, map: () => (sets?.list() ?? []).map((ds) => ({ namespace: ds.metadata.namespace, name: ds.metadata.name ?? "" })) }],
         resyncMs: 0,
         reconcile: (ds, rctx) => {
           sets = rctx.lister<Workload>(daemonSetKind);
-          return reconcileDaemonSet(ds, { ...rctx, expectations });
+          return reconcileDaemonSet(ds, { ...rctx, expectations, history: options.revisions === true });
         },
       });
       await runControllers(ctx, [controller]);

@@ -104,9 +104,43 @@ async function rollingUpdate(deploy: Workload, sets: Workload[], ctx: ReconcileC
   }
 }
 
+const revisionOf = (object: KubeObject): number => Number(object.metadata.annotations?.[revisionAnnotation] ?? 0);
+
 function sortOldestFirst(sets: Workload[]): Workload[] {
-  const revision = (rs: Workload) => Number(rs.metadata.annotations?.[revisionAnnotation] ?? 0);
-  return [...sets].sort((a, b) => revision(a) - revision(b));
+  return [...sets].sort((a, b) => revisionOf(a) - revisionOf(b));
+}
+
+export interface DeploymentControllerOptions extends WorkloadControllerOptions {
+  /**
+   * Revision numbers as kube-controller-manager keeps them: the Deployment carries its current one in the
+   * `deployment.kubernetes.io/revision` annotation, and a ReplicaSet brought back by a rollback takes the next number
+   * (what `kubectl rollout undo` and `rollout history` read). Default false: it adds writes, and runs recorded before
+   * it must replay unchanged.
+   */
+  revisions?: boolean;
+}
+
+/**
+ * The current template's ReplicaSet numbered after every older one, and the Deployment annotated with its number. A
+ * set created by this reconcile is not in `sets` yet: its arrival in the cache brings the Deployment back.
+ */
+async function syncRevision(deploy: Workload, sets: Workload[], ctx: ReconcileContext): Promise<void> {
+  const hash = hashOf(deploy);
+  const fresh = sets.find((rs) => rs.metadata.labels?.[hashLabel] === hash);
+  if (fresh === undefined) return;
+  const newest = Math.max(0, ...sets.filter((rs) => rs !== fresh).map(revisionOf));
+  const revision = String(Math.max(revisionOf(fresh), newest + 1));
+  const annotate = async (kind: { apiVersion: string; kind: string }, object: Workload) => {
+    if (object.metadata.annotations?.[revisionAnnotation] === revision) return;
+    const patch = { metadata: { annotations: { [revisionAnnotation]: revision } } };
+    try {
+      await ctx.client.patch({ ...kind, namespace: object.metadata.namespace, name: object.metadata.name ?? "", patchType: "merge", patch });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  };
+  await annotate(replicaSetKind, fresh);
+  await annotate(deploymentKind, deploy);
 }
 
 /** Recreate: every old pod gone (terminating ones too) before the new set scales up. */
@@ -206,7 +240,7 @@ function deploymentOfPod(pod: KubeObject): Array<{ namespace?: string; name: str
   return [{ namespace: pod.metadata.namespace, name: owner.name.slice(0, cut) }];
 }
 
-export function deploymentController(options: WorkloadControllerOptions = {}): ActorDefinition {
+export function deploymentController(options: DeploymentControllerOptions = {}): ActorDefinition {
   return defineActor({
     name: "deployment-controller",
     restartDelayMs: options.restartDelayMs ?? 1000,
@@ -228,6 +262,7 @@ export function deploymentController(options: WorkloadControllerOptions = {}): A
             else await rollingUpdate(deploy, sets, rctx);
             await cleanupHistory(deploy, sets, rctx);
           }
+          if (options.revisions === true) await syncRevision(deploy, sets, rctx);
           const { status, recheckMs } = deploymentStatus(deploy, sets, rctx.clock.now());
           await syncStatus(deploy, status, rctx);
           return recheckMs === undefined ? Action.awaitChange() : Action.requeueAfter(recheckMs);

@@ -13,7 +13,9 @@ export { annotations, isPodReady, isNodeReady, isTerminating, templateHash } fro
 export { replicaSetController, isPodAvailable } from "./replicaset.ts";
 export type { WorkloadControllerOptions } from "./replicaset.ts";
 export { deploymentController, deploymentRolloutStatus, rolloutRestart, restartedAtAnnotation, revisionAnnotation } from "./deployment.ts";
+export type { DeploymentControllerOptions } from "./deployment.ts";
 export { daemonSetController, daemonSetRolloutStatus, daemonHashLabel } from "./daemonset.ts";
+export type { DaemonSetControllerOptions } from "./daemonset.ts";
 export { jobController, cronJobController, jobFinished, cronTimes } from "./job.ts";
 export { nodeLifecycle, disruptionController, drain, drainOnce, drainCell, evictPod, cordon, pdbStatus } from "./node.ts";
 export type { NodeLifecycleOptions, DrainOptions, EvictionResult } from "./node.ts";

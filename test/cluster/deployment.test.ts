@@ -2,7 +2,7 @@
 // restart by annotation, report rollout status, and time out on the progress deadline.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cluster, deploymentRolloutStatus, rolloutRestart, annotations } from "../../src/cluster/index.ts";
+import { cluster, deploymentRolloutStatus, rolloutRestart, annotations, revisionAnnotation } from "../../src/cluster/index.ts";
 import { defineActor } from "../../src/sim/index.ts";
 import type { Simulation, TraceRecord, WorldView } from "../../src/sim/index.ts";
 import type { KubeObject } from "../../src/api/object.ts";
@@ -97,6 +97,30 @@ test("the restartedAt annotation rolls every pod of a Deployment onto new pods",
   assert.equal(after.length, 2);
   assert.ok(after.every((p) => !before.has(p.metadata.uid)), "every pod is new");
   assert.equal(rollout(sim).done, true);
+});
+
+test("with revisionHistory the Deployment carries its revision, and a rollback renumbers the restored ReplicaSet", async () => {
+  const revision = (object: KubeObject | undefined) => object?.metadata.annotations?.[revisionAnnotation];
+  const setsByImage = (sim: Simulation) =>
+    Object.fromEntries(list(sim, "apps/v1", "ReplicaSet").map((rs) => [(rs.spec as { template: { spec: { containers: Array<{ image: string }> } } }).template.spec.containers[0]!.image, revision(rs)]));
+  const sim = world(16, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2, revisionHistory: true }) });
+  sim.store.create(deployment(2));
+  await runFor(sim, 30_000);
+  assert.equal(revision(sim.view().get(deployRef)), "1");
+  setImage(sim, "web:v2");
+  await runFor(sim, 60_000);
+  assert.equal(revision(sim.view().get(deployRef)), "2");
+  // Back to the first template: its ReplicaSet is reused and becomes revision 3, as `kubectl rollout undo` leaves it.
+  setImage(sim, "web:v1");
+  await runFor(sim, 60_000);
+  assert.equal(revision(sim.view().get(deployRef)), "3");
+  assert.deepEqual(setsByImage(sim), { "web:v1": "3", "web:v2": "2" });
+  assert.equal(rollout(sim).done, true);
+  // Without the option the Deployment is left unannotated (the recorded behaviour).
+  const plain = world(16, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2 }) });
+  plain.store.create(deployment(2));
+  await runFor(plain, 30_000);
+  assert.equal(revision(plain.view().get(deployRef)), undefined);
 });
 
 test("a rollout that cannot progress reports ProgressDeadlineExceeded", async () => {

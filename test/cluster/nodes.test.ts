@@ -56,6 +56,30 @@ test("a DaemonSet runs one pod per node, cordoned ones too, and rolls one node a
   assert.equal(daemonSetRolloutStatus(sim.view().get(dsRef)!).done, true);
 });
 
+test("with revisionHistory a DaemonSet keeps its templates as ControllerRevisions, and going back renumbers the old one", async () => {
+  const revisions = (sim: Simulation) =>
+    Object.fromEntries(list(sim, "apps/v1", "ControllerRevision").map((r) => [(r as unknown as { data: { spec: { template: { spec: { containers: Array<{ image: string }> } } } } }).data.spec.template.spec.containers[0]!.image, (r as unknown as { revision: number }).revision]));
+  const setImage = (sim: Simulation, image: string) => sim.store.patch({ ...dsRef, patchType: "merge", patch: { spec: { template: { spec: { containers: [{ name: "agent", image }] } } } } });
+  const sim = world(33, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2, revisionHistory: true }) });
+  sim.store.create(daemonSet());
+  await runFor(sim, 30_000);
+  assert.deepEqual(revisions(sim), { "agent:v1": 1 });
+  setImage(sim, "agent:v2");
+  await runFor(sim, 60_000);
+  assert.deepEqual(revisions(sim), { "agent:v1": 1, "agent:v2": 2 });
+  setImage(sim, "agent:v1");
+  await runFor(sim, 60_000);
+  assert.deepEqual(revisions(sim), { "agent:v1": 3, "agent:v2": 2 });
+  const history = list(sim, "apps/v1", "ControllerRevision");
+  assert.ok(history.every((r) => r.metadata.ownerReferences?.[0]?.kind === "DaemonSet" && r.metadata.labels?.app === "agent"), "owned by the set, with its template's labels");
+  assert.equal(daemonSetRolloutStatus(sim.view().get(dsRef)!).done, true);
+  // Without the option there is no history (the recorded behaviour).
+  const plain = world(33, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2 }) });
+  plain.store.create(daemonSet());
+  await runFor(plain, 30_000);
+  assert.deepEqual(list(plain, "apps/v1", "ControllerRevision"), []);
+});
+
 test("a node whose kubelet stops heartbeating goes Ready=Unknown, and Ready again when it is back", async () => {
   const sim = world(32, { nodes: ["n1", "n2"], registry, actors: cluster({ nodes: 2 }) });
   await runFor(sim, 20_000);

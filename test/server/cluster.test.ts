@@ -160,6 +160,39 @@ test("kubectl rollout status and wait --for=condition=Available finish for a Dep
   }
 });
 
+test("kubectl rollout history and undo work for a Deployment and a DaemonSet, numbering revisions as a real cluster does", async () => {
+  const t = await clusterServer(2);
+  const run = async (args: string[]) => {
+    const result = await kubectl(t, args, { timeoutMs: 70_000 });
+    assert.equal(result.code, 0, `kubectl ${args.join(" ")}: ${result.stderr}`);
+    return result.stdout;
+  };
+  const revisions = (text: string) => [...text.matchAll(/^(\d+)\s+<none>$/gm)].map((m) => Number(m[1]));
+  const image = async (kind: string) => (await run(["get", kind, "-o", "jsonpath={.spec.template.spec.containers[0].image}"])).trim();
+  try {
+    const daemonSet = { apiVersion: "apps/v1", kind: "DaemonSet", metadata: { name: "agent" }, spec: { selector: { matchLabels: { app: "agent" } }, template: { metadata: { labels: { app: "agent" } }, spec: { containers: [{ name: "agent", image: "agent:1" }] } } } };
+    await run(["create", "deployment", "web", "--image=nginx:1.25"]);
+    assert.equal((await kubectl(t, ["apply", "-f", "-"], { input: JSON.stringify(daemonSet) })).code, 0);
+    for (const kind of ["deployment/web", "daemonset/agent"]) await run(["rollout", "status", kind, "--timeout=60s"]);
+    await run(["set", "image", "deployment/web", "nginx=nginx:1.26"]);
+    await run(["set", "image", "daemonset/agent", "agent=agent:2"]);
+    for (const kind of ["deployment/web", "daemonset/agent"]) {
+      await run(["rollout", "status", kind, "--timeout=60s"]);
+      assert.deepEqual(revisions(await run(["rollout", "history", kind])), [1, 2], kind);
+      assert.match(await run(["rollout", "undo", kind]), /rolled back/);
+      await run(["rollout", "status", kind, "--timeout=60s"]);
+      // The restored template takes the next number; its old one is gone from the history.
+      assert.deepEqual(revisions(await run(["rollout", "history", kind])), [2, 3], kind);
+    }
+    assert.equal(await image("deployment/web"), "nginx:1.25");
+    assert.equal(await image("daemonset/agent"), "agent:1");
+    assert.equal(get(t, "apps/v1", "Deployment", "web").metadata.annotations["deployment.kubernetes.io/revision"], "3");
+    assert.deepEqual(t.lines, [], "no actor failed or restarted");
+  } finally {
+    await t.close();
+  }
+});
+
 /** A StatefulSet and its headless Service added to the stock chart, so `--wait` covers all three kinds. */
 const statefulTemplate = `apiVersion: v1
 kind: Service
