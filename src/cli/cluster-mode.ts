@@ -44,11 +44,12 @@ export function startClusterMode(options: ClusterModeOptions): ClusterMode {
   const cells = new Map(Object.entries(clusterExternals({ nodes })));
   // Everything a real cluster runs for workloads: StatefulSets and Service endpoints too, and distinct pod IPs. The
   // fake nodes pull nothing, so a container starts and stops in half a second rather than the simulator's default
-  // second: a rollout a user or a test waits on goes twice as fast, in the same order.
+  // second: a rollout a user or a test waits on goes twice as fast, in the same order. The containers of a pod that
+  // does not restart them (a Job's, a helm hook's) exit 0 after a second, since nothing runs their command.
   const actors = cluster({
     nodes,
     network: true,
-    kubelet: { startMs: 500, stopMs: 500 },
+    kubelet: { startMs: 500, stopMs: 500, batchRunMs: 1000 },
     with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller", "serviceaccount-controller"],
     revisionHistory: true,
   });

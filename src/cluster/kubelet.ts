@@ -83,6 +83,12 @@ export interface KubeletOptions {
    * 10.0.0.1 (as runs recorded before addresses existed did).
    */
   network?: { hostIP: string; podCIDR: string };
+  /**
+   * How long the containers of a pod that does not restart them (`restartPolicy` Never or OnFailure: a Job's) run
+   * before they exit 0, when the pod's `sim.settle.dev/run-ms` annotation and a program say nothing. Default:
+   * they run until deleted. `settle serve --cluster` sets it, so Jobs, CronJobs and helm hooks complete there.
+   */
+  batchRunMs?: number;
   /** Terminating to removed (capped by the pod's grace period). Default 1000. */
   stopMs?: number;
   /** Retry after a failed image pull. Default 10_000. */
@@ -453,7 +459,7 @@ class Kubelet {
       // The kubelet lost its program (it crashed): the container is gone, as after a SIGKILL.
       return this.exit(pod, 137, "ContainerLost");
     }
-    const runMs = numberAnnotation(pod, annotations.runMs);
+    const runMs = this.runMs(pod);
     if (program === undefined && runMs !== undefined && now >= startedAt + runMs) {
       return this.exit(pod, numberAnnotation(pod, annotations.exitCode) ?? 0, "Completed");
     }
@@ -471,9 +477,16 @@ class Kubelet {
   private nextDeadline(pod: Pod, startedAt: number): Action {
     const now = this.ctx.clock.now();
     const readyMs = this.readyDelayMs(pod);
-    const runMs = numberAnnotation(pod, annotations.runMs);
+    const runMs = this.runMs(pod);
     const due = [startedAt + readyMs, runMs === undefined ? Infinity : startedAt + runMs].filter((t) => t > now && Number.isFinite(t));
     return due.length === 0 ? Action.awaitChange() : Action.requeueAfter(Math.min(...due) - now);
+  }
+
+  /** How long the pod's containers run before they exit, if they do on their own (see `batchRunMs`). */
+  private runMs(pod: Pod): number | undefined {
+    const annotated = numberAnnotation(pod, annotations.runMs);
+    if (annotated !== undefined || this.options.batchRunMs === undefined) return annotated;
+    return (pod.spec.restartPolicy ?? "Always") === "Always" ? undefined : this.options.batchRunMs;
   }
 
   /** A container exited: restart it when the policy says so, else the pod finishes. */

@@ -45,6 +45,27 @@ test("a Job runs its pods to the completions it asks for and is Complete", async
   assert.equal(list(sim, "v1", "Pod").length, 3);
 });
 
+test("with batchRunMs a Job's pod without a run time completes after it; a Deployment's pods keep running", async () => {
+  const plainJob = (name: string): KubeObject => ({
+    apiVersion: "batch/v1",
+    kind: "Job",
+    metadata: { name, namespace: ns },
+    spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "task", image: "task:v1" }] } } },
+  });
+  const sim = world(23, { nodes: ["n1"], registry, actors: cluster({ nodes: 1, kubelet: { batchRunMs: 2000 } }) });
+  sim.store.create(plainJob("once"));
+  sim.store.create({ apiVersion: "v1", kind: "Pod", metadata: { name: "server", namespace: ns }, spec: { containers: [{ name: "task", image: "task:v1" }] } });
+  await runFor(sim, 30_000);
+  assert.equal(jobFinished(jobOf(sim, "once")), "Complete");
+  const server = sim.view().get({ apiVersion: "v1", kind: "Pod", namespace: ns, name: "server" })!;
+  assert.equal((server.status as { phase: string }).phase, "Running", "restartPolicy Always: it runs until deleted");
+  // Without the option the Job's pod runs on, as before.
+  const plain = world(23, { nodes: ["n1"], registry, actors: cluster({ nodes: 1 }) });
+  plain.store.create(plainJob("once"));
+  await runFor(plain, 30_000);
+  assert.equal(jobFinished(jobOf(plain, "once")), undefined);
+});
+
 test("a Job whose pods keep failing is Failed after backoffLimit", async () => {
   const sim = world(22, { nodes: ["n1"], registry, actors: cluster({ nodes: 1 }) });
   sim.store.create(job("doomed", { exitCode: 1, backoffLimit: 2 }));

@@ -160,7 +160,7 @@ test("kubectl rollout status and wait --for=condition=Available finish for a Dep
   }
 });
 
-test("kubectl rollout history and undo work for a Deployment and a DaemonSet, numbering revisions as a real cluster does", async () => {
+test("kubectl rollout history and undo work for a Deployment and a DaemonSet, numbering revisions as a real cluster does, and a Job completes", async () => {
   const t = await clusterServer(2);
   const run = async (args: string[]) => {
     const result = await kubectl(t, args, { timeoutMs: 70_000 });
@@ -187,6 +187,9 @@ test("kubectl rollout history and undo work for a Deployment and a DaemonSet, nu
     assert.equal(await image("deployment/web"), "nginx:1.25");
     assert.equal(await image("daemonset/agent"), "agent:1");
     assert.equal(get(t, "apps/v1", "Deployment", "web").metadata.annotations["deployment.kubernetes.io/revision"], "3");
+    // A Job's container exits 0 after a second (nothing runs its command), so waiting for it ends.
+    await run(["create", "job", "once", "--image=busybox", "--", "echo", "hi"]);
+    await run(["wait", "--for=condition=complete", "job/once", "--timeout=30s"]);
     assert.deepEqual(t.lines, [], "no actor failed or restarted");
   } finally {
     await t.close();
