@@ -261,6 +261,10 @@ async function helmWorkflow(binary: string): Promise<void> {
     assert.equal(pod.spec.nodeName, "n1");
     assert.deepEqual(pods(t, "app=demo-db").map((p) => p.metadata.name).sort(), ["demo-db-0", "demo-db-1"]);
     await eventually(() => endpointIPs(t, "demo"), { endpoints: [pod.status.podIP], slices: [pod.status.podIP] });
+    // The chart's test pod (restartPolicy Never) exits 0 after a second on a fake node, so `helm test` passes.
+    const tested = await helm(["test", "demo", "--timeout", "60s"]);
+    assert.equal(tested.code, 0, tested.stderr);
+    assert.match(tested.stdout, /Phase:\s+Succeeded/);
     const upgrade = await helm(["upgrade", "demo", chart, "--set", "replicaCount=3", "--wait", "--timeout", "60s"]);
     assert.equal(upgrade.code, 0, upgrade.stderr);
     assert.equal(get(t, "apps/v1", "Deployment", "demo").status.availableReplicas, 3);
@@ -277,7 +281,7 @@ async function helmWorkflow(binary: string): Promise<void> {
   }
 }
 
-test("helm 4.1 and 3.18: the stock chart plus a StatefulSet installs, upgrades to 3 replicas, rolls back and uninstalls, each with --wait", async () => {
+test("helm 4.1 and 3.18: the stock chart plus a StatefulSet installs, passes helm test, upgrades to 3 replicas, rolls back and uninstalls, each with --wait", async () => {
   await Promise.all(Object.values(helms).map((binary) => helmWorkflow(binary)));
 });
 
