@@ -1,6 +1,6 @@
-// The server's own mutating admission: defaulting of built-in kinds (defaults.ts) and what a Service's REST storage
+// The server's own mutating admission: defaulting of built-in kinds (defaults.ts), what a Service's REST storage
 // allocates (a cluster IP from the service range, node ports for NodePort and LoadBalancer Services, the IP family
-// fields). It is installed in the store the server creates (or `createServerStore`), never in a simulator's store,
+// fields), and the default admission plugins' changes to new Pods (pod-admission.ts). It is installed in the store the server creates (or `createServerStore`), never in a simulator's store,
 // so simulated runs and their traces are unchanged.
 import { invalid } from "../api/errors.ts";
 import type { FieldError } from "../api/errors.ts";
@@ -9,6 +9,7 @@ import { formatApiVersion } from "../api/object.ts";
 import { createStore } from "../store/index.ts";
 import type { Admission, AdmissionRequest, Store, StoreOptions } from "../store/index.ts";
 import { applyServerDefaults, hasServerDefaults } from "./defaults.ts";
+import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
 
 type Json = Record<string, unknown>;
 
@@ -144,6 +145,7 @@ function allocateService(store: Store, request: AdmissionRequest): void {
 
 /** The server's mutating admission over `store()` (a getter: the store is created with its admission list). */
 export function serverAdmission(store: () => Store): Admission {
+  const pods = new PodAdmission(store);
   return {
     name: "settle-serve-defaulting",
     concerns(operation, resource, subresource) {
@@ -154,13 +156,20 @@ export function serverAdmission(store: () => Store): Admission {
       if (request.operation === "DELETE" || request.subresource === "status") return;
       applyServerDefaults(request.object);
       if (request.resource.group === "" && request.resource.kind === "Service") allocateService(store(), request);
+      if (request.resource.group === "" && request.resource.kind === "Pod" && request.operation === "CREATE") pods.admitCreate(request.object);
     },
   };
 }
 
-/** A store with the server's defaulting and Service allocation, as `settle serve` uses. */
+/**
+ * A store with the server's defaulting, Service allocation and pod admission, as `settle serve` uses, holding what a
+ * fresh cluster has: its namespaces and the two system PriorityClasses.
+ */
 export function createServerStore(options: StoreOptions = {}): Store {
   let store: Store | undefined;
   store = createStore({ ...options, admission: [serverAdmission(() => store!), ...(options.admission ?? [])] });
+  for (const [name, value] of Object.entries(systemPriorityClasses)) {
+    store.create({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name }, value } as unknown as KubeObject);
+  }
   return store;
 }

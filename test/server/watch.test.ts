@@ -127,7 +127,8 @@ test("a watch consumer that stops reading is cut off with 410 instead of being b
       });
       req.on("error", () => resolve());
     });
-    await realClock.sleep(20);
+    // The watch is open once the server counts it (a loaded machine may take a while to get there).
+    for (let i = 0; i < 500 && t.server.watches === 0; i++) await realClock.sleep(10);
     assert.equal(t.server.watches, 1);
     const payload = "x".repeat(100 * 1024);
     for (let i = 0; i < 400 && t.server.watches > 0; i++) {
