@@ -1,7 +1,8 @@
 // `settle serve --cluster`: the cluster library's actors (kubelets of fake nodes, scheduler, node lifecycle, the
 // workload controllers, Endpoints and EndpointSlices) run in real time against the server they belong to, so that
 // Deployments and StatefulSets get Pods, Pods get bound, an IP and reported Running and Ready, Services get endpoints,
-// namespaces their `default` ServiceAccount, and `kubectl rollout status` or `helm install --wait` finish.
+// namespaces their `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, Jobs complete, and `kubectl rollout
+// status` or `helm install --wait` finish.
 //
 // It lives in src/cli, not src/server, because it joins layers the server must not depend on (the cluster actors,
 // the runtime, the kube client). The actors talk to the server over loopback HTTP with the server's own kubeconfig, so
@@ -20,6 +21,8 @@ import type { ActorContext, ActorDefinition, ExternalHandle } from "../sim/types
 export interface ClusterModeOptions {
   /** The server's kubeconfig text (`server.kubeconfig()`): the actors' client is a loopback client of it. */
   kubeconfig: string;
+  /** The CA certificate (PEM) published in every namespace's `kube-root-ca.crt` ConfigMap: the server's. */
+  certificate?: string;
   /** Fake nodes, named n1..nN, each Ready with a kubelet. Default 1. */
   nodes?: number;
   /** The real clock, or a test's. */
@@ -50,7 +53,8 @@ export function startClusterMode(options: ClusterModeOptions): ClusterMode {
     nodes,
     network: true,
     kubelet: { startMs: 500, stopMs: 500, batchRunMs: 1000 },
-    with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller", "serviceaccount-controller"],
+    with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller", "serviceaccount-controller", "root-ca-cert-publisher"],
+    ...(options.certificate === undefined ? {} : { rootCa: options.certificate }),
     revisionHistory: true,
   });
   const kubeconfig = new KubeConfig();

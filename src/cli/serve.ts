@@ -137,5 +137,5 @@ function mayBeScenario(path: string): boolean {
 /** The cluster's actors are clients of this server like any other, so they start once it listens. */
 async function startCluster(server: SettleServer, nodes: number): Promise<ClusterMode> {
   const { startClusterMode } = await import("./cluster-mode.ts");
-  return startClusterMode({ kubeconfig: server.kubeconfig(), nodes, clock: realClock, log: (line) => process.stderr.write(`settle serve: ${line}\n`) });
+  return startClusterMode({ kubeconfig: server.kubeconfig(), certificate: server.certificate, nodes, clock: realClock, log: (line) => process.stderr.write(`settle serve: ${line}\n`) });
 }

@@ -16,16 +16,18 @@ import type { NodeLifecycleOptions } from "./node.ts";
 import { statefulSetController } from "./statefulset.ts";
 import { endpointSliceController, endpointsController } from "./endpoints.ts";
 import { serviceAccountController } from "./serviceaccounts.ts";
+import { rootCaPublisher } from "./rootca.ts";
 
 /**
  * Actors `cluster()` adds only when asked: they came after scenarios whose recorded runs must replay unchanged, and an
  * extra actor (even an idle one) changes every schedule.
  */
 export const optionalClusterActors = {
-  "statefulset-controller": statefulSetController,
-  "endpoints-controller": endpointsController,
-  "endpointslice-controller": endpointSliceController,
-  "serviceaccount-controller": serviceAccountController,
+  "statefulset-controller": () => statefulSetController(),
+  "endpoints-controller": () => endpointsController(),
+  "endpointslice-controller": () => endpointSliceController(),
+  "serviceaccount-controller": () => serviceAccountController(),
+  "root-ca-cert-publisher": (options: ClusterOptions) => rootCaPublisher(options.rootCa === undefined ? {} : { certificate: options.rootCa }),
 } as const;
 export type OptionalClusterActor = keyof typeof optionalClusterActors;
 
@@ -44,6 +46,8 @@ export interface ClusterOptions {
    * distinct IPs (the kubelet's `network` option). Default false: every pod reports 10.1.0.1, as before addresses.
    */
   network?: boolean;
+  /** The CA certificate (PEM) `root-ca-cert-publisher` publishes. Default: a stand-in (`simulatedRootCa`). */
+  rootCa?: string;
   /**
    * Rollout history as kube-controller-manager keeps it, what `kubectl rollout history` and `rollout undo` read: the
    * Deployment's revision annotation and the renumbering of a restored ReplicaSet, and a DaemonSet's
@@ -91,7 +95,7 @@ export function cluster(options: ClusterOptions = {}): ActorDefinition[] {
     jobController(),
     cronJobController(),
     disruptionController(),
-    ...(options.with ?? []).map((name) => optionalClusterActors[name]()),
+    ...(options.with ?? []).map((name) => optionalClusterActors[name](options)),
   ];
   const without = options.without ?? [];
   return actors.filter((actor) => !without.some((prefix) => actor.name.startsWith(prefix)));

@@ -1,5 +1,7 @@
 // `src/cluster`: deterministic cluster actors for the simulator (re-exported from `settle/sim`).
 export { cluster, clusterExternals, nodeNames, optionalClusterActors } from "./cluster.ts";
+export { rootCaPublisher, rootCaConfigMap, simulatedRootCa } from "./rootca.ts";
+export type { RootCaPublisherOptions } from "./rootca.ts";
 export type { ClusterOptions, ClusterExternalsOptions, OptionalClusterActor } from "./cluster.ts";
 export { statefulSetController, statefulSetRolloutStatus, podOrdinal } from "./statefulset.ts";
 export { endpointsController, endpointSliceController } from "./endpoints.ts";

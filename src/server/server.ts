@@ -70,6 +70,8 @@ export interface SettleServer {
   readonly host: string;
   readonly port: number;
   readonly token: string;
+  /** The self-signed certificate (PEM) the server's TLS side presents; `--cluster` publishes it as the cluster's CA. */
+  readonly certificate: string;
   readonly store: Store;
   /** Garbage-collection actions taken so far. */
   readonly gcActions: number;
@@ -221,6 +223,7 @@ class ApiServer {
   /** The listener: hands each connection to #http or #https by its first byte. */
   readonly #listener: NetServer;
   readonly #expectedToken: Buffer;
+  readonly #certificate: string;
   #port = 0;
 
   constructor(options: Resolved) {
@@ -237,7 +240,9 @@ class ApiServer {
     this.injectFaults(options.faults);
     this.#expectedToken = Buffer.from(`Bearer ${options.token}`);
     this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
-    this.#https = createHttpsServer({ keepAlive: true, ...selfSignedCertificate(options.clock.now()) }, (req, res) => void this.#handle(req, res));
+    const tls = selfSignedCertificate(options.clock.now());
+    this.#certificate = tls.cert;
+    this.#https = createHttpsServer({ keepAlive: true, ...tls }, (req, res) => void this.#handle(req, res));
     const onClientError = (error: Error & { code?: string }, socket: Socket) => {
       rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
     };
@@ -278,6 +283,7 @@ class ApiServer {
         return self.#port;
       },
       token: o.token,
+      certificate: this.#certificate,
       store: o.store,
       get gcActions() {
         return self.#gc.actions;

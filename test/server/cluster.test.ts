@@ -25,7 +25,7 @@ const bin = new URL("../../bin/settle.js", import.meta.url).pathname;
 async function clusterServer(nodes: number): Promise<TestServer & { lines: string[] }> {
   const t = await testServer({ store: createServerStore({ now: () => realClock.now() }) });
   const lines: string[] = [];
-  const cluster = startClusterMode({ kubeconfig: t.server.kubeconfig(), nodes, clock: realClock, log: (line) => lines.push(line) });
+  const cluster = startClusterMode({ kubeconfig: t.server.kubeconfig(), certificate: t.server.certificate, nodes, clock: realClock, log: (line) => lines.push(line) });
   return {
     ...t,
     lines,
@@ -154,6 +154,9 @@ test("kubectl rollout status and wait --for=condition=Available finish for a Dep
     const token = await kubectl(t, ["create", "token", "default"]);
     assert.equal(token.code, 0, token.stderr);
     assert.match(token.stdout, /^[\w-]+\.[\w-]+\.[\w-]*\s*$/, "a JWT-shaped token");
+    // ... and its kube-root-ca.crt ConfigMap, holding the certificate the server presents.
+    await eventually(() => get(t, "v1", "ConfigMap", "kube-root-ca.crt")?.data["ca.crt"], t.server.certificate);
+    assert.match(t.server.certificate, /^-----BEGIN CERTIFICATE-----\n/);
     assert.deepEqual(t.lines, [], "no actor failed or restarted");
   } finally {
     await t.close();
