@@ -34,6 +34,7 @@ import type { CompiledSelector } from "./reads.ts";
 import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
 import type { IndexedKeys, Version } from "./registry.ts";
 import { deepFreeze, isPlainObject, isRecord, jsonEqual } from "../api/json.ts";
+import { canonicalizeQuantities, quantityMessageOf } from "../api/quantities.ts";
 import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sameCheckedMetadata, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
 import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
 import { WatchHub, Watcher } from "./watch.ts";
@@ -651,6 +652,7 @@ export class MemoryStore implements Store {
     meta.generation = 1;
     prepareForCreate(object, resource);
     applyDefaults(object, resource);
+    if (state.custom === undefined) this.#decodeQuantities(object, resource);
     this.#pruneCustom(object, state, resource);
   }
 
@@ -668,6 +670,7 @@ export class MemoryStore implements Store {
     }
     for (const field of ["selfLink", "managedFields"] as const) delete meta[field];
     applyDefaults(next, resource);
+    if (state.custom === undefined) this.#decodeQuantities(next, resource);
     this.#pruneCustom(next, state, resource);
     const ignored = resource.statusSubresource ? ["metadata", "status"] : ["metadata"];
     const changed = differsOutside(next as Record<string, unknown>, current as Record<string, unknown>, ignored);
@@ -677,6 +680,19 @@ export class MemoryStore implements Store {
   #pruneCustom(object: KubeObject, state: KindState, resource: ResourceType): void {
     const schema = state.custom?.schemas.get(resource.version);
     if (schema !== undefined) pruneUnknown(object, schema, true);
+  }
+
+  /**
+   * A built-in kind's quantities as a real server stores them: its decoder rewrites every Quantity field to the
+   * canonical string, and refuses a value that is not a quantity with a 400, before any validation. Custom resources
+   * keep their strings as sent, as on a real server.
+   */
+  #decodeQuantities(object: KubeObject, resource: ResourceType): void {
+    const message = quantityMessageOf(resource.group, resource.version, resource.kind);
+    if (message === undefined) return;
+    const problem = canonicalizeQuantities(object, message)[0];
+    if (problem === undefined) return;
+    throw badRequest(`${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}: ${problem.message}`);
   }
 
   /** `metadata.name` from `generateName` when absent: a 5-character suffix, redrawn while the name is taken. */
