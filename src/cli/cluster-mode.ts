@@ -56,6 +56,7 @@ export function startClusterMode(options: ClusterModeOptions): ClusterMode {
     with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller", "serviceaccount-controller", "root-ca-cert-publisher"],
     ...(options.certificate === undefined ? {} : { rootCa: options.certificate }),
     revisionHistory: true,
+    events: true,
   });
   const kubeconfig = new KubeConfig();
   kubeconfig.loadFromString(options.kubeconfig);

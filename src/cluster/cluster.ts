@@ -23,7 +23,7 @@ import { rootCaPublisher } from "./rootca.ts";
  * extra actor (even an idle one) changes every schedule.
  */
 export const optionalClusterActors = {
-  "statefulset-controller": () => statefulSetController(),
+  "statefulset-controller": (options: ClusterOptions) => statefulSetController(options.events === true ? { events: true } : {}),
   "endpoints-controller": () => endpointsController(),
   "endpointslice-controller": () => endpointSliceController(),
   "serviceaccount-controller": () => serviceAccountController(),
@@ -46,6 +46,12 @@ export interface ClusterOptions {
    * distinct IPs (the kubelet's `network` option). Default false: every pod reports 10.1.0.1, as before addresses.
    */
   network?: boolean;
+  /**
+   * The kubelets, scheduler and workload controllers record the Events their real counterparts record (`Scheduled`,
+   * `Pulled`/`Created`/`Started`/`Killing`, `SuccessfulCreate`/`SuccessfulDelete`, `ScalingReplicaSet`, `Completed`),
+   * what `kubectl describe` and `kubectl events` show. Default false: each is a write.
+   */
+  events?: boolean;
   /** The CA certificate (PEM) `root-ca-cert-publisher` publishes. Default: a stand-in (`simulatedRootCa`). */
   rootCa?: string;
   /**
@@ -85,15 +91,16 @@ export function cluster(options: ClusterOptions = {}): ActorDefinition[] {
   const names = nodeNames(options.nodes);
   assert(options.network !== true || names.length <= 254, "cluster-network-nodes-at-most-254");
   const network = (i: number) => (options.network === true ? { network: { hostIP: `10.0.0.${i + 2}`, podCIDR: `10.244.${i + 1}.0/24` } } : {});
+  const events = options.events === true ? { events: true } : {};
   const actors: ActorDefinition[] = [
-    ...names.map((node, i) => kubelet({ ...(options.kubelet ?? {}), ...network(i), node })),
-    scheduler(),
+    ...names.map((node, i) => kubelet({ ...(options.kubelet ?? {}), ...network(i), ...events, node })),
+    scheduler(events),
     nodeLifecycle(options.nodeLifecycle ?? {}),
-    replicaSetController(),
-    deploymentController({ revisions: options.revisionHistory === true }),
-    daemonSetController({ revisions: options.revisionHistory === true }),
-    jobController(),
-    cronJobController(),
+    replicaSetController(events),
+    deploymentController({ revisions: options.revisionHistory === true, ...events }),
+    daemonSetController({ revisions: options.revisionHistory === true, ...events }),
+    jobController(events),
+    cronJobController(events),
     disruptionController(),
     ...(options.with ?? []).map((name) => optionalClusterActors[name](options)),
   ];

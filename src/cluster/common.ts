@@ -10,6 +10,7 @@ import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
 import type { ActorContext } from "../sim/types.ts";
 import { runController } from "../runtime/controller.ts";
 import type { Controller } from "../runtime/controller.ts";
+import type { EventRecorder } from "../runtime/events.ts";
 
 export const podKind = { apiVersion: "v1", kind: "Pod" } as const;
 export const nodeKind = { apiVersion: "v1", kind: "Node" } as const;
@@ -22,6 +23,17 @@ export const cronJobKind = { apiVersion: "batch/v1", kind: "CronJob" } as const;
 export const pdbKind = { apiVersion: "policy/v1", kind: "PodDisruptionBudget" } as const;
 
 export type Pod = KubeObject & { spec: PodSpec; status?: PodStatus };
+
+/** Records a Normal Event about `regarding`: what the real component reports having done. */
+export type Note = (regarding: KubeObject, reason: string, message: string) => Promise<void>;
+
+/**
+ * The actor's `Note` when it was asked to record Events (`events: true`), else undefined: each Event is a write, and
+ * runs recorded without them must replay unchanged, so call sites skip the call (and its await) altogether.
+ */
+export function eventNote(enabled: boolean | undefined, recorder: EventRecorder): Note | undefined {
+  return enabled === true ? (regarding, reason, message) => recorder.record(regarding, { type: "Normal", reason, message }) : undefined;
+}
 export type Node = KubeObject & { spec?: NodeSpec; status?: NodeStatus };
 /** A workload: Deployment, ReplicaSet, DaemonSet or Job (the fields the controllers read are typed loosely). */
 export type Workload = KubeObject & {

@@ -12,8 +12,8 @@ import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, daemonSetKind, deleteIfPresent, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, runControllers, templateHash, toleratesAll } from "./common.ts";
-import type { Node, Pod, Workload } from "./common.ts";
+import { canonicalEqual, daemonSetKind, deleteIfPresent, eventNote, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, runControllers, templateHash, toleratesAll } from "./common.ts";
+import type { Node, Note, Pod, Workload } from "./common.ts";
 import { Expectations, isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 import { podFitsNode } from "./scheduler.ts";
@@ -60,23 +60,25 @@ async function syncNodes(ds: Workload, plans: NodePlan[], misplaced: Pod[], hash
   for (const plan of plans) {
     const active = plan.pods.filter(isPodActive);
     const failed = plan.pods.filter((p) => p.status?.phase === "Failed" && !isTerminating(p));
-    for (const pod of failed) await removePod(pod, ctx);
+    for (const pod of failed) await removePod(ds, pod, ctx);
     // As the real controller: a terminating pod does not hold back its replacement.
     if (active.length === 0 && !plan.creating) {
       const created = await ctx.client.create<Pod>({ object: daemonPod(ds, plan.node, hash) });
       ctx.expectations.expect(`${ds.metadata.uid}/${plan.node}`, "adds", created.metadata.name ?? "", ctx.clock.now());
+      if (ctx.note !== undefined) await ctx.note(ds, "SuccessfulCreate", `Created pod: ${created.metadata.name}`);
     }
     // Keep the oldest, delete the rest.
-    for (const extra of active.slice(1)) await removePod(extra, ctx);
+    for (const extra of active.slice(1)) await removePod(ds, extra, ctx);
   }
-  for (const pod of misplaced) if (isPodActive(pod)) await removePod(pod, ctx);
+  for (const pod of misplaced) if (isPodActive(pod)) await removePod(ds, pod, ctx);
 }
 
-type Ctx = ReconcileContext & { expectations: Expectations; history?: boolean };
+type Ctx = ReconcileContext & { expectations: Expectations; history?: boolean; note?: Note };
 
-async function removePod(pod: Pod, ctx: Ctx): Promise<void> {
+async function removePod(ds: Workload, pod: Pod, ctx: Ctx): Promise<void> {
   ctx.expectations.expect(`${controllerOf(pod)?.uid}/${podNode(pod)}`, "deletes", pod.metadata.name ?? "", ctx.clock.now());
   await deleteIfPresent(ctx, { ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", preconditions: { uid: pod.metadata.uid ?? "" } });
+  if (ctx.note !== undefined) await ctx.note(ds, "SuccessfulDelete", `Deleted pod: ${pod.metadata.name}`);
 }
 
 /** RollingUpdate: delete old-template pods while fewer than maxUnavailable nodes lack an available pod. */
@@ -90,11 +92,11 @@ async function rollingUpdate(ds: Workload, plans: NodePlan[], hash: string, ctx:
   let budget = maxUnavailable - unavailable;
   // Old pods that are not available go first: deleting them costs no availability.
   const old = plans.flatMap((plan) => plan.pods.filter((p) => isPodActive(p) && p.metadata.labels?.[daemonHashLabel] !== hash));
-  for (const pod of old.filter((p) => !isPodAvailable(p, minReady, now))) await removePod(pod, ctx);
+  for (const pod of old.filter((p) => !isPodAvailable(p, minReady, now))) await removePod(ds, pod, ctx);
   for (const pod of old.filter((p) => isPodAvailable(p, minReady, now))) {
     if (budget <= 0) break;
     budget--;
-    await removePod(pod, ctx);
+    await removePod(ds, pod, ctx);
   }
 }
 
@@ -213,7 +215,7 @@ export function daemonSetController(options: DaemonSetControllerOptions = {}): A
         resyncMs: 0,
         reconcile: (ds, rctx) => {
           sets = rctx.lister<Workload>(daemonSetKind);
-          return reconcileDaemonSet(ds, { ...rctx, expectations, history: options.revisions === true });
+          return reconcileDaemonSet(ds, { ...rctx, expectations, history: options.revisions === true, note: eventNote(options.events, rctx.events) });
         },
       });
       await runControllers(ctx, [controller]);

@@ -54,19 +54,25 @@ function hashOf(deploy: Workload): string {
   return templateHash(deploy.spec.template);
 }
 
-async function scale(rs: Workload, replicas: number, ctx: ReconcileContext): Promise<void> {
+/** A reconcile's context, with the Deployment's ScalingReplicaSet event when it records Events. */
+type DeployCtx = ReconcileContext & { noteScaling?: (message: string) => Promise<void> };
+
+async function scale(rs: Workload, replicas: number, ctx: DeployCtx): Promise<void> {
   if (specReplicas(rs) === replicas) return;
   await ctx.client.patch({ ...replicaSetKind, namespace: rs.metadata.namespace, name: rs.metadata.name ?? "", patchType: "merge", patch: { spec: { replicas } } });
+  if (ctx.noteScaling !== undefined) await ctx.noteScaling(`Scaled ${replicas > specReplicas(rs) ? "up" : "down"} replica set ${rs.metadata.name} from ${specReplicas(rs)} to ${replicas}`);
 }
 
-async function ensureNewReplicaSet(deploy: Workload, sets: Workload[], ctx: ReconcileContext, replicas: number): Promise<Workload> {
+async function ensureNewReplicaSet(deploy: Workload, sets: Workload[], ctx: DeployCtx, replicas: number): Promise<Workload> {
   const hash = hashOf(deploy);
   const existing = sets.find((rs) => rs.metadata.labels?.[hashLabel] === hash);
   if (existing !== undefined) return existing;
   const revision = 1 + Math.max(0, ...sets.map((rs) => Number(rs.metadata.annotations?.[revisionAnnotation] ?? 0)));
   const want = newReplicaSet(deploy, hash, revision, replicas);
   try {
-    return await ctx.client.create<Workload>({ object: want });
+    const created = await ctx.client.create<Workload>({ object: want });
+    if (ctx.noteScaling !== undefined && replicas > 0) await ctx.noteScaling(`Scaled up replica set ${created.metadata.name} from 0 to ${replicas}`);
+    return created;
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
     return await ctx.client.get<Workload>({ ...replicaSetKind, namespace: deploy.metadata.namespace, name: want.metadata.name ?? "" });
@@ -74,7 +80,7 @@ async function ensureNewReplicaSet(deploy: Workload, sets: Workload[], ctx: Reco
 }
 
 /** RollingUpdate: surge the new set up to maxSurge, then scale old sets down while maxUnavailable allows. */
-async function rollingUpdate(deploy: Workload, sets: Workload[], ctx: ReconcileContext): Promise<void> {
+async function rollingUpdate(deploy: Workload, sets: Workload[], ctx: DeployCtx): Promise<void> {
   const replicas = deploy.spec.replicas ?? 1;
   const strategy = (deploy.spec.strategy as { rollingUpdate?: { maxSurge?: number | string; maxUnavailable?: number | string } } | undefined)?.rollingUpdate;
   const surge = intOrPercent(strategy?.maxSurge, replicas, "25%", true);
@@ -144,7 +150,7 @@ async function syncRevision(deploy: Workload, sets: Workload[], ctx: ReconcileCo
 }
 
 /** Recreate: every old pod gone (terminating ones too) before the new set scales up. */
-async function recreate(deploy: Workload, sets: Workload[], ctx: ReconcileContext): Promise<void> {
+async function recreate(deploy: Workload, sets: Workload[], ctx: DeployCtx): Promise<void> {
   const old = sets.filter((rs) => rs.metadata.labels?.[hashLabel] !== hashOf(deploy));
   for (const rs of old) await scale(rs, 0, ctx);
   if (old.some((rs) => num(rs.status?.replicas) > 0 || specReplicas(rs) > 0)) return;
@@ -258,8 +264,10 @@ export function deploymentController(options: DeploymentControllerOptions = {}):
           const sets = ownedBy(rctx.lister<Workload>(replicaSetKind).byIndex(indexNames.ownerUid, deploy.metadata.uid), deploy);
           if (isTerminating(deploy)) return Action.awaitChange();
           if (deploy.spec.paused !== true) {
-            if ((deploy.spec.strategy as { type?: string } | undefined)?.type === "Recreate") await recreate(deploy, sets, rctx);
-            else await rollingUpdate(deploy, sets, rctx);
+            const noteScaling = (message: string) => rctx.events.record(deploy, { type: "Normal", reason: "ScalingReplicaSet", message });
+            const dctx: DeployCtx = options.events === true ? { ...rctx, noteScaling } : rctx;
+            if ((deploy.spec.strategy as { type?: string } | undefined)?.type === "Recreate") await recreate(deploy, sets, dctx);
+            else await rollingUpdate(deploy, sets, dctx);
             await cleanupHistory(deploy, sets, rctx);
           }
           if (options.revisions === true) await syncRevision(deploy, sets, rctx);

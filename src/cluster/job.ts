@@ -12,7 +12,8 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController, TerminalError } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, cronJobKind, deleteIfPresent, formatTime, isPodActive, isTerminating, jobKind, ownedBy, parseTime, podFromTemplate, podKind, runControllers } from "./common.ts";
+import { canonicalEqual, cronJobKind, deleteIfPresent, eventNote, formatTime, isPodActive, isTerminating, jobKind, ownedBy, parseTime, podFromTemplate, podKind, runControllers } from "./common.ts";
+import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { Expectations } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
@@ -42,7 +43,7 @@ function finishedStatus(job: Workload, counts: Record<string, number>, type: "Co
   return { ...counts, active: 0, startTime: previous.startTime ?? now, ...(type === "Complete" ? { completionTime: now } : {}), conditions: [condition] };
 }
 
-async function reconcileJob(job: Workload, ctx: ReconcileContext, expectations: Expectations): Promise<Action> {
+async function reconcileJob(job: Workload, ctx: ReconcileContext, expectations: Expectations, note: Note | undefined): Promise<Action> {
   assert(job.metadata.uid !== undefined, "job-has-uid");
   if (jobFinished(job) !== undefined || isTerminating(job) || job.spec.suspend === true) return Action.awaitChange();
   const key = job.metadata.uid;
@@ -70,6 +71,7 @@ async function reconcileJob(job: Workload, ctx: ReconcileContext, expectations: 
       const pod = podFromTemplate(job, job.spec.template as PodTemplateSpec, { generateName: `${job.metadata.name}-` });
       const created = await ctx.client.create<Pod>({ object: pod });
       expectations.expect(key, "adds", created.metadata.name ?? "", ctx.clock.now());
+      if (note !== undefined) await note(job, "SuccessfulCreate", `Created pod: ${created.metadata.name}`);
     }
     status = { ...previous, startTime, active: active.length + Math.max(0, want) + pending.adds, succeeded, failed };
   }
@@ -79,6 +81,7 @@ async function reconcileJob(job: Workload, ctx: ReconcileContext, expectations: 
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
+    if (note !== undefined && jobFinished({ ...job, status }) === "Complete") await note(job, "Completed", "Job completed");
   }
   return Number.isFinite(deadlineMs) && jobFinished({ ...job, status }) === undefined ? Action.requeueAfter(Math.max(0, deadlineMs - ctx.clock.now())) : Action.awaitChange();
 }
@@ -95,7 +98,7 @@ export function jobController(options: WorkloadControllerOptions = {}): ActorDef
         for: jobKind,
         owns: [podKind],
         resyncMs: 0,
-        reconcile: (job, rctx) => reconcileJob(job, rctx, expectations),
+        reconcile: (job, rctx) => reconcileJob(job, rctx, expectations, eventNote(options.events, rctx.events)),
       });
       await runControllers(ctx, [controller]);
     },
@@ -233,7 +236,7 @@ async function cleanupFinished(spec: CronJobSpec, jobs: KubeObject[], ctx: Recon
   }
 }
 
-async function reconcileCronJob(cronJob: KubeObject, ctx: ReconcileContext): Promise<Action> {
+async function reconcileCronJob(cronJob: KubeObject, ctx: ReconcileContext, note?: Note): Promise<Action> {
   assert(cronJob.metadata.uid !== undefined, "cronjob-has-uid");
   const spec = cronJob.spec as CronJobSpec;
   const status = (cronJob.status ?? {}) as { lastScheduleTime?: string; lastSuccessfulTime?: string; active?: unknown[] };
@@ -259,6 +262,7 @@ async function reconcileCronJob(cronJob: KubeObject, ctx: ReconcileContext): Pro
     try {
       const created = await ctx.client.create({ object: jobFor(cronJob, spec, latest) });
       active = [...active, created];
+      if (note !== undefined) await note(cronJob, "SuccessfulCreate", `Created job ${created.metadata.name}`);
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
     }
@@ -291,7 +295,7 @@ export function cronJobController(options: WorkloadControllerOptions = {}): Acto
         for: cronJobKind,
         owns: [jobKind],
         resyncMs: 0,
-        reconcile: reconcileCronJob,
+        reconcile: (cronJob, rctx) => reconcileCronJob(cronJob, rctx, eventNote(options.events, rctx.events)),
       });
       await runControllers(ctx, [controller]);
     },

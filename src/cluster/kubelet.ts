@@ -1,7 +1,7 @@
 // The kubelet of one node: registers the Node, heartbeats its Lease, runs the pods bound to it
 // (pull -> Running -> Ready -> Succeeded/Failed, on the virtual clock), finishes graceful deletions with a
 // grace-0 delete, and reboots the host when the Node's reboot annotation asks for it.
-import type { ContainerStatus, PodCondition, PodStatus, Taint } from "kubernetes-types/core/v1.js";
+import type { Container, ContainerStatus, PodCondition, PodStatus, Taint } from "kubernetes-types/core/v1.js";
 import { assert } from "../api/assert.ts";
 import { formatMicroTime } from "../api/clock.ts";
 import { isAlreadyExists, isApiError, isNotFound } from "../api/errors.ts";
@@ -11,6 +11,8 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController, runController } from "../runtime/controller.ts";
 import type { ControllerHandle } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
+import { createEventRecorder } from "../runtime/events.ts";
+import type { EventRecorder } from "../runtime/events.ts";
 import {
   annotations,
   formatTime,
@@ -89,6 +91,8 @@ export interface KubeletOptions {
    * they run until deleted. `settle serve --cluster` sets it, so Jobs, CronJobs and helm hooks complete there.
    */
   batchRunMs?: number;
+  /** Record the Events a real kubelet records about the pods it runs (image present, created, started, stopping). Default false. */
+  events?: boolean;
   /** Terminating to removed (capped by the pod's grace period). Default 1000. */
   stopMs?: number;
   /** Retry after a failed image pull. Default 10_000. */
@@ -152,6 +156,9 @@ class Kubelet {
   private readonly programs = new Map<string, AbortController>();
   /** Pod IPs handed out by this incarnation, by pod uid (the cache may not show the last one written yet). */
   private readonly podIPs = new Map<string, string>();
+  /** With `events`: the recorder, and the pods whose stopping was recorded (by uid). */
+  private readonly recorder: EventRecorder | undefined;
+  private readonly stopping = new Set<string>();
   private fail: (error: unknown) => void = () => {};
 
   constructor(
@@ -159,6 +166,15 @@ class Kubelet {
     private readonly options: KubeletOptions,
   ) {
     this.node = options.node;
+    this.recorder = options.events === true ? createEventRecorder({ client: ctx.client, clock: ctx.clock, component: "kubelet", host: options.node }) : undefined;
+  }
+
+  /** One Normal Event per container of the pod. */
+  private async noteContainers(pod: Pod, reason: string, message: (container: Container) => string): Promise<void> {
+    if (this.recorder === undefined) return;
+    for (const [field, containers] of [["initContainers", pod.spec.initContainers ?? []], ["containers", pod.spec.containers]] as const) {
+      for (const container of containers) await this.recorder.record(pod, { type: "Normal", reason, message: message(container), fieldPath: `spec.${field}{${container.name}}` });
+    }
   }
 
   async run(): Promise<void> {
@@ -317,6 +333,10 @@ class Kubelet {
     this.programs.delete(uid);
     this.startAt.delete(uid);
     this.podIPs.delete(uid);
+    if (this.recorder !== undefined && !this.stopping.has(uid) && podPhase(pod) === "Running") {
+      this.stopping.add(uid);
+      await this.noteContainers(pod, "Killing", (c) => `Stopping container ${c.name}`);
+    }
     const graceMs = (pod.metadata.deletionGracePeriodSeconds ?? 0) * 1000;
     const deadline = parseTime(pod.metadata.deletionTimestamp) ?? this.ctx.clock.now();
     const stopAt = Math.min(deadline, deadline - graceMs + (this.options.stopMs ?? 1000));
@@ -363,6 +383,11 @@ class Kubelet {
     const status = this.runningStatus(pod, digests, restarts, readyNow);
     if (this.options.network !== undefined) this.assignAddresses(pod, status, pods, this.options.network);
     await this.writeStatus(pod, status);
+    if (this.recorder !== undefined) {
+      await this.noteContainers(pod, "Pulled", (c) => `Container image "${c.image}" already present on machine`);
+      await this.noteContainers(pod, "Created", (c) => `Created container: ${c.name}`);
+      await this.noteContainers(pod, "Started", (c) => `Started container ${c.name}`);
+    }
     this.launchProgram(pod);
     return this.nextDeadline(pod, now);
   }

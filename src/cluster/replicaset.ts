@@ -9,12 +9,15 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, deleteIfPresent, isPodActive, isPodReady, isTerminating, ownedBy, parseTime, podFromTemplate, podKind, replicaSetKind, runControllers } from "./common.ts";
+import { canonicalEqual, deleteIfPresent, eventNote, isPodActive, isPodReady, isTerminating, ownedBy, parseTime, podFromTemplate, podKind, replicaSetKind, runControllers } from "./common.ts";
+import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 
 export interface WorkloadControllerOptions {
   restartDelayMs?: number;
   crashable?: boolean;
+  /** Record the Events the real controller records (pods created and deleted, scaling). Default false. */
+  events?: boolean;
 }
 
 /** Creates or deletes at most this many pods per reconcile (the real controller's burst is 500). */
@@ -78,7 +81,7 @@ function deletionRank(a: Pod, b: Pod): number {
   return (a.metadata.name ?? "") < (b.metadata.name ?? "") ? 1 : -1;
 }
 
-async function scalePods(rs: Workload, active: Pod[], pending: { adds: number; deleting: Set<string> }, ctx: ReconcileContext, expectations: Expectations): Promise<void> {
+async function scalePods(rs: Workload, active: Pod[], pending: { adds: number; deleting: Set<string> }, ctx: ReconcileContext, expectations: Expectations, note: Note | undefined): Promise<void> {
   const key = `${rs.metadata.namespace}/${rs.metadata.name}`;
   const counted = active.filter((p) => !pending.deleting.has(p.metadata.name ?? ""));
   const diff = (rs.spec.replicas ?? 1) - counted.length - pending.adds;
@@ -87,6 +90,7 @@ async function scalePods(rs: Workload, active: Pod[], pending: { adds: number; d
       const pod = podFromTemplate(rs, rs.spec.template as PodTemplateSpec, { generateName: `${rs.metadata.name}-` });
       const created = await ctx.client.create<Pod>({ object: pod });
       expectations.expect(key, "adds", created.metadata.name ?? "", ctx.clock.now());
+      if (note !== undefined) await note(rs, "SuccessfulCreate", `Created pod: ${created.metadata.name}`);
     }
   } else if (diff < 0) {
     const victims = [...counted].sort(deletionRank).slice(0, Math.min(-diff, podBurstMax));
@@ -99,6 +103,7 @@ async function scalePods(rs: Workload, active: Pod[], pending: { adds: number; d
         expectations.lower(key, "deletes", name);
         throw error;
       }
+      if (note !== undefined) await note(rs, "SuccessfulDelete", `Deleted pod: ${name}`);
     }
   }
 }
@@ -145,7 +150,7 @@ export function replicaSetController(options: WorkloadControllerOptions = {}): A
           const pods = ownedBy(rctx.lister<Pod>(podKind).byIndex(indexNames.ownerUid, rs.metadata.uid), rs);
           const active = pods.filter(isPodActive);
           const pending = expectations.settle(key, pods, rctx.clock.now());
-          if (!isTerminating(rs)) await scalePods(rs, active, pending, rctx, expectations);
+          if (!isTerminating(rs)) await scalePods(rs, active, pending, rctx, expectations, eventNote(options.events, rctx.events));
           await syncStatus(rs, replicaSetStatus(rs, active, rctx.clock.now()), rctx);
           // A pod that becomes ready counts as available only after minReadySeconds: look again then.
           const minReady = Number(rs.spec.minReadySeconds ?? 0);

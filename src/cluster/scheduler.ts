@@ -6,6 +6,7 @@ import type { ActorDefinition } from "../sim/types.ts";
 import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
+import { createEventRecorder } from "../runtime/events.ts";
 import { effectiveTaints, isPodActive, nodeKind, podKind, runControllers, toleratesAll } from "./common.ts";
 import type { Node, Pod } from "./common.ts";
 
@@ -18,6 +19,8 @@ export interface SchedulerOptions {
   retryMs?: number;
   restartDelayMs?: number;
   crashable?: boolean;
+  /** Record a `Scheduled` Event for each pod bound, as the real scheduler does. Default false. */
+  events?: boolean;
 }
 
 function matchesRequirement(node: Node, requirement: NodeSelectorRequirement, field: boolean): boolean {
@@ -76,6 +79,7 @@ export function scheduler(options: SchedulerOptions = {}): ActorDefinition {
     async start(ctx) {
       // Node events re-queue every pending pod; the pod cache is reached through the first reconcile's context.
       let podLister: Lister<Pod> | undefined;
+      const recorder = options.events === true ? createEventRecorder({ client: ctx.client, clock: ctx.clock, component: schedulerName }) : undefined;
       const controller = defineController<Pod>({
         name: options.name ?? "scheduler",
         for: { ...podKind, indexers: { node: (pod) => [String((pod.spec as { nodeName?: string })?.nodeName ?? "")] } },
@@ -100,6 +104,9 @@ export function scheduler(options: SchedulerOptions = {}): ActorDefinition {
             if (isNotFound(error) || isInvalid(error)) return Action.awaitChange();
             if (!isApiError(error)) throw error;
             throw error;
+          }
+          if (recorder !== undefined) {
+            await recorder.record(pod, { type: "Normal", reason: "Scheduled", message: `Successfully assigned ${pod.metadata.namespace}/${pod.metadata.name} to ${node.metadata.name}`, action: "Binding" });
           }
           return Action.awaitChange();
         },

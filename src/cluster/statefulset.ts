@@ -13,7 +13,8 @@ import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, deleteIfPresent, isPodFinished, isPodReady, isTerminating, ownedBy, podFromTemplate, podKind, runControllers, templateHash } from "./common.ts";
+import { canonicalEqual, deleteIfPresent, eventNote, isPodFinished, isPodReady, isTerminating, ownedBy, podFromTemplate, podKind, runControllers, templateHash } from "./common.ts";
+import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
@@ -27,7 +28,8 @@ export const podNameLabel = "statefulset.kubernetes.io/pod-name";
 export const podIndexLabel = "apps.kubernetes.io/pod-index";
 
 type ControllerRevision = KubeObject & { data?: { spec?: { template?: PodTemplateSpec } }; revision: number };
-type Ctx = ReconcileContext;
+/** A reconcile's context, with the set's Events when it records them. */
+type Ctx = ReconcileContext & { note?: Note };
 
 interface Revisions {
   current: string;
@@ -157,16 +159,20 @@ async function createPod(plan: Plan, ordinal: number, ctx: Ctx): Promise<void> {
   const revision = isRollingUpdate(set) && ordinal < partitionOf(set) ? revisions.current : revisions.update;
   await ensureClaims(set, ordinal, ctx);
   const template = revisions.templates.get(revision) ?? set.spec.template;
+  const pod = statefulPod(set, template, revision, ordinal);
   try {
-    await ctx.client.create({ object: statefulPod(set, template, revision, ordinal) });
+    await ctx.client.create({ object: pod });
   } catch (error) {
     // The name is the identity: a pod the cache does not show yet is the one this create was for.
     if (!isAlreadyExists(error)) throw error;
+    return;
   }
+  if (ctx.note !== undefined) await ctx.note(set, "SuccessfulCreate", `create Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
 }
 
-async function deletePod(pod: Pod, ctx: Ctx): Promise<void> {
+async function deletePod(set: Workload, pod: Pod, ctx: Ctx): Promise<void> {
   await deleteIfPresent(ctx, { ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", preconditions: { uid: pod.metadata.uid ?? "" } });
+  if (ctx.note !== undefined) await ctx.note(set, "SuccessfulDelete", `delete Pod ${pod.metadata.name} in StatefulSet ${set.metadata.name} successful`);
 }
 
 /** Ordinals in range: replace finished pods, create missing ones; OrderedReady stops at the first one not healthy. */
@@ -174,7 +180,7 @@ async function syncReplicas(plan: Plan, ctx: Ctx): Promise<boolean> {
   for (let ordinal = 0; ordinal < plan.replicas; ordinal++) {
     const pod = plan.byOrdinal.get(ordinal);
     if (pod !== undefined && isPodFinished(pod) && !isTerminating(pod)) {
-      await deletePod(pod, ctx);
+      await deletePod(plan.set, pod, ctx);
       if (plan.ordered) return false;
       continue;
     }
@@ -195,7 +201,7 @@ async function removeCondemned(plan: Plan, ctx: Ctx): Promise<boolean> {
       if (plan.ordered) return false;
       continue;
     }
-    await deletePod(pod, ctx);
+    await deletePod(plan.set, pod, ctx);
     if (plan.ordered) return false;
   }
   return plan.condemned.length === 0;
@@ -208,7 +214,7 @@ async function rollOut(plan: Plan, ctx: Ctx): Promise<void> {
     const pod = plan.byOrdinal.get(ordinal);
     if (pod === undefined || !isHealthy(pod, plan.set, ctx.clock.now())) return;
     if (pod.metadata.labels?.[revisionLabel] !== plan.revisions.update) {
-      await deletePod(pod, ctx);
+      await deletePod(plan.set, pod, ctx);
       return;
     }
   }
@@ -290,7 +296,7 @@ export function statefulSetController(options: WorkloadControllerOptions = {}): 
         for: statefulSetKind,
         owns: [podKind, controllerRevisionKind],
         resyncMs: 0,
-        reconcile: (set, rctx) => reconcileStatefulSet(set, rctx),
+        reconcile: (set, rctx) => reconcileStatefulSet(set, options.events === true ? { ...rctx, note: eventNote(true, rctx.events) } : rctx),
       });
       await runControllers(ctx, [controller]);
     },

@@ -20,6 +20,8 @@ export interface EventOptions {
   message: string;
   /** What was done or failed: `Create`, `Reconcile`. Default: the reason. */
   action?: string;
+  /** The part of the object the event is about, e.g. `spec.containers{app}`. Default: the whole object. */
+  fieldPath?: string;
 }
 
 export interface EventRecorder {
@@ -32,6 +34,8 @@ export interface EventRecorderOptions {
   clock: Clock;
   /** The reporting component, e.g. the controller's name. */
   component: string;
+  /** The node the component runs on (a kubelet's): the events' `source.host` and reporting instance. */
+  host?: string;
   log?: Log;
   /** Distinct events remembered for counting repeats. Default 4096 (client-go's LRU size). */
   correlationEntriesMax?: number;
@@ -77,14 +81,15 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
         ...(regarding.metadata.namespace === undefined ? {} : { namespace: regarding.metadata.namespace }),
         ...(regarding.metadata.uid === undefined ? {} : { uid: regarding.metadata.uid }),
         ...(regarding.metadata.resourceVersion === undefined ? {} : { resourceVersion: regarding.metadata.resourceVersion }),
+        ...(event.fieldPath === undefined ? {} : { fieldPath: event.fieldPath }),
       },
       type: event.type,
       reason: event.reason,
       message: event.message.slice(0, messageBytesMax),
       action: event.action ?? event.reason,
-      source: { component: options.component },
+      source: options.host === undefined ? { component: options.component } : { component: options.component, host: options.host },
       reportingComponent: options.component,
-      reportingInstance: options.component,
+      reportingInstance: options.host ?? options.component,
       firstTimestamp: formatTimestamp(nowMs),
       lastTimestamp: formatTimestamp(nowMs),
       eventTime: formatMicroTime(nowMs),
@@ -111,7 +116,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     async record(regarding, event) {
       assert(regarding.metadata.name !== undefined, "event-regarding-named");
       assert(event.reason.length > 0, "event-reason-given");
-      const key = JSON.stringify([regarding.kind, regarding.metadata.namespace, regarding.metadata.name, regarding.metadata.uid, event.type, event.reason, event.message]);
+      const key = JSON.stringify([regarding.kind, regarding.metadata.namespace, regarding.metadata.name, regarding.metadata.uid, event.fieldPath, event.type, event.reason, event.message]);
       const entry = seen.get(key);
       try {
         if (entry === undefined) return await create(regarding, event, key);

@@ -146,6 +146,10 @@ test("kubectl rollout status and wait --for=condition=Available finish for a Dep
     }
     // The scheduler spreads by pod count, so two replicas land on two nodes.
     assert.deepEqual(running.map((pod) => pod.spec.nodeName).sort(), ["n1", "n2"]);
+    // The controllers, the scheduler and the kubelets tell the rollout in Events, as `kubectl events` shows them.
+    const told = await kubectl(t, ["events", "-o", "jsonpath={range .items[*]}{.reason}{\"\\n\"}{end}"]);
+    assert.equal(told.code, 0, told.stderr);
+    for (const reason of ["ScalingReplicaSet", "SuccessfulCreate", "Scheduled", "Pulled", "Created", "Started"]) assert.ok(told.stdout.split("\n").includes(reason), `${reason} in ${told.stdout}`);
     // Scaling down goes through the same controllers: the ReplicaSet deletes a pod and the kubelet removes it.
     assert.equal((await kubectl(t, ["scale", "deployment/web", "--replicas=1"])).code, 0);
     const scaled = await kubectl(t, ["rollout", "status", "deployment/web", "--timeout=60s"], { timeoutMs: 70_000 });
