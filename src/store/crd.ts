@@ -277,3 +277,32 @@ export function pruneUnknown(value: unknown, schema: Record<string, unknown>, ro
     else if (!preserve && additional !== true) delete value[key];
   }
 }
+
+/**
+ * Fills in absent fields from the schema's `default`s, as the API server defaults custom resources (structural
+ * defaulting): a property that is absent, or null where the schema does not allow null, gets a copy of its default,
+ * then every value present is defaulted by its own schema, so a defaulted object gets its nested defaults too. At the
+ * root `apiVersion`, `kind` and `metadata` are left alone. Frozen parts are the store's, defaulted when stored.
+ */
+export function applySchemaDefaults(value: unknown, schema: Record<string, unknown>, root: boolean): void {
+  if (Object.isFrozen(value)) return;
+  if (Array.isArray(value)) {
+    if (isRecord(schema.items)) for (const item of value) applySchemaDefaults(item, schema.items, false);
+    return;
+  }
+  if (!isRecord(value)) return;
+  const properties = isRecord(schema.properties) ? schema.properties : undefined;
+  if (properties !== undefined) {
+    for (const [key, sub] of Object.entries(properties)) {
+      if (!isRecord(sub) || !("default" in sub) || (root && key === "metadata")) continue;
+      const current = value[key];
+      if (current === undefined || (current === null && sub.nullable !== true)) value[key] = structuredClone(sub.default);
+    }
+  }
+  const additional = isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined;
+  for (const [key, child] of Object.entries(value)) {
+    if (root && (key === "apiVersion" || key === "kind" || key === "metadata")) continue;
+    const sub = properties?.[key] ?? additional;
+    if (isRecord(sub)) applySchemaDefaults(child, sub, false);
+  }
+}

@@ -23,7 +23,7 @@ import type {
   StoreWatchListener,
   StoreWatchOptions,
 } from "./types.ts";
-import { crdInfo, crdStatus, createSchemaCompiler, pruneUnknown, schemaErrors, validateCrd, type CrdInfo } from "./crd.ts";
+import { applySchemaDefaults, crdInfo, crdStatus, createSchemaCompiler, pruneUnknown, schemaErrors, validateCrd, type CrdInfo } from "./crd.ts";
 import { celRuleDefinitionErrors, celRuleErrors, hasCelRules } from "./cel.ts";
 import type { CustomSchemas } from "./registry.ts";
 import { isFinalized, planDelete } from "./delete.ts";
@@ -677,9 +677,12 @@ export class MemoryStore implements Store {
     meta.generation = (old.generation ?? 0) + (changed ? 1 : 0);
   }
 
+  /** A custom resource as the API server stores it: fields its schema does not declare pruned, absent ones defaulted. */
   #pruneCustom(object: KubeObject, state: KindState, resource: ResourceType): void {
     const schema = state.custom?.schemas.get(resource.version);
-    if (schema !== undefined) pruneUnknown(object, schema, true);
+    if (schema === undefined) return;
+    pruneUnknown(object, schema, true);
+    applySchemaDefaults(object, schema, true);
   }
 
   /**
