@@ -21,8 +21,13 @@ export interface ResourceType {
   categories?: string[];
   /** Discovery verbs when not the full set (ComponentStatus: get, list; Namespace: no deletecollection). */
   verbs?: string[];
-  /** Served `/scale` subresource (Deployment, ReplicaSet, StatefulSet, ReplicationController). */
+  /** Served `/scale` subresource (Deployment, ReplicaSet, StatefulSet, ReplicationController, CRDs that declare one). */
   scaleSubresource?: boolean;
+  /**
+   * A custom resource's `/scale`, from its CRD version's `subresources.scale`: the field paths (`.spec.replicas`) of
+   * the desired and observed replica counts and of the selector (a string). Built-in kinds use their own fields.
+   */
+  scalePaths?: { specReplicas: string; statusReplicas: string; labelSelector?: string };
   /** Name rule: most kinds use DNS-1123 subdomains; Namespace a DNS-1123 label, Service a DNS-1035 label. */
   nameRule: NameRule;
 }

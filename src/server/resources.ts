@@ -18,7 +18,7 @@ import { schemaOf } from "./schema.ts";
 import { includeObjectOf } from "./table.ts";
 import type { Tables } from "./table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
-import { patchScale, replicasFrom, scaleOf } from "./scale.ts";
+import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
 import { messageOfKind, wireFields } from "./wire.ts";
 
 export interface ResourceRequest {
@@ -488,8 +488,7 @@ async function handleScale(r: ResourceRequest, method: string): Promise<void> {
   } else throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${method} ${r.resource.plural}/scale)`);
   const replicas = replicasFrom(body, current, r.resource);
   const options = writeOptions(r.query);
-  const next = { ...current, spec: { ...((current.spec ?? {}) as Record<string, unknown>), replicas } } as KubeObject;
-  const updated = r.store.update(next, options);
+  const updated = r.store.update(withReplicas(r.resource, current, replicas), options);
   written(r, options, current, updated);
   sendObject(r, 200, scaleOf(r.resource, updated));
 }

@@ -1,7 +1,8 @@
-// The `/scale` subresource of Deployment, ReplicaSet, StatefulSet and ReplicationController: an autoscaling/v1
-// `Scale` view of the object (spec.replicas, status.replicas and the selector as a string), which `kubectl scale`
-// and autoscalers read and write. A write changes `spec.replicas` of the parent only; a `resourceVersion` in the
-// Scale is a precondition on the parent, as on kube-apiserver.
+// The `/scale` subresource of Deployment, ReplicaSet, StatefulSet and ReplicationController, and of custom resources
+// whose CRD declares one: an autoscaling/v1 `Scale` view of the object (the desired and observed replica counts and
+// the selector as a string), which `kubectl scale` and autoscalers read and write. A write changes the desired count
+// of the parent only; a `resourceVersion` in the Scale is a precondition on the parent, as on kube-apiserver. A custom
+// resource's counts live where its CRD's `specReplicasPath`/`statusReplicasPath` say, absent counting as 0.
 import { badRequest, conflict } from "../api/errors.ts";
 import type { KubeObject, LabelSelector } from "../api/object.ts";
 import { formatLabelSelector, labelSelectorFromSet, labelSelectorFromSpec } from "../api/selectors.ts";
@@ -22,18 +23,54 @@ function selectorText(resource: ResourceType, spec: Json): string {
   }
 }
 
+/** `.spec.replicas` -> ["spec", "replicas"]. */
+function segments(path: string): string[] {
+  return path.replace(/^\./, "").split(".");
+}
+
+function valueAt(object: unknown, path: string): unknown {
+  let value = object;
+  for (const key of segments(path)) value = typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Json)[key] : undefined;
+  return value;
+}
+
 /** The Scale view of a scalable object. */
 export function scaleOf(resource: ResourceType, object: KubeObject): KubeObject {
-  const spec = (object.spec ?? {}) as Json;
-  const status = (object.status ?? {}) as Json;
   const meta = object.metadata;
   const metadata: Json = { name: meta.name, uid: meta.uid, resourceVersion: meta.resourceVersion, creationTimestamp: meta.creationTimestamp };
   if (meta.namespace !== undefined) metadata.namespace = meta.namespace;
-  const replicas = typeof spec.replicas === "number" ? spec.replicas : 1;
-  const scaleStatus: Json = { replicas: typeof status.replicas === "number" ? status.replicas : 0 };
-  const selector = selectorText(resource, spec);
-  if (selector !== "") scaleStatus.selector = selector;
+  const count = (value: unknown, absent: number) => (typeof value === "number" && Number.isInteger(value) ? value : absent);
+  const paths = resource.scalePaths;
+  let replicas: number;
+  let scaleStatus: Json;
+  if (paths !== undefined) {
+    replicas = count(valueAt(object, paths.specReplicas), 0);
+    scaleStatus = { replicas: count(valueAt(object, paths.statusReplicas), 0) };
+    const selector = paths.labelSelector === undefined ? undefined : valueAt(object, paths.labelSelector);
+    if (typeof selector === "string" && selector !== "") scaleStatus.selector = selector;
+  } else {
+    const spec = (object.spec ?? {}) as Json;
+    replicas = count(spec.replicas, 1);
+    scaleStatus = { replicas: count(((object.status ?? {}) as Json).replicas, 0) };
+    const selector = selectorText(resource, spec);
+    if (selector !== "") scaleStatus.selector = selector;
+  }
   return { apiVersion: "autoscaling/v1", kind: "Scale", metadata, spec: { replicas }, status: scaleStatus } as unknown as KubeObject;
+}
+
+/** The object with its desired replica count set, what a Scale write stores. */
+export function withReplicas(resource: ResourceType, object: KubeObject, replicas: number): KubeObject {
+  const paths = resource.scalePaths;
+  if (paths === undefined) return { ...object, spec: { ...((object.spec ?? {}) as Json), replicas } } as KubeObject;
+  const next = structuredClone(object) as unknown as Json;
+  const keys = segments(paths.specReplicas);
+  let at = next;
+  for (const key of keys.slice(0, -1)) {
+    if (typeof at[key] !== "object" || at[key] === null || Array.isArray(at[key])) at[key] = {};
+    at = at[key] as Json;
+  }
+  at[keys[keys.length - 1]!] = replicas;
+  return next as unknown as KubeObject;
 }
 
 /** The replica count a written Scale asks for; 400 when the body is not a Scale, 422-like 400 on a bad count. */

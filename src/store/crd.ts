@@ -14,6 +14,8 @@ export interface CrdVersion {
   served: boolean;
   storage: boolean;
   statusSubresource: boolean;
+  /** `subresources.scale`, when the version serves `/scale`. */
+  scale?: { specReplicas: string; statusReplicas: string; labelSelector?: string };
   schema: Record<string, unknown>;
 }
 
@@ -73,6 +75,25 @@ function validateVersion(version: unknown, field: string): FieldError[] {
       message: `Unsupported value: ${JSON.stringify(schema.type ?? "")}: supported values: "object"`,
     });
   }
+  if (isRecord(version.subresources) && version.subresources.scale !== undefined) errors.push(...validateScale(version.subresources.scale, `${field}.subresources.scale`));
+  return errors;
+}
+
+/** A simple field path under `.spec` or `.status` (no indices), as a CRD's scale subresource must name. */
+function isFieldPathUnder(path: unknown, roots: readonly string[]): boolean {
+  return typeof path === "string" && roots.some((root) => new RegExp(`^\\.${root}(\\.[^.\\[\\]]+)+$`).test(path));
+}
+
+function validateScale(scale: unknown, field: string): FieldError[] {
+  if (!isRecord(scale)) return [invalidValue(field, scale, "must be an object")];
+  const errors: FieldError[] = [];
+  if (scale.specReplicasPath === undefined) errors.push(required(`${field}.specReplicasPath`));
+  else if (!isFieldPathUnder(scale.specReplicasPath, ["spec"])) errors.push(invalidValue(`${field}.specReplicasPath`, scale.specReplicasPath, "should be a json path under .spec"));
+  if (scale.statusReplicasPath === undefined) errors.push(required(`${field}.statusReplicasPath`));
+  else if (!isFieldPathUnder(scale.statusReplicasPath, ["status"])) errors.push(invalidValue(`${field}.statusReplicasPath`, scale.statusReplicasPath, "should be a json path under .status"));
+  if (scale.labelSelectorPath !== undefined && !isFieldPathUnder(scale.labelSelectorPath, ["spec", "status"])) {
+    errors.push(invalidValue(`${field}.labelSelectorPath`, scale.labelSelectorPath, "should be a json path under either .spec or .status"));
+  }
   return errors;
 }
 
@@ -125,13 +146,21 @@ export function crdInfo(crd: KubeObject): CrdInfo {
   const spec = crd.spec as Record<string, unknown>;
   const names = spec.names as Record<string, unknown>;
   const kind = names.kind as string;
-  const versions = (spec.versions as Array<Record<string, unknown>>).map((v) => ({
-    name: v.name as string,
-    served: v.served !== false,
-    storage: v.storage === true,
-    statusSubresource: isRecord(v.subresources) && isRecord(v.subresources.status),
-    schema: (v.schema as Record<string, unknown>).openAPIV3Schema as Record<string, unknown>,
-  }));
+  const versions = (spec.versions as Array<Record<string, unknown>>).map((v): CrdVersion => {
+    const version: CrdVersion = {
+      name: v.name as string,
+      served: v.served !== false,
+      storage: v.storage === true,
+      statusSubresource: isRecord(v.subresources) && isRecord(v.subresources.status),
+      schema: (v.schema as Record<string, unknown>).openAPIV3Schema as Record<string, unknown>,
+    };
+    const scale = isRecord(v.subresources) ? v.subresources.scale : undefined;
+    if (isRecord(scale) && typeof scale.specReplicasPath === "string" && typeof scale.statusReplicasPath === "string") {
+      version.scale = { specReplicas: scale.specReplicasPath, statusReplicas: scale.statusReplicasPath };
+      if (typeof scale.labelSelectorPath === "string" && scale.labelSelectorPath !== "") version.scale.labelSelector = scale.labelSelectorPath;
+    }
+    return version;
+  });
   return {
     group: spec.group as string,
     kind,

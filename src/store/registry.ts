@@ -396,6 +396,10 @@ function customResourceType(info: CrdInfo, version: CrdInfo["versions"][number])
     nameRule: "dns1123-subdomain",
   };
   if (info.categories.length > 0) resource.categories = info.categories;
+  if (version.scale !== undefined) {
+    resource.scaleSubresource = true;
+    resource.scalePaths = version.scale;
+  }
   byVersion.set(version.name, resource);
   return resource;
 }
