@@ -1,6 +1,6 @@
 // Scheduler-lite: binds each pending pod to a feasible node (Ready, not cordoned, taints tolerated, node
 // selector and required node affinity met), spreading by the fewest pods bound, ties by name.
-import type { NodeSelectorRequirement, NodeSelectorTerm } from "kubernetes-types/core/v1.js";
+import type { NodeSelectorRequirement, NodeSelectorTerm, Taint } from "kubernetes-types/core/v1.js";
 import { isApiError, isInvalid, isNotFound } from "../api/errors.ts";
 import type { ActorDefinition } from "../sim/types.ts";
 import { defineActor } from "../sim/simulation.ts";
@@ -56,6 +56,27 @@ export function podFitsNode(pod: Pod, node: Node): boolean {
   return toleratesAll(pod.spec.tolerations, effectiveTaints(node));
 }
 
+/** Why the pod may not run on the node, in the words of the real scheduler's first failing filter; undefined if it may. */
+function unfitReason(pod: Pod, node: Node): string | undefined {
+  const untolerated = (taint: { key?: string; effect?: string }) => taint.effect !== "PreferNoSchedule" && !toleratesAll(pod.spec.tolerations, [taint as Taint]);
+  if (node.spec?.unschedulable === true && untolerated({ key: "node.kubernetes.io/unschedulable", effect: "NoSchedule" })) return "node(s) were unschedulable";
+  const taint = effectiveTaints(node).find(untolerated);
+  if (taint !== undefined) return `node(s) had untolerated taint {${taint.key}: ${taint.value ?? ""}}`;
+  return podFitsNode(pod, node) ? undefined : "node(s) didn't match Pod's node affinity/selector";
+}
+
+/** The FailedScheduling message: how many nodes failed for each reason, sorted, as the real scheduler words it. */
+function unschedulableMessage(pod: Pod, nodes: readonly Node[]): string {
+  if (nodes.length === 0) return "no nodes available to schedule pods";
+  const counts = new Map<string, number>();
+  for (const node of nodes) {
+    const reason = node.metadata.deletionTimestamp !== undefined ? "node(s) were being deleted" : (unfitReason(pod, node) ?? "node(s) had no room");
+    counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  }
+  const reasons = [...counts].map(([reason, n]) => `${n} ${reason}`).sort();
+  return `0/${nodes.length} nodes are available: ${reasons.join(", ")}. preemption: 0/${nodes.length} nodes are available: ${nodes.length} Preemption is not helpful for scheduling.`;
+}
+
 function pickNode(pod: Pod, nodes: readonly Node[], pods: Lister<Pod>): Node | undefined {
   let best: Node | undefined;
   let bestLoad = Infinity;
@@ -95,8 +116,12 @@ export function scheduler(options: SchedulerOptions = {}): ActorDefinition {
           podLister = pods;
           if ((pod.spec.nodeName ?? "") !== "" || !isPodActive(pod)) return Action.awaitChange();
           if ((pod.spec.schedulerName ?? "default-scheduler") !== schedulerName) return Action.awaitChange();
-          const node = pickNode(pod, rctx.lister<Node>(nodeKind).list(), pods);
-          if (node === undefined) return options.retryMs ? Action.requeueAfter(options.retryMs) : Action.awaitChange();
+          const nodes = rctx.lister<Node>(nodeKind).list();
+          const node = pickNode(pod, nodes, pods);
+          if (node === undefined) {
+            if (recorder !== undefined) await recorder.record(pod, { type: "Warning", reason: "FailedScheduling", message: unschedulableMessage(pod, nodes), action: "Scheduling" });
+            return options.retryMs ? Action.requeueAfter(options.retryMs) : Action.awaitChange();
+          }
           try {
             // Setting `spec.nodeName` once stands in for the binding subresource.
             await rctx.client.patch({ ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", patchType: "merge", patch: { spec: { nodeName: node.metadata.name } } });

@@ -42,6 +42,21 @@ test("a Deployment's rollout and scale-down are told in Events by the controller
   assert.ok(later.includes("kubelet@n1 Pod Killing: Stopping container web"));
 });
 
+test("a pod no node fits gets a FailedScheduling warning that counts the nodes by reason, as the real scheduler's", async () => {
+  const sim = world(42, { nodes: ["n1", "n2", "n3"], registry, actors: cluster({ nodes: 3, events: true }) });
+  await runFor(sim, 2000);
+  sim.store.patch({ apiVersion: "v1", kind: "Node", name: "n1", patchType: "merge", patch: { spec: { unschedulable: true } } });
+  sim.store.patch({ apiVersion: "v1", kind: "Node", name: "n2", patchType: "merge", patch: { spec: { taints: [{ key: "dedicated", value: "gpu", effect: "NoSchedule" }] } } });
+  sim.store.create({ apiVersion: "v1", kind: "Pod", metadata: { name: "picky", namespace: ns }, spec: { nodeSelector: { disk: "ssd" }, containers: [{ name: "web", image: "web:v1" }] } });
+  await runFor(sim, 5000);
+  const warning = events(sim).find((e) => e.reason === "FailedScheduling");
+  assert.equal(warning?.type, "Warning");
+  assert.equal(
+    warning?.message,
+    "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.",
+  );
+});
+
 test("without the option the cluster records no Events", async () => {
   const sim = world(41, { nodes: ["n1"], registry, actors: cluster({ nodes: 1 }) });
   sim.store.create(deployment(1));
