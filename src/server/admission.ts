@@ -10,6 +10,7 @@ import { createStore } from "../store/index.ts";
 import type { Admission, AdmissionRequest, Store, StoreOptions } from "../store/index.ts";
 import { applyServerDefaults, hasServerDefaults } from "./defaults.ts";
 import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
+import { admitQuota } from "./quota.ts";
 
 type Json = Record<string, unknown>;
 
@@ -161,13 +162,22 @@ export function serverAdmission(store: () => Store): Admission {
   };
 }
 
+/** The server's quota admission: a create that a ResourceQuota of its namespace has no room for is refused (quota.ts). */
+export function quotaAdmission(store: () => Store): Admission {
+  return {
+    name: "settle-serve-resourcequota",
+    concerns: (operation, resource) => operation === "CREATE" && resource.namespaced,
+    validate: (request) => admitQuota(store(), request.resource, request.object),
+  };
+}
+
 /**
- * A store with the server's defaulting, Service allocation and pod admission, as `settle serve` uses, holding what a
- * fresh cluster has: its namespaces and the two system PriorityClasses.
+ * A store with the server's defaulting, Service allocation, pod admission and quota enforcement, as `settle serve`
+ * uses, holding what a fresh cluster has: its namespaces and the two system PriorityClasses.
  */
 export function createServerStore(options: StoreOptions = {}): Store {
   let store: Store | undefined;
-  store = createStore({ ...options, admission: [serverAdmission(() => store!), ...(options.admission ?? [])] });
+  store = createStore({ ...options, admission: [serverAdmission(() => store!), quotaAdmission(() => store!), ...(options.admission ?? [])] });
   for (const [name, value] of Object.entries(systemPriorityClasses)) {
     store.create({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name }, value } as unknown as KubeObject);
   }

@@ -20,6 +20,7 @@ import { faultParam } from "../api/faults.ts";
 import { FaultTable, parseFaultSpecs } from "./faults.ts";
 import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
 import { GcLoop } from "./gc-loop.ts";
+import { QuotaStatusLoop } from "./quota.ts";
 import { acceptsJson, decodeBody, notAcceptable, prefersProtobuf, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
 import { boolParam, handleResource, isBuiltin } from "./resources.ts";
@@ -181,10 +182,10 @@ class ServedRequest implements ResourceRequest {
   readonly tables: Tables | undefined;
   lagRevisions?: number;
   readonly #bodyBytesMax: number;
-  readonly #gc: GcLoop;
+  readonly #loops: Loops;
   #body: Promise<Buffer> | undefined;
 
-  constructor(fields: Omit<ResourceRequest, "body" | "wrote" | "lagRevisions">, bodyBytesMax: number, gc: GcLoop) {
+  constructor(fields: Omit<ResourceRequest, "body" | "wrote" | "lagRevisions">, bodyBytesMax: number, loops: Loops) {
     this.store = fields.store;
     this.route = fields.route;
     this.resource = fields.resource;
@@ -194,7 +195,7 @@ class ServedRequest implements ResourceRequest {
     this.managed = fields.managed;
     this.tables = fields.tables;
     this.#bodyBytesMax = bodyBytesMax;
-    this.#gc = gc;
+    this.#loops = loops;
   }
 
   body(): Promise<Buffer> {
@@ -202,15 +203,24 @@ class ServedRequest implements ResourceRequest {
     return this.#body;
   }
 
-  /** After every successful write: garbage collection may have work. */
+  /** After every successful write: garbage collection and quota status may have work. */
   wrote(): void {
-    this.#gc.kick();
+    this.#loops.gc.kick();
+    this.#loops.quotas.kick();
   }
+}
+
+/** The control-plane loops that run beside the server on its store. */
+interface Loops {
+  gc: GcLoop;
+  quotas: QuotaStatusLoop;
 }
 
 class ApiServer {
   readonly #o: Resolved;
   readonly #gc: GcLoop;
+  readonly #quotas: QuotaStatusLoop;
+  readonly #loops: Loops;
   readonly #managed: ManagedFields;
   readonly #tables: Tables;
   readonly #faults = new FaultTable();
@@ -228,7 +238,10 @@ class ApiServer {
 
   constructor(options: Resolved) {
     this.#o = options;
-    this.#gc = new GcLoop(options.store, options.clock, { retryDelayMs: options.gcRetryDelayMs });
+    this.#quotas = new QuotaStatusLoop(options.store, options.clock);
+    // What the collector deletes no longer counts against quotas.
+    this.#gc = new GcLoop(options.store, options.clock, { retryDelayMs: options.gcRetryDelayMs, log: () => this.#quotas.kick() });
+    this.#loops = { gc: this.#gc, quotas: this.#quotas };
     this.#tables = new Tables(options.store, options.clock);
     this.#managed = new ManagedFields(options.clock, (ref, uid) => {
       try {
@@ -337,6 +350,7 @@ class ApiServer {
 
   async close(): Promise<void> {
     this.#gc.stop();
+    this.#quotas.stop();
     this.#closing = true;
     const closed = new Promise<void>((resolve) => this.#listener.close(() => resolve()));
     for (const watch of [...this.#watches]) watch.close();
@@ -454,7 +468,7 @@ class ApiServer {
     const r = new ServedRequest(
       { store: converted?.store ?? this.#o.store, route, resource: resource ?? reviewResourceType(review!), query, req, res, managed: this.#managed, tables: table ? this.#tables : undefined },
       this.#o.bodyBytesMax,
-      this.#gc,
+      this.#loops,
     );
     if (review !== undefined) return review.kind === "Binding" ? handleBinding(r, this.#o.clock) : handleReview(r, review, this.#o.token);
     if (isServedSubresource(route)) return handleServedSubresource(r, this.#o.clock);

@@ -91,8 +91,14 @@ test("kubectl get prints quotas, flow control, admission policies and controller
   const t = await testServer();
   try {
     const hard = { pods: "10", "requests.cpu": "1", "limits.cpu": "2" };
-    await create(t, "/api/v1/namespaces/default/resourcequotas", { metadata: { name: "compute" }, spec: { hard } }, { hard, used: { pods: "3", "requests.cpu": "500m" } });
-    assert.match(await get(t, ["quota"]), /^NAME\s+REQUEST\s+LIMIT\s+AGE\ncompute\s+pods: 3\/10, requests\.cpu: 500m\/1\s+limits\.cpu: 0\/2\s+\d+s\n$/);
+    await create(t, "/api/v1/namespaces/default/resourcequotas", { metadata: { name: "compute" }, spec: { hard } });
+    // Three pods that count against it; the server's quota loop writes the status the printer shows.
+    for (const [name, cpu] of [["a", "100m"], ["b", "200m"], ["c", "200m"]] as const) {
+      await create(t, "/api/v1/namespaces/default/pods", { metadata: { name }, spec: { containers: [{ name: "app", image: "nginx", resources: { requests: { cpu }, limits: { cpu } } }] } });
+    }
+    let quota = "";
+    for (let i = 0; i < 50 && !/pods: 3\//.test(quota); i++) quota = await get(t, ["quota"]);
+    assert.match(quota, /^NAME\s+REQUEST\s+LIMIT\s+AGE\ncompute\s+pods: 3\/10, requests\.cpu: 500m\/1\s+limits\.cpu: 500m\/2\s+\d+s\n$/);
     const flowcontrol = "/apis/flowcontrol.apiserver.k8s.io/v1";
     const queuing = { type: "Limited", limited: { nominalConcurrencyShares: 20, limitResponse: { type: "Queue", queuing: { queues: 16, handSize: 4, queueLengthLimit: 50 } } } };
     await create(t, `${flowcontrol}/prioritylevelconfigurations`, { metadata: { name: "batch" }, spec: queuing });
