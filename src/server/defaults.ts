@@ -222,7 +222,17 @@ const messageDefaulters: Readonly<Record<string, Defaulter>> = {
  * in a Job but not inside a CronJob's template, and a Pod gets `enableServiceLinks` where a template does not.
  */
 const kindDefaulters: Readonly<Record<string, Defaulter>> = {
-  "/Pod": (pod) => set(child(pod, "spec"), "enableServiceLinks", true),
+  "/Pod": (pod) => {
+    const spec = child(pod, "spec");
+    set(spec, "enableServiceLinks", true);
+    // A container that states limits but not requests requests what it limits (a Pod's defaulting, not a template's).
+    for (const container of [...records(spec.containers), ...records(spec.initContainers)]) {
+      const resources = isRecord(container.resources) ? container.resources : undefined;
+      if (resources === undefined || !isRecord(resources.limits)) continue;
+      const requests = isRecord(resources.requests) ? resources.requests : (resources.requests = {});
+      for (const [name, value] of Object.entries(resources.limits)) if (!(name in requests)) (requests as Json)[name] = value;
+    }
+  },
   "/Secret": (secret) => set(secret, "type", "Opaque"),
   "/ReplicationController": (rc) => {
     const spec = child(rc, "spec");

@@ -73,9 +73,16 @@ test("kind-level rules: a Job's spec, a CronJob's, a Pod's service links, a Serv
   assert.deepEqual([cronSpec.concurrencyPolicy, cronSpec.suspend, cronSpec.successfulJobsHistoryLimit, cronSpec.failedJobsHistoryLimit], ["Allow", false, 3, 1]);
   assert.equal(cronSpec.jobTemplate.spec.backoffLimit, undefined, "a Job template inside a CronJob is not defaulted as a Job");
   assert.equal(cronSpec.jobTemplate.spec.template.spec.restartPolicy, "Always");
-  const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [] } } as unknown as KubeObject;
+  const limited = { resources: { limits: { cpu: "2", memory: "1Gi" }, requests: { cpu: "500m" } } };
+  const pod = { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers: [{ name: "a", image: "x", ...limited }], initContainers: [{ name: "i", image: "x", resources: { limits: { cpu: "1" } } }] } } as unknown as KubeObject;
   applyServerDefaults(pod);
   assert.equal((pod.spec as any).enableServiceLinks, true);
+  // Limits without requests: the requests default to them, in containers and init containers alike.
+  assert.deepEqual((pod.spec as any).containers[0].resources.requests, { cpu: "500m", memory: "1Gi" });
+  assert.deepEqual((pod.spec as any).initContainers[0].resources.requests, { cpu: "1" });
+  const template = { apiVersion: "v1", kind: "PodTemplate", metadata: { name: "t" }, template: { spec: { containers: [{ name: "a", image: "x", resources: { limits: { cpu: "2" } } }] } } } as unknown as KubeObject;
+  applyServerDefaults(template);
+  assert.equal((template as any).template.spec.containers[0].resources.requests, undefined, "a template's containers are not");
   const service = { apiVersion: "v1", kind: "Service", metadata: { name: "s" }, spec: { ports: [{ port: 80 }, { port: 53, protocol: "UDP", targetPort: "dns" }] } } as unknown as KubeObject;
   applyServerDefaults(service);
   assert.deepEqual((service.spec as any).ports, [{ port: 80, protocol: "TCP", targetPort: 80 }, { port: 53, protocol: "UDP", targetPort: "dns" }]);
