@@ -11,6 +11,7 @@ import type { Admission, AdmissionRequest, Store, StoreOptions } from "../store/
 import { applyServerDefaults, hasServerDefaults } from "./defaults.ts";
 import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
 import { admitQuota } from "./quota.ts";
+import { admitLimits } from "./limitrange.ts";
 
 type Json = Record<string, unknown>;
 
@@ -157,6 +158,7 @@ export function serverAdmission(store: () => Store): Admission {
       if (request.operation === "DELETE" || request.subresource === "status") return;
       applyServerDefaults(request.object);
       if (request.resource.group === "" && request.resource.kind === "Service") allocateService(store(), request);
+      if (request.operation === "CREATE") admitLimits(store(), request.resource, request.object);
       if (request.resource.group === "" && request.resource.kind === "Pod" && request.operation === "CREATE") pods.admitCreate(request.object);
     },
   };

@@ -6,6 +6,7 @@
 import type { KubeObject } from "../api/object.ts";
 import type { WireField } from "../api/wire-types.ts";
 import { isScalar, messageOfKind, wireFields } from "./wire.ts";
+import { defaultLimitRange } from "./limitrange.ts";
 
 type Json = Record<string, unknown>;
 type Defaulter = (value: Json) => void;
@@ -234,6 +235,7 @@ const kindDefaulters: Readonly<Record<string, Defaulter>> = {
     }
   },
   "/Secret": (secret) => set(secret, "type", "Opaque"),
+  "/LimitRange": (limitRange) => defaultLimitRange(limitRange),
   "/ReplicationController": (rc) => {
     const spec = child(rc, "spec");
     const template = isRecord(spec.template) && isRecord(spec.template.metadata) ? spec.template.metadata.labels : undefined;
