@@ -39,7 +39,9 @@ function ipNumber(text: string): number | undefined {
 
 /** The cluster IPs and node ports Services hold now, besides the one being written. */
 function allocated(store: Store, except: KubeObject): { ips: Set<string>; nodePorts: Set<number> } {
-  const ips = new Set<string>([ipText(rangeBase + 1)]);
+  // The `kubernetes` Service's address is reserved for it, whether it exists yet or not.
+  const isKubernetes = except.metadata.namespace === "default" && except.metadata.name === "kubernetes";
+  const ips = new Set<string>(isKubernetes ? [] : [ipText(rangeBase + 1)]);
   const nodePorts = new Set<number>();
   for (const service of store.list({ apiVersion: "v1", kind: "Service" }).items) {
     if (service.metadata.uid !== undefined && service.metadata.uid === except.metadata.uid) continue;

@@ -21,6 +21,7 @@ import { FaultTable, parseFaultSpecs } from "./faults.ts";
 import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
 import { GcLoop } from "./gc-loop.ts";
 import { QuotaStatusLoop } from "./quota.ts";
+import { ensureKubernetesService } from "./bootstrap.ts";
 import { acceptsJson, decodeBody, notAcceptable, prefersProtobuf, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
 import { boolParam, handleResource, isBuiltin } from "./resources.ts";
@@ -280,6 +281,8 @@ class ApiServer {
       });
     });
     this.#port = (this.#listener.address() as AddressInfo).port;
+    // The slice is IPv4: a loopback, unspecified or IPv6 listening address is named by 127.0.0.1.
+    ensureKubernetesService(this.#o.store, /^\d+\.\d+\.\d+\.\d+$/.test(host) && host !== "0.0.0.0" ? host : "127.0.0.1", this.#port);
     this.#gc.kick();
   }
 

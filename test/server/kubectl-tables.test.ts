@@ -28,12 +28,12 @@ test("kubectl get prints the real printers' columns for services, endpoints, end
   try {
     const ns = "/api/v1/namespaces/default";
     await create(t, `${ns}/services`, { metadata: { name: "web" }, spec: { selector: { app: "web" }, externalIPs: ["192.0.2.7"], ports: [{ port: 80 }, { port: 443, protocol: "UDP" }] } });
-    assert.match(await get(t, ["services", "-o", "wide"]), /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\s+SELECTOR\nweb\s+ClusterIP\s+10\.96\.0\.\d+\s+192\.0\.2\.7\s+80\/TCP,443\/UDP\s+\d+s\s+app=web\n$/);
+    assert.match(await get(t, ["services", "-o", "wide"]), /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\s+SELECTOR\nkubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443\/TCP\s+\d+s\s+<none>\nweb\s+ClusterIP\s+10\.96\.0\.\d+\s+192\.0\.2\.7\s+80\/TCP,443\/UDP\s+\d+s\s+app=web\n$/);
     await create(t, `${ns}/endpoints`, { metadata: { name: "web" }, subsets: [{ addresses: [{ ip: "10.0.0.1" }, { ip: "10.0.0.2" }], ports: [{ port: 8080 }] }] });
-    assert.match(await get(t, ["endpoints"]), /^NAME\s+ENDPOINTS\s+AGE\nweb\s+10\.0\.0\.1:8080,10\.0\.0\.2:8080\s+\d+s\n$/);
+    assert.match(await get(t, ["endpoints"]), /^NAME\s+ENDPOINTS\s+AGE\nkubernetes\s+127\.0\.0\.1:\d+\s+\d+s\nweb\s+10\.0\.0\.1:8080,10\.0\.0\.2:8080\s+\d+s\n$/);
     const addresses = ["10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"].map((ip) => ({ addresses: [ip] }));
     await create(t, "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices", { metadata: { name: "web-x1" }, addressType: "IPv4", ports: [{ name: "http", port: 8080, protocol: "TCP" }], endpoints: addresses });
-    assert.match(await get(t, ["endpointslices"]), /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE\nweb-x1\s+IPv4\s+8080\s+10\.0\.0\.1,10\.0\.0\.2,10\.0\.0\.3 \+ 1 more\.\.\.\s+\d+s\n$/);
+    assert.match(await get(t, ["endpointslices"]), /^NAME\s+ADDRESSTYPE\s+PORTS\s+ENDPOINTS\s+AGE\nkubernetes\s+IPv4\s+\d+\s+127\.0\.0\.1\s+\d+s\nweb-x1\s+IPv4\s+8080\s+10\.0\.0\.1,10\.0\.0\.2,10\.0\.0\.3 \+ 1 more\.\.\.\s+\d+s\n$/);
     const claim = { metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } }, storageClassName: "standard", volumeName: "pv-1" } };
     await create(t, `${ns}/persistentvolumeclaims`, claim, { phase: "Bound", accessModes: ["ReadWriteOnce"], capacity: { storage: "1Gi" } });
     assert.match(await get(t, ["pvc"]), /^NAME\s+STATUS\s+VOLUME\s+CAPACITY\s+ACCESS MODES\s+STORAGECLASS\s+VOLUMEATTRIBUTESCLASS\s+AGE\ndata\s+Bound\s+pv-1\s+1Gi\s+RWO\s+standard\s+<unset>\s+\d+s\n$/);
