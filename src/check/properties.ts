@@ -214,53 +214,100 @@ function anyIn(keys: readonly string[], set: ReadonlySet<string>): boolean {
   return false;
 }
 
-/** A view that forwards to the world of the current check and records every read into `reads`. */
-function trackingView(reads: Reads, world: () => WorldView): WorldView {
-  return {
-    get revision() {
-      reads.volatile = reads.any = true;
-      return world().revision;
-    },
-    now() {
-      reads.volatile = reads.any = true;
-      return world().now();
-    },
-    // Once a predicate is volatile it runs at every check, so what else it reads need not be recorded.
-    get(ref) {
-      reads.any = true;
-      if (!reads.volatile) reads.objects.add(objectKey(ref.apiVersion, ref.kind, ref.name));
-      return world().get(ref);
-    },
-    list(options) {
-      reads.any = true;
-      if (!reads.volatile) reads.kinds.add(kindKey(options.apiVersion, options.kind));
-      return world().list(options);
-    },
-    external<T>(name: string): T {
-      reads.any = true;
-      if (!reads.volatile) reads.externals.add(name);
-      return world().external<T>(name);
-    },
-  };
+/** What the check in progress looks at: the world and the last step. The monitor writes it; tracking objects read it. */
+class CheckState {
+  world: WorldView | undefined = undefined;
+  last: LastStep = unknownStep;
+
+  currentWorld(): WorldView {
+    assert(this.world !== undefined, "a property reads the world only while it is checked");
+    return this.world;
+  }
+}
+
+/**
+ * A view that forwards to the world of the current check and records every read into `reads`.
+ *
+ * This and `TrackingStep` are made for every property of every run, and neither holds a closure. Objects that had
+ * a getter beside closures of their own (as the object literals here had) were measured surviving young-generation
+ * collections whole, world included, until a full collection: every run's world was copied and promoted. Methods
+ * live on the prototype; the own copies are bound methods (which did not have that effect), so that a predicate may
+ * still detach one (`const { get } = view`).
+ */
+class TrackingView implements WorldView {
+  readonly now: WorldView["now"];
+  readonly get: WorldView["get"];
+  readonly list: WorldView["list"];
+  readonly external: WorldView["external"];
+
+  constructor(
+    private readonly reads: Reads,
+    private readonly state: CheckState,
+  ) {
+    this.now = TrackingView.prototype.trackedNow.bind(this);
+    this.get = TrackingView.prototype.trackedGet.bind(this);
+    this.list = TrackingView.prototype.trackedList.bind(this);
+    this.external = TrackingView.prototype.trackedExternal.bind(this) as WorldView["external"];
+  }
+
+  get revision(): number {
+    this.reads.volatile = this.reads.any = true;
+    return this.state.currentWorld().revision;
+  }
+
+  private trackedNow(): number {
+    this.reads.volatile = this.reads.any = true;
+    return this.state.currentWorld().now();
+  }
+
+  // Once a predicate is volatile it runs at every check, so what else it reads need not be recorded.
+  private trackedGet(ref: Parameters<WorldView["get"]>[0]): KubeObject | undefined {
+    const reads = this.reads;
+    reads.any = true;
+    if (!reads.volatile) reads.objects.add(objectKey(ref.apiVersion, ref.kind, ref.name));
+    return this.state.currentWorld().get(ref);
+  }
+
+  private trackedList(options: Parameters<WorldView["list"]>[0]): readonly KubeObject[] {
+    const reads = this.reads;
+    reads.any = true;
+    if (!reads.volatile) reads.kinds.add(kindKey(options.apiVersion, options.kind));
+    return this.state.currentWorld().list(options);
+  }
+
+  private trackedExternal(name: string): unknown {
+    const reads = this.reads;
+    reads.any = true;
+    if (!reads.volatile) reads.externals.add(name);
+    return this.state.currentWorld().external(name);
+  }
 }
 
 /** The step a predicate sees, marking its reads volatile when it looks (a value that depends on the step). */
-function trackingStep(reads: Reads, last: () => LastStep): LastStep {
-  const touch = () => (reads.volatile = reads.any = true);
-  return {
-    get step() {
-      touch();
-      return last().step;
-    },
-    get actor() {
-      touch();
-      return last().actor;
-    },
-    get writes() {
-      touch();
-      return last().writes;
-    },
-  };
+class TrackingStep implements LastStep {
+  constructor(
+    private readonly reads: Reads,
+    private readonly state: CheckState,
+  ) {}
+
+  get step(): number {
+    this.touch();
+    return this.state.last.step;
+  }
+
+  get actor(): string {
+    this.touch();
+    return this.state.last.actor;
+  }
+
+  get writes(): readonly StepWrite[] {
+    this.touch();
+    return this.state.last.writes;
+  }
+
+  private touch(): void {
+    this.reads.volatile = this.reads.any = true;
+  }
 }
 
 /** Per property: what it read last time, its last value, and whether a write since touched its reads. */
@@ -278,15 +325,14 @@ export class PropertyMonitor {
   readonly properties: readonly Property[];
   private readonly counters: PropertyCounter[];
   private readonly tracked: Tracked[];
-  /** The world of the check in progress, for the tracking views. */
-  private world: WorldView | undefined;
+  /** The world and the step of the check in progress, for the tracking views and steps. */
+  private readonly state = new CheckState();
   /** The change feed and where it stood at the last check; undefined while no feed is known. */
   private feed: ChangeFeed | undefined;
   private cursor: ChangeCursor | undefined;
   private readonly marks = new Map<string, number>();
   /** Deadlines counted from marks made and not yet judged, earliest first. */
   private pending: MarkedDeadline[] = [];
-  private last: LastStep = unknownStep;
 
   constructor(properties: readonly Property[]) {
     const names = new Set<string>();
@@ -296,20 +342,15 @@ export class PropertyMonitor {
     }
     this.properties = properties;
     this.counters = properties.map((p) => ({ name: p.name, kind: p.kind, evaluations: 0, failures: 0, everHeld: false }));
-    const current = () => {
-      assert(this.world !== undefined, "a property reads the world only while it is checked");
-      return this.world;
-    };
-    const last = () => this.last;
     this.tracked = properties.map(() => {
       const reads = new Reads();
-      return { reads, view: trackingView(reads, current), step: trackingStep(reads, last), value: false, stale: true };
+      return { reads, view: new TrackingView(reads, this.state), step: new TrackingStep(reads, this.state), value: false, stale: true };
     });
   }
 
   /** Checks every `always` property after step `last`; returns the first that fails. */
   checkSafety(world: WorldView, last: LastStep = unknownStep): AlwaysProperty | undefined {
-    this.last = last;
+    this.state.last = last;
     this.sync(world);
     let failed: AlwaysProperty | undefined;
     for (let i = 0; i < this.properties.length; i++) {
@@ -357,8 +398,8 @@ export class PropertyMonitor {
    * as it was before the step (the value after the last step at or before the deadline), then evaluates the
    * deadlines still ahead on the world now. Returns the earliest deadline missed.
    */
-  checkMarkedDeadlines(world: WorldView, timeMs: number, last: LastStep = this.last): MissedDeadline | undefined {
-    this.last = last;
+  checkMarkedDeadlines(world: WorldView, timeMs: number, last: LastStep = this.state.last): MissedDeadline | undefined {
+    this.state.last = last;
     if (this.pending.length === 0) return undefined;
     this.sync(world);
     const missed = this.judgeMarkedDeadlines(world, (atMs) => timeMs > atMs);
@@ -401,7 +442,7 @@ export class PropertyMonitor {
    * each property read. A world without a change feed (or a different one) makes every property stale.
    */
   private sync(world: WorldView): void {
-    this.world = world;
+    this.state.world = world;
     const feed = changeFeedOf(world);
     const changes = feed !== undefined && feed === this.feed && this.cursor !== undefined ? feed.since(this.cursor) : undefined;
     for (const tracked of this.tracked) {
@@ -413,7 +454,7 @@ export class PropertyMonitor {
 
   private evaluate(index: number, world: WorldView): boolean {
     const tracked = this.tracked[index]!;
-    assert(this.world === world, "a property is evaluated on the world its check synchronised");
+    assert(this.state.world === world, "a property is evaluated on the world its check synchronised");
     if (!tracked.stale) return tracked.value;
     const counter = this.counters[index]!;
     const reads = tracked.reads;

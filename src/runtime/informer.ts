@@ -82,6 +82,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private running: Promise<void> | undefined;
   /** A programmer error raised outside the loop (in a resync), rethrown by the loop. */
   private fatal: { error: unknown } | undefined;
+  private selectorOptions: Readonly<Omit<ListOptions, "resourceVersion" | "limit" | "continue">> | undefined;
 
   constructor(options: InformerOptions) {
     assert(options.kind.kind.length > 0, "informer-kind-named");
@@ -175,15 +176,18 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  private selector(): Omit<ListOptions, "resourceVersion" | "limit" | "continue"> {
+  /** The kind and selectors every list and watch of this informer asks for, built once (they never change). */
+  private selector(): Readonly<Omit<ListOptions, "resourceVersion" | "limit" | "continue">> {
+    if (this.selectorOptions !== undefined) return this.selectorOptions;
     const { kind, namespace, labelSelector, fieldSelector } = this.options;
-    return {
+    this.selectorOptions = Object.freeze({
       apiVersion: kind.apiVersion,
       kind: kind.kind,
       ...(namespace === undefined ? {} : { namespace }),
       ...(labelSelector === undefined ? {} : { labelSelector }),
       ...(fieldSelector === undefined ? {} : { fieldSelector }),
-    };
+    });
+    return this.selectorOptions;
   }
 
   private async listAndReplace(consistent: boolean): Promise<InformerInput | undefined> {

@@ -38,29 +38,51 @@ export function changeFeedOf(view: WorldView): ChangeFeed | undefined {
 
 /** A kind as reads and writes name it: group and kind (the version does not matter, the objects are the same). */
 export function kindKey(apiVersion: string, kind: string): string {
-  // Asked after every step for every read and write, with a handful of distinct kinds: remembered, not rebuilt.
-  let byKind = kindKeys.get(apiVersion);
-  if (byKind === undefined) {
-    if (kindKeys.size >= kindKeysMax) kindKeys.clear();
-    kindKeys.set(apiVersion, (byKind = new Map()));
-  }
-  let key = byKind.get(kind);
-  if (key === undefined) {
-    const slash = apiVersion.indexOf("/");
-    key = slash < 0 ? `/${kind}` : `${apiVersion.slice(0, slash)}/${kind}`;
-    byKind.set(kind, key);
-  }
-  return key;
+  return kindEntry(apiVersion, kind).key;
 }
-
-/** apiVersion -> kind -> `kindKey`. Bounded: a scenario has a few dozen kinds; past the bound it starts again. */
-const kindKeys = new Map<string, Map<string, string>>();
-const kindKeysMax = 1024;
 
 /**
  * An object as reads and writes name it. The namespace is left out on purpose: a cluster-scoped `get` may carry
  * one the store ignores, and two objects of one kind and name in different namespaces only cost a spare check.
  */
 export function objectKey(apiVersion: string, kind: string, name: string | undefined): string {
-  return `${kindKey(apiVersion, kind)}|${name ?? ""}`;
+  // Asked for every object a predicate reads and every object a step writes, with the same few names over and
+  // over: remembered per kind, so that the sets they go into meet strings whose hash is already known.
+  const entry = kindEntry(apiVersion, kind);
+  const objectName = name ?? "";
+  let key = entry.objects.get(objectName);
+  if (key === undefined) {
+    if (entry.objects.size >= objectKeysPerKindMax) entry.objects.clear();
+    key = `${entry.key}|${objectName}`;
+    entry.objects.set(objectName, key);
+  }
+  return key;
 }
+
+/** A kind's key and the object keys made for it so far (by name). */
+interface KindEntry {
+  readonly key: string;
+  readonly objects: Map<string, string>;
+}
+
+function kindEntry(apiVersion: string, kind: string): KindEntry {
+  // Asked after every step for every read and write, with a handful of distinct kinds: remembered, not rebuilt.
+  let byKind = kindEntries.get(apiVersion);
+  if (byKind === undefined) {
+    if (kindEntries.size >= kindKeysMax) kindEntries.clear();
+    kindEntries.set(apiVersion, (byKind = new Map()));
+  }
+  let entry = byKind.get(kind);
+  if (entry === undefined) {
+    const slash = apiVersion.indexOf("/");
+    entry = { key: slash < 0 ? `/${kind}` : `${apiVersion.slice(0, slash)}/${kind}`, objects: new Map() };
+    byKind.set(kind, entry);
+  }
+  return entry;
+}
+
+/** apiVersion -> kind -> its entry. Bounded: a scenario has a few dozen kinds; past the bound it starts again. */
+const kindEntries = new Map<string, Map<string, KindEntry>>();
+const kindKeysMax = 1024;
+/** Object keys remembered per kind: a fleet of thousands of nodes keeps them all; past the bound it starts again. */
+const objectKeysPerKindMax = 16_384;

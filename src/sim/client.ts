@@ -22,6 +22,7 @@ import type { StepFacts, Verb } from "./trace.ts";
 import { SimWatch } from "./watch.ts";
 import { checkClientOptions } from "../api/client-options.ts";
 import { handOver } from "../store/util.ts";
+import type { StoreListOptions } from "../store/types.ts";
 
 /** The error an injected request failure produces: the fault model's mapping, in the simulator's words. */
 export function injectedError(code: number, what: string): ApiError {
@@ -154,22 +155,25 @@ export class SimClient implements Client {
 
   list<T extends KubeObject = KubeObject>(options: ListOptions): Promise<ObjectList<T>> {
     checkClientOptions("list", options);
-    const { resourceVersion, readOnly, ...rest } = options;
+    const { resourceVersion } = options;
     const cached = resourceVersion === "0";
     const ref = describeKind(options) + (cached ? " rv=0" : "");
+    // What the store reads, taken when the actor calls (it may reuse its options object afterwards); one literal
+    // rather than a rest copy and a spread, on the path of every list.
+    const request = storeListOptions(options);
     return this.call({
       verb: "list",
       target: { kind: options.kind, namespace: options.namespace },
       ref,
       write: false,
       cached,
-      shared: readOnly === true,
+      shared: options.readOnly === true,
       apply: () => {
         if (resourceVersion !== undefined && resourceVersion !== "" && !cached) {
           throw badRequest(`list at resourceVersion ${resourceVersion} is not supported by the simulator`);
         }
-        const revision = cached ? this.cachedRevision() : undefined;
-        return this.kernel.store.list(revision === undefined ? rest : { ...rest, revision });
+        if (cached) request.revision = this.cachedRevision();
+        return this.kernel.store.list(request);
       },
     });
   }
@@ -260,13 +264,15 @@ export class SimClient implements Client {
   }
 
   private startWatch(watch: SimWatch<KubeObject>, options: WatchOptions): void {
-    const { resourceVersion, allowBookmarks: _, readOnly: __, ...filter } = options;
+    const { resourceVersion } = options;
     const store = this.kernel.store;
     let fromRevision: number;
     if (resourceVersion === undefined || resourceVersion === "" || resourceVersion === "0") {
       // A real server starts such a watch with the current objects as synthetic ADDED events.
       fromRevision = resourceVersion === "0" ? this.cachedRevision() : store.revision;
-      for (const object of store.list({ ...filter, revision: fromRevision }).items) {
+      const initial = storeListOptions(options);
+      initial.revision = fromRevision;
+      for (const object of store.list(initial).items) {
         watch.push({ type: "ADDED", object, revision: fromRevision });
       }
     } else {
@@ -274,8 +280,17 @@ export class SimClient implements Client {
       fromRevision = Number(resourceVersion);
     }
     assert(fromRevision <= store.revision, "a watch never starts after the store's revision");
-    watch.attach(store.watch({ ...filter, fromRevision }, (event) => watch.push(event)));
+    const { apiVersion, kind, namespace, labelSelector, fieldSelector } = options;
+    watch.attach(store.watch({ apiVersion, kind, namespace, labelSelector, fieldSelector, fromRevision }, (event) => watch.push(event)));
   }
+}
+
+/** The store's list options for a client's list or watch: the fields the store reads, the revision left to set. */
+function storeListOptions(options: ListOptions | WatchOptions): StoreListOptions {
+  const { apiVersion, kind, namespace, labelSelector, fieldSelector } = options;
+  const limit = "limit" in options ? options.limit : undefined;
+  const next = "continue" in options ? options.continue : undefined;
+  return { apiVersion, kind, namespace, labelSelector, fieldSelector, limit, continue: next, revision: undefined };
 }
 
 function objectRef(object: KubeObject): Target {

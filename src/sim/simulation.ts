@@ -312,27 +312,59 @@ class SimulationImpl implements Simulation {
 }
 
 function makeView(store: Store, clock: VirtualClock, kernel: Kernel): WorldView {
-  return {
-    get revision() {
-      return store.revision;
-    },
-    now: () => clock.now(),
-    get(ref) {
-      try {
-        return store.get(ref);
-      } catch (error) {
-        if ((error as { code?: number }).code === 404) return undefined;
-        throw error;
-      }
-    },
-    list(options): readonly KubeObject[] {
-      return store.list(options).items;
-    },
-    external<T>(name: string): T {
-      return kernel.getExternal(name) as T;
-    },
-    [changeFeedKey]: changeFeed(store, kernel),
-  } as WorldView;
+  return new SimWorldView(store, clock, kernel);
+}
+
+/**
+ * The simulation's view of the world, made once per run. It holds no closure: an object that had a getter
+ * (`revision`) beside closures of its own, as the object literal here had, was measured surviving young-generation
+ * collections whole, and with it the run's store and kernel, so every run's world was copied and promoted until a
+ * full collection. Methods live on the prototype; the own copies are bound methods (which did not have that
+ * effect), so that a predicate or hook may still detach one (`const { get } = view`).
+ */
+class SimWorldView implements WorldView {
+  readonly now: WorldView["now"];
+  readonly get: WorldView["get"];
+  readonly list: WorldView["list"];
+  readonly external: WorldView["external"];
+  readonly [changeFeedKey]: ChangeFeed;
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: VirtualClock,
+    private readonly kernel: Kernel,
+  ) {
+    this.now = SimWorldView.prototype.nowMs.bind(this);
+    this.get = SimWorldView.prototype.getObject.bind(this);
+    this.list = SimWorldView.prototype.listObjects.bind(this);
+    this.external = SimWorldView.prototype.externalValue.bind(this) as WorldView["external"];
+    this[changeFeedKey] = changeFeed(store, kernel);
+  }
+
+  get revision(): number {
+    return this.store.revision;
+  }
+
+  private nowMs(): number {
+    return this.clock.now();
+  }
+
+  private getObject(ref: Parameters<WorldView["get"]>[0]): KubeObject | undefined {
+    try {
+      return this.store.get(ref);
+    } catch (error) {
+      if ((error as { code?: number }).code === 404) return undefined;
+      throw error;
+    }
+  }
+
+  private listObjects(options: Parameters<WorldView["list"]>[0]): readonly KubeObject[] {
+    return this.store.list(options).items;
+  }
+
+  private externalValue(name: string): unknown {
+    return this.kernel.getExternal(name);
+  }
 }
 
 const nothingChanged: WorldChanges = Object.freeze({ everything: false, kinds: Object.freeze([]), objects: Object.freeze([]), externals: Object.freeze([]) });

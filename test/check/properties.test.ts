@@ -231,6 +231,49 @@ test("in a simulation a predicate runs again only after a write to what it read,
   assert.ok(checks > 10, "the run had many more steps than writes");
 });
 
+test("a predicate may take the view's methods apart and is still tracked; revision and the step's fields read as volatile", async () => {
+  const { createSimulation, defineActor } = await import("../../src/sim/simulation.ts");
+  const sim = createSimulation({ seed: 3, createStore });
+  sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "default", name: "a" }, data: { n: "0" } });
+  const aRef = { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "a" };
+  const simView = sim.view();
+  const { get: simGet, list: simList, now: simNow } = simView;
+  let lastRevision = -1;
+  const monitor = new PropertyMonitor([
+    always("detached get and list", (view) => {
+      const { get, list } = view;
+      return get(aRef) !== undefined && list({ apiVersion: "v1", kind: "Secret" }).length === 0;
+    }),
+    always("reads the revision", (view) => (lastRevision = view.revision) >= 0),
+    always("reads the step", (_view, last) => last.step >= -1 && typeof last.actor === "string" && Array.isArray(last.writes)),
+  ]);
+  sim.addActor(
+    defineActor({
+      name: "writer",
+      async start(ctx) {
+        const a = await ctx.client.get(aRef);
+        await ctx.client.update({ object: { ...a, data: { n: "1" } } });
+      },
+    }),
+  );
+  let checks = 0;
+  await sim.run({
+    onStep: (record, view) => {
+      checks++;
+      assert.equal(monitor.checkSafety(view, lastStepOf(sim.store, record)), undefined);
+    },
+  });
+  const counts = Object.fromEntries(monitor.snapshot().map((c) => [c.name, c.evaluations]));
+  // The first check evaluates everything, then the update of a; the other two run at every check.
+  assert.deepEqual(counts, { "detached get and list": 2, "reads the revision": checks, "reads the step": checks });
+  assert.equal(lastRevision, sim.store.revision);
+  // The simulation's own view keeps its methods as properties too.
+  assert.equal((simGet(aRef) as unknown as { data: { n: string } }).data.n, "1");
+  assert.deepEqual(simList({ apiVersion: "v1", kind: "Secret" }), []);
+  assert.equal(simNow(), sim.clock.now());
+  assert.equal(simView.revision, sim.store.revision);
+});
+
 test("a predicate that read nothing, or threw, runs at every check, and a view without a change feed evaluates all", () => {
   let calls = 0;
   const monitor = new PropertyMonitor([
