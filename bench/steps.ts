@@ -7,6 +7,7 @@ import { loadScenario } from "../src/explore/load.ts";
 import { runScenario } from "../src/explore/run.ts";
 import { randomStrategy } from "../src/sim/strategy.ts";
 import { nowMs } from "./lib.ts";
+import { stepFloor } from "./step-floor.ts";
 
 export interface Rate {
   /** Per CPU second of this process. */
@@ -34,12 +35,20 @@ export async function immediateLoop(rounds = 300_000): Promise<Rate> {
   return { perCpuSecond: (rounds * 1000) / (cpuMs() - cpu), perWallSecond: (rounds * 1000) / (nowMs() - wall) };
 }
 
-/** Steps/s over `runs` seeded runs of a bundled example's variant (random schedules, faults from its budget). */
+/** Steps of warm-up before measuring: V8 reaches its steady code for a whole run only after tens of thousands. */
+const warmupSteps = 40_000;
+const warmupRunsMax = 2_000;
+
+/**
+ * Steps/s over `runs` seeded runs of a bundled example's variant (random schedules, faults from its budget), in
+ * the steady state an exploration of thousands of runs lives in: after `warmupSteps` steps of runs on other seeds.
+ */
 export async function exampleSteps(example: string, variant: string, runs: number): Promise<Rate & { stepsPerRun: number }> {
   const scenario = await loadScenario(fileURLToPath(new URL(`../examples/${example}/scenario.ts`, import.meta.url)));
   const workload = Object.keys(scenario.workloads)[0]!;
   const run = (seed: number) => runScenario(scenario, { variant, workload, params: scenario.params, seed, strategy: randomStrategy(), drawFaults: true });
-  for (let seed = 1; seed <= 2; seed++) await run(seed); // warm-up: compiled code, the worker's setup snapshot
+  let warmed = 0;
+  for (let seed = 1_000_001; warmed < warmupSteps && seed <= 1_000_000 + warmupRunsMax; seed++) warmed += (await run(seed)).steps;
   let steps = 0;
   const cpu = cpuMs();
   const wall = nowMs();
@@ -52,6 +61,10 @@ export async function benchSteps(): Promise<Record<string, string | number>> {
   const figures: Record<string, string | number> = {};
   const floor = await immediateLoop();
   figures["empty setImmediate loop: round trips per CPU s (same process)"] = Math.round(floor.perCpuSecond);
+  // The simulator's own cost per step, under any scenario's: the ceiling a scenario's steps can reach.
+  for (const [loop, rate] of Object.entries(await stepFloor())) {
+    figures[`an actor that only ${loop === "sleep" ? "sleeps" : `does a ${loop}`}: steps per CPU s (share of the floor)`] = `${Math.round(rate.perCpuSecond)} (${((100 * rate.perCpuSecond) / floor.perCpuSecond).toFixed(1)}%)`;
+  }
   for (const [example, variant, runs] of [["ensemble", "level", 300], ["image-refresh", "fixed", 10], ["bootc-rollout", "fixed", 20]] as const) {
     const rate = await exampleSteps(example, variant, runs);
     figures[`${example} ${variant}: steps per CPU s (${runs} runs, ${Math.round(rate.stepsPerRun)} steps each)`] = Math.round(rate.perCpuSecond);

@@ -39,19 +39,24 @@ export const realClock: Clock = {
   },
 };
 
-/** The last second `formatTimestamp` formatted and its text: most writes in a run fall within the same second. */
-let lastTimestampSecond = Number.NaN;
-let lastTimestampText = "";
+/**
+ * Seconds `formatTimestamp` formatted, and their text. A run's writes fall in a few seconds of virtual time, and
+ * every run of an exploration starts over at the same instant, so one remembered second would miss at each start.
+ */
+const timestampTexts = new Map<number, string>();
+const timestampTextsMax = 4096;
 
 /** An RFC 3339 timestamp with second precision, as Kubernetes writes `creationTimestamp`. */
 export function formatTimestamp(ms: number): string {
   const second = Math.floor(ms / 1000);
-  if (second !== lastTimestampSecond) {
+  let text = timestampTexts.get(second);
+  if (text === undefined) {
     // A Date out of range throws here, before the memo changes, as it did without one.
-    lastTimestampText = new Date(second * 1000).toISOString().replace(".000Z", "Z");
-    lastTimestampSecond = second;
+    text = new Date(second * 1000).toISOString().replace(".000Z", "Z");
+    if (timestampTexts.size >= timestampTextsMax) timestampTexts.clear();
+    timestampTexts.set(second, text);
   }
-  return lastTimestampText;
+  return text;
 }
 
 /** RFC 3339 with microseconds, as Kubernetes writes `MicroTime` fields (Lease `renewTime`, Event `eventTime`). */
