@@ -314,7 +314,7 @@ export function pruneUnknown(value: unknown, schema: Record<string, unknown>, ro
  * root `apiVersion`, `kind` and `metadata` are left alone. Frozen parts are the store's, defaulted when stored.
  */
 export function applySchemaDefaults(value: unknown, schema: Record<string, unknown>, root: boolean): void {
-  if (Object.isFrozen(value)) return;
+  if (Object.isFrozen(value) || !declaresDefaults(schema)) return;
   if (Array.isArray(value)) {
     if (isRecord(schema.items)) for (const item of value) applySchemaDefaults(item, schema.items, false);
     return;
@@ -334,4 +334,19 @@ export function applySchemaDefaults(value: unknown, schema: Record<string, unkno
     const sub = properties?.[key] ?? additional;
     if (isRecord(sub)) applySchemaDefaults(child, sub, false);
   }
+}
+
+/** Per schema node: whether a `default` is declared in it or below (most schemas have none: no walk then). */
+const defaultsBelow = new WeakMap<object, boolean>();
+
+function declaresDefaults(schema: Record<string, unknown>): boolean {
+  let known = defaultsBelow.get(schema);
+  if (known === undefined) {
+    // Assumed false while it is being computed, so a schema that refers to itself cannot recurse forever.
+    defaultsBelow.set(schema, false);
+    const children = [...(isRecord(schema.properties) ? Object.values(schema.properties) : []), schema.items, schema.additionalProperties];
+    known = "default" in schema || children.some((child) => isRecord(child) && declaresDefaults(child));
+    defaultsBelow.set(schema, known);
+  }
+  return known;
 }
