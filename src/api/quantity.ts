@@ -331,3 +331,17 @@ function canonicalText(text: string): CanonicalQuantity {
 const recent = new Map<string, CanonicalQuantity>();
 const recentMax = 1024;
 const recentLengthMax = 64;
+
+/**
+ * A quantity's value in nano units, exactly (finer values round up, as the parser rounds), for sums and comparisons
+ * (quota usage, limit ranges); undefined when the value is not a quantity. A number is read from its text.
+ */
+export function quantityNanos(value: unknown): bigint | undefined {
+  if (typeof value !== "string" && typeof value !== "number") return undefined;
+  const parsed = parseQuantity(String(value).trim());
+  if (!parsed.ok) return undefined;
+  const { negative, digits, exponent } = parsed.quantity;
+  const shift = exponent + 9;
+  const magnitude = shift >= 0 ? BigInt(digits) * 10n ** BigInt(shift) : (BigInt(digits) + 10n ** BigInt(-shift) - 1n) / 10n ** BigInt(-shift);
+  return negative ? -magnitude : magnitude;
+}

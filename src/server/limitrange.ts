@@ -7,7 +7,7 @@
 import { ApiError } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
-import { formatQuantity, parseQuantity } from "../api/quantity.ts";
+import { formatQuantity, parseQuantity, quantityNanos } from "../api/quantity.ts";
 import type { Store } from "../store/index.ts";
 
 type Json = Record<string, unknown>;
@@ -24,17 +24,6 @@ function records(value: unknown): Json[] {
 
 function map(value: unknown): Json {
   return isRecord(value) ? value : {};
-}
-
-/** A quantity in nano units, or undefined when it is not one. */
-function nanos(value: unknown): bigint | undefined {
-  if (typeof value !== "string" && typeof value !== "number") return undefined;
-  const parsed = parseQuantity(String(value).trim());
-  if (!parsed.ok) return undefined;
-  const { negative, digits, exponent } = parsed.quantity;
-  const shift = exponent + 9;
-  const magnitude = shift >= 0 ? BigInt(digits) * 10n ** BigInt(shift) : (BigInt(digits) + 10n ** BigInt(-shift) - 1n) / 10n ** BigInt(-shift);
-  return negative ? -magnitude : magnitude;
 }
 
 /** The LimitRange defaulting of a `Container` item: default limits from `max`, default requests from them or `min`. */
@@ -117,17 +106,17 @@ function bounds(type: string, name: string, item: Json, request: unknown, limit:
   const errors: string[] = [];
   const min = map(item.min)[name];
   const max = map(item.max)[name];
-  const req = nanos(request);
-  const lim = nanos(limit);
+  const req = quantityNanos(request);
+  const lim = quantityNanos(limit);
   if (min !== undefined) {
     if (req === undefined && !claim) errors.push(`minimum ${name} usage per ${type} is ${String(min)}.  No request is specified`);
-    else if (req !== undefined && req < nanos(min)!) errors.push(`minimum ${name} usage per ${type} is ${String(min)}, but request is ${String(request)}`);
-    if (lim !== undefined && lim < nanos(min)!) errors.push(`minimum ${name} usage per ${type} is ${String(min)}, but limit is ${String(limit)}`);
+    else if (req !== undefined && req < quantityNanos(min)!) errors.push(`minimum ${name} usage per ${type} is ${String(min)}, but request is ${String(request)}`);
+    if (lim !== undefined && lim < quantityNanos(min)!) errors.push(`minimum ${name} usage per ${type} is ${String(min)}, but limit is ${String(limit)}`);
   }
   if (max !== undefined) {
     const measured = claim ? (lim ?? req) : lim;
     if (measured === undefined) errors.push(`maximum ${name} usage per ${type} is ${String(max)}.  No limit is specified`);
-    else if (measured > nanos(max)!) errors.push(`maximum ${name} usage per ${type} is ${String(max)}, but ${claim && lim === undefined ? "request" : "limit"} is ${String(claim && lim === undefined ? request : limit)}`);
+    else if (measured > quantityNanos(max)!) errors.push(`maximum ${name} usage per ${type} is ${String(max)}, but ${claim && lim === undefined ? "request" : "limit"} is ${String(claim && lim === undefined ? request : limit)}`);
   }
   return errors;
 }
@@ -135,12 +124,12 @@ function bounds(type: string, name: string, item: Json, request: unknown, limit:
 function ratio(type: string, name: string, item: Json, request: unknown, limit: unknown): string[] {
   const most = map(item.maxLimitRequestRatio)[name];
   if (most === undefined) return [];
-  const req = nanos(request);
-  const lim = nanos(limit);
+  const req = quantityNanos(request);
+  const lim = quantityNanos(limit);
   if (req === undefined || lim === undefined) return [`${name} max limit to request ratio per ${type} is ${String(most)}, but no request is specified or request is 0`];
   if (req === 0n) return [`${name} max limit to request ratio per ${type} is ${String(most)}, but no request is specified or request is 0`];
   const actual = Number((lim * 1_000_000n) / req) / 1_000_000;
-  return actual > Number(nanos(most)!) / 1e9 ? [`${name} max limit to request ratio per ${type} is ${String(most)}, but provided ratio is ${actual.toFixed(6)}`] : [];
+  return actual > Number(quantityNanos(most)!) / 1e9 ? [`${name} max limit to request ratio per ${type} is ${String(most)}, but provided ratio is ${actual.toFixed(6)}`] : [];
 }
 
 function resourceNames(item: Json): string[] {
@@ -163,7 +152,7 @@ function containerErrors(pod: KubeObject, item: Json): string[] {
 
 /** A pod's total of one resource: its containers' sum, or its largest init container if that is more. */
 function podTotal(spec: Json, kind: "requests" | "limits", name: string): string | undefined {
-  const of = (c: Json) => nanos(map(map(c.resources)[kind])[name]);
+  const of = (c: Json) => quantityNanos(map(map(c.resources)[kind])[name]);
   const containers = records(spec.containers);
   if (containers.some((c) => of(c) === undefined)) return undefined;
   const sum = containers.reduce((total, c) => total + of(c)!, 0n);

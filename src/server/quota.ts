@@ -16,7 +16,7 @@ import { ApiError } from "../api/errors.ts";
 import { jsonEqual } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
-import { formatQuantity, parseQuantity } from "../api/quantity.ts";
+import { formatQuantity, parseQuantity, quantityNanos } from "../api/quantity.ts";
 import type { QuantityFormat } from "../api/quantity.ts";
 import type { Store } from "../store/index.ts";
 
@@ -37,19 +37,6 @@ const legacyCounts: Readonly<Record<string, string>> = {
 
 function isRecord(value: unknown): value is Json {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A quantity in nano units (exact), or undefined when the value is not a quantity. */
-function nanos(value: unknown): bigint | undefined {
-  const text = typeof value === "number" ? String(value) : value;
-  if (typeof text !== "string") return undefined;
-  const parsed = parseQuantity(text.trim());
-  if (!parsed.ok) return undefined;
-  const { negative, digits, exponent } = parsed.quantity;
-  const shift = exponent + 9;
-  // Finer than nano rounds up, as the parser does.
-  const magnitude = shift >= 0 ? BigInt(digits) * 10n ** BigInt(shift) : (BigInt(digits) + 10n ** BigInt(-shift) - 1n) / 10n ** BigInt(-shift);
-  return negative ? -magnitude : magnitude;
 }
 
 function formatNanos(value: bigint, format: QuantityFormat): string {
@@ -73,7 +60,7 @@ function containers(spec: Json, field: "containers" | "initContainers"): Json[] 
 
 /** A pod's requests or limits of one resource: the larger of its containers' sum and its largest init container. */
 function podAmount(spec: Json, kind: "requests" | "limits", resource: string): bigint {
-  const of = (c: Json) => nanos(isRecord(c.resources) && isRecord(c.resources[kind]) ? c.resources[kind][resource] : undefined) ?? 0n;
+  const of = (c: Json) => quantityNanos(isRecord(c.resources) && isRecord(c.resources[kind]) ? c.resources[kind][resource] : undefined) ?? 0n;
   const sum = containers(spec, "containers").reduce((total, c) => total + of(c), 0n);
   const init = containers(spec, "initContainers").reduce((most, c) => (of(c) > most ? of(c) : most), 0n);
   return sum > init ? sum : init;
@@ -106,7 +93,7 @@ export function objectUsage(resource: ResourceType, object: KubeObject): Usage {
     if (spec.type === "NodePort" || (spec.type === "LoadBalancer" && spec.allocateLoadBalancerNodePorts !== false)) add(usage, "services.nodeports", BigInt(ports) * 1_000_000_000n);
   } else if (resource.group === "" && resource.kind === "PersistentVolumeClaim") {
     const requests = isRecord(spec.resources) && isRecord(spec.resources.requests) ? spec.resources.requests : {};
-    add(usage, "requests.storage", nanos(requests.storage) ?? 0n);
+    add(usage, "requests.storage", quantityNanos(requests.storage) ?? 0n);
   }
   return usage;
 }
@@ -171,7 +158,7 @@ export function admitQuota(store: Store, resource: ResourceType, object: KubeObj
     if (tracked.length === 0) continue;
     if (resource.group === "" && resource.kind === "Pod") requireCompute(resource, object, quota, tracked);
     const used = namespaceUsage(store, object.metadata.namespace, tracked);
-    const exceeded = tracked.filter((name) => (used.get(name) ?? 0n) + requested.get(name)! > (nanos(hard[name]) ?? 0n));
+    const exceeded = tracked.filter((name) => (used.get(name) ?? 0n) + requested.get(name)! > (quantityNanos(hard[name]) ?? 0n));
     if (exceeded.length === 0) continue;
     const show = (amounts: (name: string) => bigint) => pretty(exceeded.map((name) => [name, formatNanos(amounts(name), formatOf(hard[name]))]));
     throw forbidden(
@@ -241,6 +228,6 @@ export class QuotaStatusLoop {
 /** A status as the store would keep it: its quantities canonical, so comparing does not loop on spelling. */
 function normalized(status: unknown): unknown {
   if (!isRecord(status)) return status;
-  const canonical = (map: unknown) => (isRecord(map) ? Object.fromEntries(Object.entries(map).map(([k, v]) => [k, nanos(v)?.toString() ?? v])) : map);
+  const canonical = (map: unknown) => (isRecord(map) ? Object.fromEntries(Object.entries(map).map(([k, v]) => [k, quantityNanos(v)?.toString() ?? v])) : map);
   return { hard: canonical(status.hard), used: canonical(status.used) };
 }
