@@ -101,7 +101,7 @@ function applyContainerDefaults(pod: KubeObject, containerItems: readonly Json[]
   pod.metadata.annotations = { ...(pod.metadata.annotations ?? {}), [annotation]: `LimitRanger plugin set: ${notes.join("; ")}` };
 }
 
-/** The bounds of one resource: `min` on request and limit, `max` on the limit (which must then be stated). */
+/** The bounds of one resource: `min` on request and limit, `max` on the limit (a claim's: its request), which must then be stated. */
 function bounds(type: string, name: string, item: Json, request: unknown, limit: unknown, claim = false): string[] {
   const errors: string[] = [];
   const min = map(item.min)[name];
@@ -114,9 +114,10 @@ function bounds(type: string, name: string, item: Json, request: unknown, limit:
     if (lim !== undefined && lim < quantityNanos(min)!) errors.push(`minimum ${name} usage per ${type} is ${String(min)}, but limit is ${String(limit)}`);
   }
   if (max !== undefined) {
-    const measured = claim ? (lim ?? req) : lim;
-    if (measured === undefined) errors.push(`maximum ${name} usage per ${type} is ${String(max)}.  No limit is specified`);
-    else if (measured > quantityNanos(max)!) errors.push(`maximum ${name} usage per ${type} is ${String(max)}, but ${claim && lim === undefined ? "request" : "limit"} is ${String(claim && lim === undefined ? request : limit)}`);
+    // A claim's maximum bounds its request (it has no limit to speak of); a container's bounds its limit.
+    const [what, measured, stated] = claim ? ["request", req, request] : ["limit", lim, limit];
+    if (measured === undefined) errors.push(`maximum ${name} usage per ${type} is ${String(max)}.  No ${what} is specified`);
+    else if (measured > quantityNanos(max)!) errors.push(`maximum ${name} usage per ${type} is ${String(max)}, but ${what} is ${String(stated)}`);
   }
   return errors;
 }
