@@ -15,6 +15,7 @@ import type { Clock, Timer } from "../api/clock.ts";
 import type { KubeObject, WatchEvent } from "../api/object.ts";
 import { cluster, clusterExternals, registryCell } from "../cluster/index.ts";
 import { createKubeClient } from "../kube/client.ts";
+import { serverVersion } from "../server/discovery.ts";
 import { Rng } from "../sim/rng.ts";
 import type { ActorContext, ActorDefinition, ExternalHandle } from "../sim/types.ts";
 
@@ -39,6 +40,9 @@ export interface ClusterMode {
 }
 
 /** Starts every cluster actor. Call it once the server listens; `stop()` before closing the server. */
+/** What each fake node reports it has: a modest machine, so `kubectl describe node` reads as on a real one. */
+const fakeNodeCapacity = { cpu: "4", memory: "16Gi", pods: "110", "ephemeral-storage": "100Gi", "hugepages-1Gi": "0", "hugepages-2Mi": "0" };
+
 export function startClusterMode(options: ClusterModeOptions): ClusterMode {
   const nodes = options.nodes ?? 1;
   assert(Number.isInteger(nodes), "cluster-mode-nodes-integer");
@@ -52,7 +56,7 @@ export function startClusterMode(options: ClusterModeOptions): ClusterMode {
   const actors = cluster({
     nodes,
     network: true,
-    kubelet: { startMs: 500, stopMs: 500, batchRunMs: 1000 },
+    kubelet: { startMs: 500, stopMs: 500, batchRunMs: 1000, capacity: fakeNodeCapacity, kubeletVersion: serverVersion.gitVersion },
     with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller", "serviceaccount-controller", "root-ca-cert-publisher"],
     ...(options.certificate === undefined ? {} : { rootCa: options.certificate }),
     revisionHistory: true,

@@ -91,6 +91,13 @@ export interface KubeletOptions {
    * they run until deleted. `settle serve --cluster` sets it, so Jobs, CronJobs and helm hooks complete there.
    */
   batchRunMs?: number;
+  /**
+   * What the node reports as `status.capacity` and `status.allocatable` (`cpu`, `memory`, `pods`, ...), and its
+   * kubelet version; `kubectl describe node` computes its percentages from them. Default: none reported and
+   * v1.30.0-settle, as runs recorded before them had. The scheduler does not fit pods to them.
+   */
+  capacity?: Record<string, string>;
+  kubeletVersion?: string;
   /** Record the Events a real kubelet records about the pods it runs (image present, created, started, stopping). Default false. */
   events?: boolean;
   /** Terminating to removed (capped by the pod's grace period). Default 1000. */
@@ -199,7 +206,9 @@ class Kubelet {
     const condition = { type: "Ready", status: ready ? "True" : "False", reason, lastHeartbeatTime: now, lastTransitionTime: now };
     const network = this.options.network;
     const addresses = network === undefined ? {} : { addresses: [{ type: "InternalIP", address: network.hostIP }, { type: "Hostname", address: this.node }] };
-    return { conditions: [condition], ...addresses, nodeInfo: { bootID: this.bootId, kubeletVersion: "v1.30.0-settle", operatingSystem: "linux", architecture: "amd64" } };
+    const capacity = this.options.capacity === undefined ? {} : { capacity: this.options.capacity, allocatable: this.options.capacity };
+    const nodeInfo = { bootID: this.bootId, kubeletVersion: this.options.kubeletVersion ?? "v1.30.0-settle", operatingSystem: "linux", architecture: "amd64" };
+    return { conditions: [condition], ...addresses, ...capacity, nodeInfo };
   }
 
   /** Creates the Node, or reports it Ready with this boot's id. */

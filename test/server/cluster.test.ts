@@ -138,6 +138,11 @@ test("kubectl rollout status and wait --for=condition=Available finish for a Dep
     assert.equal(available.code, 0, available.stderr);
     const nodes = await kubectl(t, ["get", "nodes", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type==\"Ready\")].status} {end}"]);
     assert.equal(nodes.stdout.trim(), "n1=True n2=True");
+    // Each fake node reports a capacity, so kubectl describe node computes its percentages from it.
+    const described = await kubectl(t, ["describe", "node", "n1"]);
+    assert.match(described.stdout, /Capacity:\n\s+cpu:\s+4\n/);
+    assert.match(described.stdout, /cpu\s+0 \(0%\)\s+0 \(0%\)/);
+    assert.doesNotMatch(described.stdout, /-9223372036854775808%/);
     const running = pods(t, "app=web");
     assert.equal(running.length, 2);
     for (const pod of running) {
