@@ -171,8 +171,11 @@ export function endpointsController(options: WorkloadControllerOptions = {}): Ac
 function desiredSlices(service: Service, pods: Pod[]): Array<{ ports: SlicePort[]; endpoints: Endpoint[] }> {
   const groups = new Map<string, { ports: SlicePort[]; endpoints: Endpoint[] }>();
   for (const pod of pods) {
-    const ports = podPorts(service, pod);
-    if (ports === undefined) continue;
+    const resolved = podPorts(service, pod);
+    if (resolved === undefined) continue;
+    // A slice port always has a name, "" for an unnamed Service port (a pointer the real controller always sets, which
+    // clients dereference: kubectl describe service crashes without it); an Endpoints port leaves it out.
+    const ports = resolved.map((port) => ({ name: "", ...port }));
     const key = canonicalJson(ports);
     const group = groups.get(key) ?? { ports, endpoints: [] };
     groups.set(key, group);

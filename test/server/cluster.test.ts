@@ -199,6 +199,10 @@ test("kubectl rollout history and undo work for a Deployment and a DaemonSet, nu
     assert.equal(await image("deployment/web"), "nginx:1.25");
     assert.equal(await image("daemonset/agent"), "agent:1");
     assert.equal(get(t, "apps/v1", "Deployment", "web").metadata.annotations["deployment.kubernetes.io/revision"], "3");
+    // A Service with an unnamed port: its EndpointSlice names the port "", which kubectl describe dereferences.
+    await run(["expose", "deployment", "web", "--port=80"]);
+    await eventually(() => endpointIPs(t, "web").slices.length, 1);
+    assert.match(await run(["describe", "service", "web"]), /Endpoints:\s+10\.244\.\d+\.\d+:80\n/);
     // A Job's container exits 0 after a second (nothing runs its command), so waiting for it ends.
     await run(["create", "job", "once", "--image=busybox", "--", "echo", "hi"]);
     await run(["wait", "--for=condition=complete", "job/once", "--timeout=30s"]);
