@@ -203,6 +203,63 @@ const appsWorkload: KindValidator = (object, old) => {
   return errors;
 };
 
+/** What a StatefulSet update may change in `spec`; anything else is refused as a whole. */
+const statefulSetMutableSpec = ["replicas", "ordinals", "template", "updateStrategy", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"];
+
+function withoutKeys(value: unknown, keys: readonly string[]): unknown {
+  if (!isRecord(value)) return value;
+  const copy = { ...value };
+  for (const key of keys) delete copy[key];
+  return copy;
+}
+
+const statefulSet: KindValidator = (object, old) => {
+  const spec = specOf(object);
+  if (spec === undefined) return [required("spec")];
+  const errors = validateSelectorAndTemplate(spec, true);
+  if (old !== undefined && !jsonEqual(withoutKeys(spec, statefulSetMutableSpec), withoutKeys(specOf(old), statefulSetMutableSpec))) {
+    errors.push({
+      field: "spec",
+      type: "FieldValueForbidden",
+      message: "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+    });
+  }
+  return errors;
+};
+
+/** What a suspended Job's template may still change: where its pods will run (and its labels and annotations). */
+const suspendedJobMutableTemplate = ["nodeSelector", "tolerations", "affinity", "schedulingGates"];
+
+function jobTemplateSkeleton(template: unknown): unknown {
+  if (!isRecord(template)) return template;
+  const metadata = withoutKeys(template.metadata, ["labels", "annotations"]);
+  return { ...template, metadata, spec: withoutKeys(template.spec, suspendedJobMutableTemplate) };
+}
+
+/** A Job's selector, completion mode and template are fixed once made (a suspended one may move its pods). */
+function validateJobUpdate(spec: Record<string, unknown>, old: KubeObject): FieldError[] {
+  const oldSpec = specOf(old) ?? {};
+  const errors: FieldError[] = [];
+  for (const field of ["selector", "completionMode"]) {
+    if (!jsonEqual(spec[field], oldSpec[field])) errors.push(invalidValue(`spec.${field}`, spec[field] ?? null, "field is immutable"));
+  }
+  // Completions change only for an Indexed Job scaled elastically (completions kept equal to parallelism).
+  const elastic = spec.completionMode === "Indexed" && spec.completions === spec.parallelism;
+  if (spec.completions !== oldSpec.completions && !elastic) errors.push(invalidValue("spec.completions", spec.completions ?? null, "field is immutable"));
+  const same = oldSpec.suspend === true ? jsonEqual(jobTemplateSkeleton(spec.template), jobTemplateSkeleton(oldSpec.template)) : jsonEqual(spec.template, oldSpec.template);
+  if (!same) errors.push(invalidValue("spec.template", spec.template ?? null, "field is immutable"));
+  return errors;
+}
+
+/** With `immutable: true`, a ConfigMap's or Secret's contents, and the flag itself, never change again. */
+function validateImmutableData(object: KubeObject, old: KubeObject | undefined, fields: readonly string[]): FieldError[] {
+  if (old === undefined || old.immutable !== true) return [];
+  const forbidden = (field: string): FieldError => ({ field, type: "FieldValueForbidden", message: "Forbidden: field is immutable when `immutable` is set" });
+  const errors = fields.filter((field) => !jsonEqual(object[field], old[field])).map(forbidden);
+  if (object.immutable !== true) errors.push(forbidden("immutable"));
+  return errors;
+}
+
 const validators: Record<string, KindValidator> = {
   "/Pod": (object, old) => {
     const errors = validateContainers(object.spec, "spec");
@@ -211,11 +268,12 @@ const validators: Record<string, KindValidator> = {
   "apps/Deployment": appsWorkload,
   "apps/ReplicaSet": appsWorkload,
   "apps/DaemonSet": appsWorkload,
-  "apps/StatefulSet": appsWorkload,
-  "batch/Job": (object) => {
+  "apps/StatefulSet": statefulSet,
+  "batch/Job": (object, old) => {
     const spec = specOf(object);
     if (spec === undefined) return [required("spec")];
     const errors = validateSelectorAndTemplate(spec, false);
+    if (old !== undefined) errors.push(...validateJobUpdate(spec, old));
     const template = isRecord(spec.template) && isRecord(spec.template.spec) ? spec.template.spec : undefined;
     const policy = template?.restartPolicy;
     if (policy !== "Never" && policy !== "OnFailure") {
@@ -231,7 +289,20 @@ const validators: Record<string, KindValidator> = {
     if (!isRecord(spec.jobTemplate)) errors.push(required("spec.jobTemplate"));
     return errors;
   },
-  "/ConfigMap": (object) => validateDataKeys(object, ["data", "binaryData"]),
+  "/ConfigMap": (object, old) => [...validateDataKeys(object, ["data", "binaryData"]), ...validateImmutableData(object, old, ["data", "binaryData"])],
+  "/Service": (object, old) => {
+    // A cluster IP, once given, stays (an update that leaves it out keeps it on a real server's allocating path).
+    const before = old === undefined ? undefined : specOf(old)?.clusterIP;
+    const after = specOf(object)?.clusterIP;
+    if (typeof before === "string" && before !== "" && typeof after === "string" && after !== "" && after !== before) return [invalidValue("spec.clusterIPs[0]", after, "may not change once set")];
+    return [];
+  },
+  "/PersistentVolumeClaim": (object, old) => {
+    if (old === undefined) return [];
+    const mutable = (spec: unknown) => (isRecord(spec) ? { ...spec, resources: withoutKeys(spec.resources, ["requests"]), volumeAttributesClassName: undefined } : spec);
+    if (jsonEqual(mutable(specOf(object)), mutable(specOf(old)))) return [];
+    return [{ field: "spec", type: "FieldValueForbidden", message: "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims" }];
+  },
   "/Secret": (object, old) => {
     const errors = validateDataKeys(object, ["data", "stringData"]);
     const data = isRecord(object.data) ? object.data : {};
@@ -241,6 +312,7 @@ const validators: Record<string, KindValidator> = {
       }
     }
     if (old !== undefined && old.type !== object.type) errors.push(invalidValue("type", object.type, "field is immutable"));
+    errors.push(...validateImmutableData(object, old, ["data"]));
     return errors;
   },
 };
