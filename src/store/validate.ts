@@ -341,6 +341,19 @@ export function validateKind(object: KubeObject, old: KubeObject | undefined, re
   return validate === undefined ? [] : validate(object, old);
 }
 
+/**
+ * A Secret's `stringData` is write-only: the API server merges it into `data` (base64 of its UTF-8, over what `data`
+ * has under the same key) and never stores or returns it, so a controller that writes `stringData` reads `data`.
+ */
+function mergeStringData(secret: KubeObject): void {
+  const stringData = secret.stringData;
+  if (!isRecord(stringData)) return;
+  const data: Record<string, unknown> = isRecord(secret.data) ? { ...secret.data } : {};
+  for (const [key, value] of Object.entries(stringData)) data[key] = Buffer.from(String(value), "utf8").toString("base64");
+  secret.data = data;
+  delete secret.stringData;
+}
+
 function setDefault(target: Record<string, unknown>, key: string, value: unknown): void {
   if (target[key] === undefined) target[key] = value;
 }
@@ -361,6 +374,7 @@ export function applyDefaults(object: KubeObject, resource: ResourceType): void 
     setDefault(spec, "backoffLimit", 6);
   } else if (id === "/Secret") {
     if (object.type === undefined) object.type = "Opaque";
+    mergeStringData(object);
   } else if (id === "/Namespace") {
     const nsSpec = isRecord(object.spec) && !Object.isFrozen(object.spec) ? object.spec : (object.spec = { ...(object.spec as object) });
     if (!Array.isArray(nsSpec.finalizers)) nsSpec.finalizers = ["kubernetes"];

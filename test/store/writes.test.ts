@@ -355,3 +355,13 @@ test("a Job's generated selector and labels survive a client that sends them bac
   store.update(job);
   assert.equal(store.revision, revision, "sending the stored Job back is a no-op");
 });
+
+test("a Secret's stringData is merged into data (base64, over the same key) and never stored", () => {
+  const store = newStore();
+  const created = store.create({ apiVersion: "v1", kind: "Secret", metadata: { name: "s", namespace: "default" }, data: { pw: "b2xk", user: "eA==" }, stringData: { pw: "new", note: "héllo" } } as unknown as KubeObject);
+  assert.deepEqual(created.data, { pw: Buffer.from("new").toString("base64"), user: "eA==", note: Buffer.from("héllo", "utf8").toString("base64") });
+  assert.equal((created as Record<string, unknown>).stringData, undefined);
+  const patched = store.patch({ apiVersion: "v1", kind: "Secret", namespace: "default", name: "s", patchType: "merge", patch: { stringData: { user: "root" } } });
+  assert.equal((patched.data as Record<string, string>).user, Buffer.from("root").toString("base64"));
+  assert.equal((patched as Record<string, unknown>).stringData, undefined);
+});
