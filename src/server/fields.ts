@@ -16,10 +16,13 @@ const unownedMeta = new Set(["name", "namespace", "uid", "resourceVersion", "gen
 
 const pathDepthMax = 64;
 
-/** The key of an associative-list element: its key fields that are present, in key order. */
+/** The key of an associative-list element: its key fields that are present (or defaulted), in key order. */
 export function elementKey(item: Json, list: ListNode): string {
   const key: Json = {};
-  for (const k of list.keys ?? []) if (item[k] !== undefined && item[k] !== null) setKey(key, k, item[k]);
+  for (const k of list.keys ?? []) {
+    const value = item[k] ?? list.keyDefaults?.[k];
+    if (value !== undefined && value !== null) setKey(key, k, value);
+  }
   return `k:${JSON.stringify(key)}`;
 }
 

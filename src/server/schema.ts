@@ -27,6 +27,11 @@ export interface ListNode {
   /** Server-side apply: `map` (associative, by `keys`), `set` (primitives, by value) or `atomic`. */
   listType: "map" | "set" | "atomic";
   keys?: readonly string[];
+  /**
+   * Key fields with a `+default` (a Service port's `protocol`: TCP): an element that leaves one out is keyed as if it
+   * held the default, as structured-merge-diff matches elements, so `{port: 80}` applied meets the stored TCP 80.
+   */
+  keyDefaults?: Readonly<Record<string, unknown>>;
 }
 
 export const anyNode: SchemaNode = { t: "any" };
@@ -85,8 +90,27 @@ function fieldNode(field: WireField): SchemaNode {
   const listType = field.listType === "map" || field.listType === "set" ? field.listType : "atomic";
   const list: ListNode = { t: "list", item: typeNode(field.type), strategy, listType };
   if (field.patchMergeKey !== undefined) list.mergeKey = field.patchMergeKey;
-  if (listType === "map") list.keys = field.listMapKeys ?? (field.patchMergeKey === undefined ? [] : [field.patchMergeKey]);
+  if (listType === "map") {
+    list.keys = field.listMapKeys ?? (field.patchMergeKey === undefined ? [] : [field.patchMergeKey]);
+    const defaults = keyDefaultsOf(field.type, list.keys);
+    if (defaults !== undefined) list.keyDefaults = defaults;
+  }
   return list;
+}
+
+/** The `+default` values of an item message's key fields (JSON markers only), or undefined when none has one. */
+function keyDefaultsOf(message: string, keys: readonly string[]): Record<string, unknown> | undefined {
+  if (isScalar(message)) return undefined;
+  let defaults: Record<string, unknown> | undefined;
+  for (const field of wireFields(message)) {
+    if (!keys.includes(field.name) || field.default === undefined) continue;
+    try {
+      (defaults ??= {})[field.name] = JSON.parse(field.default);
+    } catch {
+      // A `ref(...)` default names a Go constant: none of the list keys uses one.
+    }
+  }
+  return defaults;
 }
 
 export const objectMeta = messageNode("meta/v1.ObjectMeta");

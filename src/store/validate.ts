@@ -123,14 +123,41 @@ function validateContainers(podSpec: unknown, field: string): FieldError[] {
   const containers = podSpec.containers;
   if (!Array.isArray(containers) || containers.length === 0) return [required(`${field}.containers`)];
   const errors: FieldError[] = [];
-  containers.forEach((c, i) => {
-    const at = `${field}.containers[${i}]`;
-    if (!isRecord(c)) return errors.push(invalidValue(at, c, "must be an object"));
-    if (typeof c.name !== "string" || c.name === "") errors.push(required(`${at}.name`));
-    else for (const why of isDns1123Label(c.name)) errors.push(invalidValue(`${at}.name`, c.name, why));
-    if (typeof c.image !== "string" || c.image === "") errors.push(required(`${at}.image`));
-  });
+  // Names are unique across init and regular containers.
+  const names = new Set<string>();
+  for (const list of ["initContainers", "containers"] as const) {
+    const entries = podSpec[list];
+    if (!Array.isArray(entries)) continue;
+    entries.forEach((c, i) => {
+      const at = `${field}.${list}[${i}]`;
+      if (!isRecord(c)) return errors.push(invalidValue(at, c, "must be an object"));
+      if (typeof c.name !== "string" || c.name === "") errors.push(required(`${at}.name`));
+      else {
+        for (const why of isDns1123Label(c.name)) errors.push(invalidValue(`${at}.name`, c.name, why));
+        if (names.has(c.name)) errors.push({ field: `${at}.name`, type: "FieldValueDuplicate", message: `Duplicate value: ${JSON.stringify(c.name)}` });
+        names.add(c.name);
+      }
+      if (typeof c.image !== "string" || c.image === "") errors.push(required(`${at}.image`));
+      if (Array.isArray(c.ports)) {
+        c.ports.forEach((p, j) => {
+          const port = isRecord(p) ? p.containerPort : undefined;
+          if (!isPortNumber(port)) errors.push(invalidValue(`${at}.ports[${j}].containerPort`, port ?? 0, "must be between 1 and 65535, inclusive"));
+        });
+      }
+    });
+  }
   return errors;
+}
+
+function isPortNumber(value: unknown): boolean {
+  return typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= 65535;
+}
+
+/** A replica count, when given, is a whole number of at least 0. */
+function validateReplicas(spec: Record<string, unknown>): FieldError[] {
+  const replicas = spec.replicas;
+  if (replicas === undefined || (typeof replicas === "number" && Number.isInteger(replicas) && replicas >= 0)) return [];
+  return [invalidValue("spec.replicas", replicas, "must be greater than or equal to 0")];
 }
 
 /** Selector required, template labels matching it (apps/v1 and batch/v1 workloads). */
@@ -190,6 +217,26 @@ function validatePodUpdate(next: KubeObject, old: KubeObject): FieldError[] {
 
 type KindValidator = (object: KubeObject, old: KubeObject | undefined) => FieldError[];
 
+/**
+ * A Service's ports: at least one (unless headless or ExternalName), each a port number, named when there are several,
+ * names unique.
+ */
+function validateServicePorts(spec: Record<string, unknown>): FieldError[] {
+  const ports = Array.isArray(spec.ports) ? spec.ports : [];
+  if (ports.length === 0) return spec.clusterIP === "None" || spec.type === "ExternalName" ? [] : [required("spec.ports")];
+  const errors: FieldError[] = [];
+  const names = new Set<string>();
+  ports.forEach((p, i) => {
+    const port = isRecord(p) ? p : {};
+    const name = typeof port.name === "string" ? port.name : "";
+    if (ports.length > 1 && name === "") errors.push(required(`spec.ports[${i}].name`));
+    else if (name !== "" && names.has(name)) errors.push({ field: `spec.ports[${i}].name`, type: "FieldValueDuplicate", message: `Duplicate value: ${JSON.stringify(name)}` });
+    names.add(name);
+    if (!isPortNumber(port.port)) errors.push(invalidValue(`spec.ports[${i}].port`, port.port ?? 0, "must be between 1 and 65535, inclusive"));
+  });
+  return errors;
+}
+
 function specOf(object: KubeObject): Record<string, unknown> | undefined {
   return isRecord(object.spec) ? object.spec : undefined;
 }
@@ -197,7 +244,7 @@ function specOf(object: KubeObject): Record<string, unknown> | undefined {
 const appsWorkload: KindValidator = (object, old) => {
   const spec = specOf(object);
   if (spec === undefined) return [required("spec")];
-  const errors = validateSelectorAndTemplate(spec, true);
+  const errors = [...validateSelectorAndTemplate(spec, true), ...validateReplicas(spec)];
   const oldSelector = old === undefined ? undefined : specOf(old)?.selector;
   if (old !== undefined && !jsonEqual(oldSelector, spec.selector)) errors.push(invalidValue("spec.selector", spec.selector ?? {}, "field is immutable"));
   return errors;
@@ -216,7 +263,7 @@ function withoutKeys(value: unknown, keys: readonly string[]): unknown {
 const statefulSet: KindValidator = (object, old) => {
   const spec = specOf(object);
   if (spec === undefined) return [required("spec")];
-  const errors = validateSelectorAndTemplate(spec, true);
+  const errors = [...validateSelectorAndTemplate(spec, true), ...validateReplicas(spec)];
   if (old !== undefined && !jsonEqual(withoutKeys(spec, statefulSetMutableSpec), withoutKeys(specOf(old), statefulSetMutableSpec))) {
     errors.push({
       field: "spec",
@@ -291,11 +338,23 @@ const validators: Record<string, KindValidator> = {
   },
   "/ConfigMap": (object, old) => [...validateDataKeys(object, ["data", "binaryData"]), ...validateImmutableData(object, old, ["data", "binaryData"])],
   "/Service": (object, old) => {
+    const errors = validateServicePorts(specOf(object) ?? {});
     // A cluster IP, once given, stays (an update that leaves it out keeps it on a real server's allocating path).
     const before = old === undefined ? undefined : specOf(old)?.clusterIP;
     const after = specOf(object)?.clusterIP;
-    if (typeof before === "string" && before !== "" && typeof after === "string" && after !== "" && after !== before) return [invalidValue("spec.clusterIPs[0]", after, "may not change once set")];
-    return [];
+    if (typeof before === "string" && before !== "" && typeof after === "string" && after !== "" && after !== before) errors.push(invalidValue("spec.clusterIPs[0]", after, "may not change once set"));
+    return errors;
+  },
+  "networking.k8s.io/Ingress": (object) => {
+    const spec = specOf(object) ?? {};
+    const rules = Array.isArray(spec.rules) ? spec.rules : [];
+    if (spec.defaultBackend !== undefined || rules.length > 0) return [];
+    return [invalidValue("spec", spec, "either `defaultBackend` or `rules` must be specified")];
+  },
+  "policy/PodDisruptionBudget": (object) => {
+    const spec = specOf(object) ?? {};
+    if (spec.minAvailable === undefined || spec.maxUnavailable === undefined) return [];
+    return [invalidValue("spec", spec, "minAvailable and maxUnavailable cannot be both set")];
   },
   "/PersistentVolumeClaim": (object, old) => {
     if (old === undefined) return [];

@@ -94,3 +94,20 @@ spec:
     await t.close();
   }
 });
+
+test("apply matches a Service port without a protocol to the stored TCP one (key fields take their defaults)", async () => {
+  const t = await testServer();
+  try {
+    const service = (ports: string) => `apiVersion: v1\nkind: Service\nmetadata: {name: db}\nspec:\n  clusterIP: None\n  ports: [${ports}]\n`;
+    const url = "/api/v1/namespaces/default/services/db?fieldManager=helm";
+    const first = await request(t.server, "PATCH", url, { raw: service("{name: pg, port: 5432}"), contentType: "application/apply-patch+yaml" });
+    assert.equal(first.status, 201, first.text);
+    assert.equal(first.json.spec.ports[0].protocol, "TCP", "defaulted when stored");
+    // The same configuration again, and a change of the port's target: still one port, no duplicate name.
+    const again = await request(t.server, "PATCH", url, { raw: service("{name: pg, port: 5432, targetPort: 6432}"), contentType: "application/apply-patch+yaml" });
+    assert.equal(again.status, 200, again.text);
+    assert.deepEqual(again.json.spec.ports, [{ name: "pg", port: 5432, protocol: "TCP", targetPort: 6432 }]);
+  } finally {
+    await t.close();
+  }
+});

@@ -27,7 +27,7 @@ test("kubectl get prints the real printers' columns for services, endpoints, end
   const t = await testServer();
   try {
     const ns = "/api/v1/namespaces/default";
-    await create(t, `${ns}/services`, { metadata: { name: "web" }, spec: { selector: { app: "web" }, externalIPs: ["192.0.2.7"], ports: [{ port: 80 }, { port: 443, protocol: "UDP" }] } });
+    await create(t, `${ns}/services`, { metadata: { name: "web" }, spec: { selector: { app: "web" }, externalIPs: ["192.0.2.7"], ports: [{ name: "http", port: 80 }, { name: "dns", port: 443, protocol: "UDP" }] } });
     assert.match(await get(t, ["services", "-o", "wide"]), /^NAME\s+TYPE\s+CLUSTER-IP\s+EXTERNAL-IP\s+PORT\(S\)\s+AGE\s+SELECTOR\nkubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443\/TCP\s+\d+s\s+<none>\nweb\s+ClusterIP\s+10\.96\.0\.\d+\s+192\.0\.2\.7\s+80\/TCP,443\/UDP\s+\d+s\s+app=web\n$/);
     await create(t, `${ns}/endpoints`, { metadata: { name: "web" }, subsets: [{ addresses: [{ ip: "10.0.0.1" }, { ip: "10.0.0.2" }], ports: [{ port: 8080 }] }] });
     assert.match(await get(t, ["endpoints"]), /^NAME\s+ENDPOINTS\s+AGE\nkubernetes\s+127\.0\.0\.1:\d+\s+\d+s\nweb\s+10\.0\.0\.1:8080,10\.0\.0\.2:8080\s+\d+s\n$/);
