@@ -333,6 +333,7 @@ const validators: Record<string, KindValidator> = {
     if (spec === undefined) return [required("spec")];
     const errors: FieldError[] = [];
     if (typeof spec.schedule !== "string" || spec.schedule === "") errors.push(required("spec.schedule"));
+    else errors.push(...validateSchedule(spec.schedule));
     if (!isRecord(spec.jobTemplate)) errors.push(required("spec.jobTemplate"));
     return errors;
   },
@@ -375,6 +376,18 @@ const validators: Record<string, KindValidator> = {
     return errors;
   },
 };
+
+/**
+ * A CronJob schedule has five fields (or is a macro such as `@hourly`), and names no time zone of its own: the checks
+ * of the real validation that come before the cron library reads each field, with its words.
+ */
+function validateSchedule(schedule: string): FieldError[] {
+  if (/^(CRON_TZ|TZ)=/.test(schedule.trim())) return [invalidValue("spec.schedule", schedule, "cannot use TZ or CRON_TZ in schedule, use timeZone field instead")];
+  if (schedule.trim().startsWith("@")) return [];
+  const fields = schedule.trim().split(/\s+/);
+  if (fields.length === 5) return [];
+  return [invalidValue("spec.schedule", schedule, `expected exactly 5 fields, found ${fields.length}: [${fields.join(" ")}]`)];
+}
 
 function validateDataKeys(object: KubeObject, fields: string[]): FieldError[] {
   const errors: FieldError[] = [];

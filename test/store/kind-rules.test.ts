@@ -36,3 +36,13 @@ test("an Ingress needs rules or a default backend; a PodDisruptionBudget cannot 
   const pdb = { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: meta("p"), spec: { minAvailable: 1, maxUnavailable: 1, selector: { matchLabels: { a: "1" } } } } as KubeObject;
   assertFails(store, () => store.create(pdb), 422, "Invalid", /minAvailable and maxUnavailable cannot be both set/);
 });
+
+test("a CronJob schedule has five fields or is a macro, and names no time zone", () => {
+  const store = newStore();
+  const cronJob = (name: string, schedule: string) =>
+    ({ apiVersion: "batch/v1", kind: "CronJob", metadata: meta(name), spec: { schedule, jobTemplate: { spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "x" }] } } } } } }) as KubeObject;
+  assertFails(store, () => store.create(cronJob("short", "*/5 * *")), 422, "Invalid", /spec\.schedule: Invalid value: "\*\/5 \* \*": expected exactly 5 fields, found 3: \[\*\/5 \* \*\]/);
+  assertFails(store, () => store.create(cronJob("zoned", "TZ=UTC 0 * * * *")), 422, "Invalid", /cannot use TZ or CRON_TZ in schedule, use timeZone field instead/);
+  assert.equal(store.create(cronJob("five", "0 */2 * * 1-5")).metadata.name, "five");
+  assert.equal(store.create(cronJob("macro", "@hourly")).metadata.name, "macro");
+});
