@@ -111,11 +111,15 @@ export function selectorMatches(selector: LabelSelector | undefined, labels: Rec
   return matchesLabels(labelSelectorFromSpec(selector), labels);
 }
 
-/** FNV-1a over canonical JSON, as 10 lowercase base-36 characters: the `pod-template-hash` of a template. */
+/**
+ * FNV-1a over canonical JSON, as 10 lowercase base-36 characters: the `pod-template-hash` of a template. Members that
+ * are null count as absent, as they do in the Go struct the real controller hashes: a template sent back with
+ * `creationTimestamp: null` (as kubectl 1.33's `rollout undo` sends it) is the same template.
+ */
 export function templateHash(value: unknown): string {
   let hash = 0x811c9dc5;
   let high = 0x01000193;
-  const text = canonicalJson(value);
+  const text = canonicalJson(value, true);
   for (let i = 0; i < text.length; i++) {
     hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193) >>> 0;
     high = Math.imul(high ^ hash, 0x5bd1e995) >>> 0;
@@ -125,15 +129,15 @@ export function templateHash(value: unknown): string {
 }
 
 /**
- * JSON with object keys in code-unit order and undefined members left out: equal data gives equal text whatever
+ * JSON with object keys in code-unit order and undefined members (with `omitNulls`, null ones too) left out: equal data gives equal text whatever
  * order its keys were set in. Controllers call it on every reconcile, so it sorts only keys that are out of order
  * (most objects are built in the same order each time) and builds the text without intermediate entry arrays.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, omitNulls = false): string {
   if (Array.isArray(value)) {
     let text = "[";
     // A hole or an element without JSON form (undefined, a function) leaves an empty slot, as `map` and `join` do.
-    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + ((canonicalJson(value[i]) as string | undefined) ?? "");
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + ((canonicalJson(value[i], omitNulls) as string | undefined) ?? "");
     return `${text}]`;
   }
   if (value !== null && typeof value === "object") {
@@ -142,8 +146,8 @@ export function canonicalJson(value: unknown): string {
     let text = "{";
     for (const key of keys) {
       const member = record[key];
-      if (member === undefined) continue;
-      text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member)}`;
+      if (member === undefined || (omitNulls && member === null)) continue;
+      text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member, omitNulls)}`;
     }
     return `${text}}`;
   }

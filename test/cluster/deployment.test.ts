@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { cluster, deploymentRolloutStatus, rolloutRestart, annotations, revisionAnnotation } from "../../src/cluster/index.ts";
+import { templateHash } from "../../src/cluster/common.ts";
 import { defineActor } from "../../src/sim/index.ts";
 import type { Simulation, TraceRecord, WorldView } from "../../src/sim/index.ts";
 import type { KubeObject } from "../../src/api/object.ts";
@@ -121,6 +122,13 @@ test("with revisionHistory the Deployment carries its revision, and a rollback r
   plain.store.create(deployment(2));
   await runFor(plain, 30_000);
   assert.equal(revision(plain.view().get(deployRef)), undefined);
+});
+
+test("a template sent back with null members (kubectl 1.33's rollout undo sends creationTimestamp: null) is the same template", () => {
+  const template = { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "web:v1" }] } };
+  const resent = { metadata: { creationTimestamp: null, labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "web:v1", resources: null }] } };
+  assert.equal(templateHash(resent), templateHash(template));
+  assert.notEqual(templateHash({ ...template, spec: { containers: [{ name: "web", image: "web:v2" }] } }), templateHash(template));
 });
 
 test("a rollout that cannot progress reports ProgressDeadlineExceeded", async () => {

@@ -199,6 +199,14 @@ test("kubectl rollout history and undo work for a Deployment and a DaemonSet, nu
     assert.equal(await image("deployment/web"), "nginx:1.25");
     assert.equal(await image("daemonset/agent"), "agent:1");
     assert.equal(get(t, "apps/v1", "Deployment", "web").metadata.annotations["deployment.kubernetes.io/revision"], "3");
+    // kubectl 1.33 sends the template back with `creationTimestamp: null`: the same template, so its set is reused.
+    await run(["set", "image", "deployment/web", "nginx=nginx:1.27"]);
+    await run(["rollout", "status", "deployment/web", "--timeout=60s"]);
+    const undone = await kubectl(t, ["rollout", "undo", "deployment/web"], { binary: kubectl133Path, timeoutMs: 70_000 });
+    assert.equal(undone.code, 0, undone.stderr);
+    await run(["rollout", "status", "deployment/web", "--timeout=60s"]);
+    assert.deepEqual(revisions(await run(["rollout", "history", "deployment/web"])), [2, 4, 5]);
+    assert.equal(t.server.store.list({ apiVersion: "apps/v1", kind: "ReplicaSet", namespace: "default" }).items.length, 3, "no new set for a template seen before");
     // A Service with an unnamed port: its EndpointSlice names the port "", which kubectl describe dereferences.
     await run(["expose", "deployment", "web", "--port=80"]);
     await eventually(() => endpointIPs(t, "web").slices.length, 1);
