@@ -15,6 +15,11 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** The elements of a list that are records (objects, not arrays); none when the value is not a list. */
+export function records(value: unknown): Record<string, unknown>[] {
+  return Array.isArray(value) ? value.filter(isRecord) : [];
+}
+
 /** A record whose prototype is `Object.prototype` or `null`: what a JSON parser makes, unlike class instances. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   if (!isRecord(value)) return false;

@@ -10,6 +10,7 @@ import { wireKinds, wireMessages } from "./generated/k8s-api.ts";
 import type { WireField } from "./wire-types.ts";
 import { assert } from "./assert.ts";
 import { canonicalQuantity, quantityErrorMessages } from "./quantity.ts";
+import { isRecord } from "./json.ts";
 
 /** The message id of Quantity in the wire table. */
 const quantityMessage = "resource.Quantity";
@@ -92,10 +93,6 @@ export function quantityMessageOf(group: string, version: string, kind: string):
 }
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Nesting beyond this is not walked; the wire table's messages nest far less deeply. */
 const walkDepthMax = 64;

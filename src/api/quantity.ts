@@ -345,3 +345,15 @@ export function quantityNanos(value: unknown): bigint | undefined {
   const magnitude = shift >= 0 ? BigInt(digits) * 10n ** BigInt(shift) : (BigInt(digits) + 10n ** BigInt(-shift) - 1n) / 10n ** BigInt(-shift);
   return negative ? -magnitude : magnitude;
 }
+
+/** A nano-unit amount (`quantityNanos`) as the canonical quantity string, in the given form. */
+export function formatNanos(value: bigint, format: QuantityFormat): string {
+  const negative = value < 0n;
+  return formatQuantity({ negative, digits: (negative ? -value : value).toString(), exponent: -9, format });
+}
+
+/** The form a quantity is written in (its suffix's kind); decimal SI for anything that is not a quantity string. */
+export function quantityFormat(value: unknown): QuantityFormat {
+  const parsed = typeof value === "string" ? parseQuantity(value.trim()) : undefined;
+  return parsed?.ok === true ? parsed.quantity.format : "DecimalSI";
+}

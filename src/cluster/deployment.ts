@@ -264,8 +264,7 @@ export function deploymentController(options: DeploymentControllerOptions = {}):
           const sets = ownedBy(rctx.lister<Workload>(replicaSetKind).byIndex(indexNames.ownerUid, deploy.metadata.uid), deploy);
           if (isTerminating(deploy)) return Action.awaitChange();
           if (deploy.spec.paused !== true) {
-            const noteScaling = (message: string) => rctx.events.record(deploy, { type: "Normal", reason: "ScalingReplicaSet", message });
-            const dctx: DeployCtx = options.events === true ? { ...rctx, noteScaling } : rctx;
+            const dctx: DeployCtx = options.events === true ? { ...rctx, noteScaling: (message) => rctx.events.record(deploy, { type: "Normal", reason: "ScalingReplicaSet", message }) } : rctx;
             if ((deploy.spec.strategy as { type?: string } | undefined)?.type === "Recreate") await recreate(deploy, sets, dctx);
             else await rollingUpdate(deploy, sets, dctx);
             await cleanupHistory(deploy, sets, rctx);

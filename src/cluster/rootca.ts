@@ -5,11 +5,9 @@
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
-import { Action, defineController } from "../runtime/controller.ts";
+import { Action } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
-import { isTerminating, runControllers } from "./common.ts";
-import { namespaceKind } from "./serviceaccounts.ts";
+import { isNamespaceGoing, perNamespaceActor } from "./serviceaccounts.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 
 export const rootCaConfigMap = "kube-root-ca.crt";
@@ -25,7 +23,7 @@ export interface RootCaPublisherOptions extends WorkloadControllerOptions {
 
 async function publish(namespace: KubeObject, ctx: ReconcileContext, certificate: string): Promise<Action> {
   const name = namespace.metadata.name ?? "";
-  if (isTerminating(namespace) || (namespace.status as { phase?: string } | undefined)?.phase === "Terminating") return Action.awaitChange();
+  if (isNamespaceGoing(namespace)) return Action.awaitChange();
   const data = { "ca.crt": certificate };
   const current = ctx.lister(configMapKind).getByName(rootCaConfigMap, name);
   try {
@@ -43,20 +41,5 @@ async function publish(namespace: KubeObject, ctx: ReconcileContext, certificate
 /** Actor `root-ca-cert-publisher`. Not part of `cluster()` unless asked for (`with: ["root-ca-cert-publisher"]`). */
 export function rootCaPublisher(options: RootCaPublisherOptions = {}): ActorDefinition {
   const certificate = options.certificate ?? simulatedRootCa;
-  return defineActor({
-    name: "root-ca-cert-publisher",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController<KubeObject>({
-        name: "root-ca-cert-publisher",
-        for: namespaceKind,
-        // Only the published ConfigMap matters: its change or deletion brings its namespace back to the queue.
-        watches: [{ ...configMapKind, map: (cm) => (cm.metadata.name === rootCaConfigMap ? [{ name: cm.metadata.namespace ?? "" }] : []) }],
-        resyncMs: 0,
-        reconcile: (namespace, rctx) => publish(namespace, rctx, certificate),
-      });
-      await runControllers(ctx, [controller]);
-    },
-  });
+  return perNamespaceActor("root-ca-cert-publisher", options, { ...configMapKind, name: rootCaConfigMap }, (namespace, ctx) => publish(namespace, ctx, certificate));
 }

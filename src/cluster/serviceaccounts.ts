@@ -15,9 +15,41 @@ export const namespaceKind = { apiVersion: "v1", kind: "Namespace" } as const;
 export const serviceAccountKind = { apiVersion: "v1", kind: "ServiceAccount" } as const;
 export const defaultServiceAccount = "default";
 
+/** A namespace being deleted: nothing new is made in it. */
+export function isNamespaceGoing(namespace: KubeObject): boolean {
+  return isTerminating(namespace) || (namespace.status as { phase?: string } | undefined)?.phase === "Terminating";
+}
+
+/**
+ * An actor of the controller manager that keeps one object named `watched.name` in every namespace: its reconcile
+ * runs per namespace, and a change to (or the deletion of) that object in a namespace brings the namespace back.
+ */
+export function perNamespaceActor(
+  name: string,
+  options: WorkloadControllerOptions,
+  watched: { apiVersion: string; kind: string; name: string },
+  reconcile: (namespace: KubeObject, ctx: ReconcileContext) => Promise<Action>,
+): ActorDefinition {
+  return defineActor({
+    name,
+    restartDelayMs: options.restartDelayMs ?? 1000,
+    crashable: options.crashable ?? true,
+    async start(ctx) {
+      const controller = defineController<KubeObject>({
+        name,
+        for: namespaceKind,
+        watches: [{ apiVersion: watched.apiVersion, kind: watched.kind, map: (object) => (object.metadata.name === watched.name ? [{ name: object.metadata.namespace ?? "" }] : []) }],
+        resyncMs: 0,
+        reconcile,
+      });
+      await runControllers(ctx, [controller]);
+    },
+  });
+}
+
 async function ensureDefault(namespace: KubeObject, ctx: ReconcileContext): Promise<Action> {
   const name = namespace.metadata.name ?? "";
-  if (isTerminating(namespace) || (namespace.status as { phase?: string } | undefined)?.phase === "Terminating") return Action.awaitChange();
+  if (isNamespaceGoing(namespace)) return Action.awaitChange();
   if (ctx.lister(serviceAccountKind).getByName(defaultServiceAccount, name) !== undefined) return Action.awaitChange();
   try {
     await ctx.client.create({ object: { ...serviceAccountKind, metadata: { name: defaultServiceAccount, namespace: name } } });
@@ -30,20 +62,5 @@ async function ensureDefault(namespace: KubeObject, ctx: ReconcileContext): Prom
 
 /** Actor `serviceaccount-controller`. Not part of `cluster()` unless asked for (`with: ["serviceaccount-controller"]`). */
 export function serviceAccountController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "serviceaccount-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController<KubeObject>({
-        name: "serviceaccount-controller",
-        for: namespaceKind,
-        // Only the `default` account matters: a deleted one brings its namespace back to the queue.
-        watches: [{ ...serviceAccountKind, map: (account) => (account.metadata.name === defaultServiceAccount ? [{ name: account.metadata.namespace ?? "" }] : []) }],
-        resyncMs: 0,
-        reconcile: ensureDefault,
-      });
-      await runControllers(ctx, [controller]);
-    },
-  });
+  return perNamespaceActor("serviceaccount-controller", options, { ...serviceAccountKind, name: defaultServiceAccount }, ensureDefault);
 }

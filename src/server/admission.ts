@@ -12,6 +12,7 @@ import { applyServerDefaults, hasServerDefaults } from "./defaults.ts";
 import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
 import { admitQuota } from "./quota.ts";
 import { admitLimits } from "./limitrange.ts";
+import { isRecord } from "../api/json.ts";
 
 type Json = Record<string, unknown>;
 
@@ -21,10 +22,6 @@ const rangeSize = 1 << 20;
 const rangeText = "10.96.0.0/12";
 const nodePortMin = 30000;
 const nodePortMax = 32767;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function ipText(n: number): string {
   return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join(".");

@@ -7,13 +7,10 @@ import type { KubeObject } from "../api/object.ts";
 import type { WireField } from "../api/wire-types.ts";
 import { isScalar, messageOfKind, wireFields } from "./wire.ts";
 import { defaultLimitRange } from "./limitrange.ts";
+import { isRecord, records } from "../api/json.ts";
 
 type Json = Record<string, unknown>;
 type Defaulter = (value: Json) => void;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function set(target: Json, key: string, value: unknown): void {
   if (target[key] === undefined || target[key] === null) target[key] = value;
@@ -26,10 +23,6 @@ function child(target: Json, key: string): Json {
   const created: Json = {};
   target[key] = created;
   return created;
-}
-
-function records(value: unknown): Json[] {
-  return Array.isArray(value) ? value.filter(isRecord) : [];
 }
 
 /** Go's image-name rule: no tag (and no digest) means `latest`, which is pulled always. */

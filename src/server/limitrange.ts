@@ -7,20 +7,13 @@
 import { ApiError } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
-import { formatQuantity, parseQuantity, quantityNanos } from "../api/quantity.ts";
+import { formatNanos, quantityFormat, quantityNanos } from "../api/quantity.ts";
 import type { Store } from "../store/index.ts";
+import { isRecord, records } from "../api/json.ts";
 
 type Json = Record<string, unknown>;
 
 const annotation = "kubernetes.io/limit-ranger";
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function records(value: unknown): Json[] {
-  return Array.isArray(value) ? value.filter(isRecord) : [];
-}
 
 function map(value: unknown): Json {
   return isRecord(value) ? value : {};
@@ -160,9 +153,7 @@ function podTotal(spec: Json, kind: "requests" | "limits", name: string): string
   const init = records(spec.initContainers).reduce((most, c) => ((of(c) ?? 0n) > most ? of(c)! : most), 0n);
   const total = sum > init ? sum : init;
   // Printed as the real sum prints: canonical, in the form its first term was written.
-  const first = containers.map((c) => map(map(c.resources)[kind])[name])[0];
-  const parsed = parseQuantity(String(first ?? "0").trim());
-  return formatQuantity({ negative: false, digits: total.toString(), exponent: -9, format: parsed.ok ? parsed.quantity.format : "DecimalSI" });
+  return formatNanos(total, quantityFormat(containers.map((c) => map(map(c.resources)[kind])[name])[0]));
 }
 
 function podErrors(pod: KubeObject, item: Json): string[] {

@@ -14,6 +14,7 @@
 import { ApiError } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Store } from "../store/index.ts";
+import { isRecord, records } from "../api/json.ts";
 
 type Json = Record<string, unknown>;
 
@@ -27,14 +28,6 @@ const untoleratedTaints = ["node.kubernetes.io/not-ready", "node.kubernetes.io/u
 export const systemPriorityClasses: Readonly<Record<string, number>> = { "system-node-critical": 2_000_001_000, "system-cluster-critical": 2_000_000_000 };
 /** The characters of generated name suffixes (no vowels, no look-alikes), as the API machinery draws them. */
 const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function records(value: unknown): Json[] {
-  return Array.isArray(value) ? value.filter(isRecord) : [];
-}
 
 function forbidden(pod: KubeObject, message: string): ApiError {
   return new ApiError("Forbidden", 403, `pods "${pod.metadata.name ?? ""}" is forbidden: ${message}`, { name: pod.metadata.name ?? "", kind: "pods" });

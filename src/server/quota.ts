@@ -13,11 +13,10 @@
 // and updates (a pod's resources cannot change; a Service that changes type is not re-counted).
 import type { Clock, Timer } from "../api/clock.ts";
 import { ApiError } from "../api/errors.ts";
-import { jsonEqual } from "../api/json.ts";
+import { isRecord, jsonEqual } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
-import { formatQuantity, parseQuantity, quantityNanos } from "../api/quantity.ts";
-import type { QuantityFormat } from "../api/quantity.ts";
+import { formatNanos, quantityFormat, quantityNanos } from "../api/quantity.ts";
 import type { Store } from "../store/index.ts";
 
 type Json = Record<string, unknown>;
@@ -34,20 +33,6 @@ const legacyCounts: Readonly<Record<string, string>> = {
   ReplicationController: "replicationcontrollers",
   ResourceQuota: "resourcequotas",
 };
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function formatNanos(value: bigint, format: QuantityFormat): string {
-  const negative = value < 0n;
-  return formatQuantity({ negative, digits: (negative ? -value : value).toString(), exponent: -9, format });
-}
-
-function formatOf(value: unknown): QuantityFormat {
-  const parsed = typeof value === "string" ? parseQuantity(value.trim()) : undefined;
-  return parsed?.ok === true ? parsed.quantity.format : "DecimalSI";
-}
 
 function add(usage: Usage, name: string, amount: bigint): void {
   usage.set(name, (usage.get(name) ?? 0n) + amount);
@@ -113,7 +98,7 @@ function hardOf(quota: KubeObject): Json {
 export function quotaUsage(store: Store, quota: KubeObject): Record<string, string> {
   const hard = hardOf(quota);
   const used = namespaceUsage(store, quota.metadata.namespace ?? "", Object.keys(hard));
-  return Object.fromEntries(Object.keys(hard).sort().map((name) => [name, formatNanos(used.get(name) ?? 0n, formatOf(hard[name]))]));
+  return Object.fromEntries(Object.keys(hard).sort().map((name) => [name, formatNanos(used.get(name) ?? 0n, quantityFormat(hard[name]))]));
 }
 
 /** The kinds whose objects count toward some of `names`, and the total use of each name in the namespace. */
@@ -160,7 +145,7 @@ export function admitQuota(store: Store, resource: ResourceType, object: KubeObj
     const used = namespaceUsage(store, object.metadata.namespace, tracked);
     const exceeded = tracked.filter((name) => (used.get(name) ?? 0n) + requested.get(name)! > (quantityNanos(hard[name]) ?? 0n));
     if (exceeded.length === 0) continue;
-    const show = (amounts: (name: string) => bigint) => pretty(exceeded.map((name) => [name, formatNanos(amounts(name), formatOf(hard[name]))]));
+    const show = (amounts: (name: string) => bigint) => pretty(exceeded.map((name) => [name, formatNanos(amounts(name), quantityFormat(hard[name]))]));
     throw forbidden(
       resource,
       object,

@@ -13,12 +13,9 @@ import { subresourceDiscovery } from "./subresources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import type { ResourceRoute } from "./routes.ts";
 import type { ResourceType } from "../api/resources.ts";
+import { isRecord } from "../api/json.ts";
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The one identity of the server: whoever holds its token, a cluster administrator. */
 export const serverUser = { username: "settle-admin", groups: ["system:masters", "system:authenticated"] };
