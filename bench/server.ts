@@ -1,7 +1,8 @@
 // Server benchmark: GETs/s and merge-patches/s over loopback with 1 and 16 keep-alive connections, each also as a
 // ratio to a trivial Node HTTP server that answers `{}` (measured in the same run by the same load generator, in
-// alternating slices so that both see the same load, so the ratio says what settle's own work costs); watch events/s
-// fanned out to 100 watchers; the time from spawning `settle serve` to the first successful `kubectl get`;
+// alternating slices so that both see the same load, so the ratio says what settle's own work costs), and for merge
+// patches the ratio of a server that does only what any server must (parse the patch, answer the object); watch
+// events/s fanned out to 100 watchers; the time from spawning `settle serve` to the first successful `kubectl get`;
 // server-side apply of a 50-object manifest (objects applied per second, 16 in flight); and the wall time of
 // `helm install` (helm 4.1) of the stock `helm create` chart. The load generator shares the process (and its one
 // event loop) with the servers. Run alone with
@@ -9,6 +10,7 @@
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, createServer, get, request } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,63 +77,103 @@ async function run(make: (i: number) => Promise<number>, inFlight: number, ms: n
 }
 
 /**
- * Requests per second of a baseline and of settle, measured in alternating slices (8 of 250 ms each, after a warm-up
- * of both) and summed: the machine's load drifts over seconds, and alternating makes both sides see the same drift,
- * so the ratio stays meaningful on a shared machine where two back-to-back runs would not.
+ * Requests per second of each server side by side, measured in alternating slices (8 of 250 ms each, after a warm-up
+ * of each) and summed: the machine's load drifts over seconds, and alternating makes every side see the same drift,
+ * so the ratios stay meaningful on a shared machine where back-to-back runs would not.
  */
-async function interleaved(baseline: (i: number) => Promise<number>, settle: (i: number) => Promise<number>, inFlight: number): Promise<{ baseline: number; settle: number }> {
+async function interleaved<Side extends string>(sides: Record<Side, (i: number) => Promise<number>>, inFlight: number): Promise<Record<Side, number>> {
   const slices = 8;
   const sliceMs = 250;
-  await run(baseline, inFlight, 300);
-  await run(settle, inFlight, 300);
-  const sum = { baseline: { requests: 0, ms: 0 }, settle: { requests: 0, ms: 0 } };
+  const entries = Object.entries(sides) as Array<[Side, (i: number) => Promise<number>]>;
+  for (const [, make] of entries) await run(make, inFlight, 300);
+  const sum = new Map(entries.map(([side]) => [side, { requests: 0, ms: 0 }]));
   for (let i = 0; i < slices; i++) {
-    for (const [side, make] of [["baseline", baseline], ["settle", settle]] as const) {
+    for (const [side, make] of entries) {
       const slice = await run(make, inFlight, sliceMs);
-      sum[side].requests += slice.requests;
-      sum[side].ms += slice.ms;
+      sum.get(side)!.requests += slice.requests;
+      sum.get(side)!.ms += slice.ms;
     }
   }
-  const rate = (side: "baseline" | "settle") => Math.round((sum[side].requests * 1000) / sum[side].ms);
-  return { baseline: rate("baseline"), settle: rate("settle") };
+  return Object.fromEntries(entries.map(([side]) => [side, Math.round((sum.get(side)!.requests * 1000) / sum.get(side)!.ms)])) as Record<Side, number>;
 }
 
 /** The baseline: a Node HTTP server that answers every request with `{}` and does nothing else. */
 async function trivialServer(): Promise<{ target: Target; close: () => Promise<void> }> {
-  const server = createServer({ keepAlive: true }, (req, res) => {
+  return listening((req, res) => {
     req.resume();
     req.on("end", () => {
       res.writeHead(200, { "Content-Type": "application/json", "Content-Length": 2 });
       res.end("{}");
     });
   });
+}
+
+/**
+ * The ceiling of any server that answers the object: it reads and parses the request's body, then answers the bytes
+ * settle answers a GET of the object with, under settle's headers, and does nothing else (no routing, no write). A
+ * merge-patch through settle can come no closer to the trivial server than this.
+ */
+async function answeringServer(answer: string): Promise<{ target: Target; close: () => Promise<void> }> {
+  return listening((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      if (chunks.length > 0) JSON.parse(Buffer.concat(chunks).toString());
+      res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(answer), "Cache-Control": "no-cache, private" });
+      res.end(answer);
+    });
+  });
+}
+
+async function listening(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ target: Target; close: () => Promise<void> }> {
+  const server = createServer({ keepAlive: true }, handle);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const target = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, token: "none" };
   return { target, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-/** GETs/s and merge-patches/s of settle and of the trivial server, with `connections` keep-alive connections. */
+/** The body settle answers a GET of `path` with. */
+function answerOf(server: SettleServer, path: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    get(`${server.url}${path}`, { headers: { authorization: `Bearer ${server.token}` } }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (text += chunk));
+      res.on("end", () => resolve(text));
+    }).on("error", reject);
+  });
+}
+
+/**
+ * GETs/s and merge-patches/s of settle and of the trivial server, with `connections` keep-alive connections; for
+ * merge patches also the ceiling (answeringServer) as a ratio to the trivial server.
+ */
 async function requestRates(server: SettleServer, baseline: Target, connections: number): Promise<Record<string, string | number>> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const path = "/api/v1/namespaces/default/configmaps/bench";
   const patch = (i: number) => JSON.stringify({ data: { n: String(i) } });
+  const ceiling = await answeringServer(await answerOf(server, path));
   try {
-    const getRates = await interleaved(() => call(baseline, agent, "GET", path), () => call(server, agent, "GET", path), connections);
-    const patchRates = await interleaved(
-      (i) => call(baseline, agent, "PATCH", path, patch(i), "application/merge-patch+json"),
-      (i) => call(server, agent, "PATCH", path, patch(i), "application/merge-patch+json"),
+    const gets = await interleaved({ baseline: () => call(baseline, agent, "GET", path), settle: () => call(server, agent, "GET", path) }, connections);
+    const patches = await interleaved(
+      {
+        baseline: (i) => call(baseline, agent, "PATCH", path, patch(i), "application/merge-patch+json"),
+        settle: (i) => call(server, agent, "PATCH", path, patch(i), "application/merge-patch+json"),
+        ceiling: (i) => call(ceiling.target, agent, "PATCH", path, patch(i), "application/merge-patch+json"),
+      },
       connections,
     );
-    const [trivialGets, gets, trivialPatches, patches] = [getRates.baseline, getRates.settle, patchRates.baseline, patchRates.settle];
     const label = `${connections} keep-alive connection${connections === 1 ? "" : "s"}`;
     return {
-      [`get requests/s (${label})`]: gets,
-      [`get ratio to a trivial server (${label}; ${trivialGets}/s)`]: (gets / trivialGets).toFixed(2),
-      [`merge-patch requests/s (${label})`]: patches,
-      [`merge-patch ratio to a trivial server (${label}; ${trivialPatches}/s)`]: (patches / trivialPatches).toFixed(2),
+      [`get requests/s (${label})`]: gets.settle,
+      [`get ratio to a trivial server (${label}; ${gets.baseline}/s)`]: (gets.settle / gets.baseline).toFixed(2),
+      [`merge-patch requests/s (${label})`]: patches.settle,
+      [`merge-patch ratio to a trivial server (${label}; ${patches.baseline}/s)`]: (patches.settle / patches.baseline).toFixed(2),
+      [`merge-patch ratio of a server that only parses the patch and answers the object (${label})`]: (patches.ceiling / patches.baseline).toFixed(2),
     };
   } finally {
     agent.destroy();
+    await ceiling.close();
   }
 }
 

@@ -1,7 +1,10 @@
 // Simulator steps per second per core on whole scenario runs, against an empty `setImmediate` loop measured in the
 // same process (a step drains microtasks with one `setImmediate`, so that loop is the floor). Per core means per
 // second of this process's CPU time, so other load on the machine does not count against it; wall figures too.
+// The in-process figures run settle from source through tsx; `compiled:` figures come from the compiled package in a
+// process of its own (bench/steps-run.mjs), the code users run.
 // Benchmarks may read real time; tests never do.
+import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { loadScenario } from "../src/explore/load.ts";
 import { runScenario } from "../src/explore/run.ts";
@@ -70,6 +73,30 @@ export async function benchSteps(): Promise<Record<string, string | number>> {
     figures[`${example} ${variant}: steps per CPU s (${runs} runs, ${Math.round(rate.stepsPerRun)} steps each)`] = Math.round(rate.perCpuSecond);
     figures[`${example} ${variant}: steps per wall s`] = Math.round(rate.perWallSecond);
     figures[`${example} ${variant}: share of the setImmediate floor (goal >= 30% for ensemble)`] = `${((100 * rate.perCpuSecond) / floor.perCpuSecond).toFixed(1)}%`;
+  }
+  return { ...figures, ...compiledSteps() };
+}
+
+interface CompiledFigures {
+  floor: Rate;
+  examples: Array<Rate & { example: string; variant: string; runs: number; stepsPerRun: number }>;
+}
+
+/**
+ * The same figures on the compiled package (dist/, what `npx settle` runs), from a process of its own without a
+ * TypeScript loader for settle's code (bench/steps-run.mjs), each against the setImmediate floor of that process.
+ */
+function compiledSteps(): Record<string, string | number> {
+  const runner = fileURLToPath(new URL("./steps-run.mjs", import.meta.url));
+  const output = execFileSync(process.execPath, [runner], { encoding: "utf8", maxBuffer: 1 << 20 });
+  const compiled = JSON.parse(output) as CompiledFigures;
+  const figures: Record<string, string | number> = {};
+  figures["compiled: empty setImmediate loop, round trips per CPU s (its own process)"] = Math.round(compiled.floor.perCpuSecond);
+  for (const rate of compiled.examples) {
+    const name = `compiled: ${rate.example} ${rate.variant}`;
+    figures[`${name}: steps per CPU s (${rate.runs} runs, ${Math.round(rate.stepsPerRun)} steps each)`] = Math.round(rate.perCpuSecond);
+    figures[`${name}: steps per wall s`] = Math.round(rate.perWallSecond);
+    figures[`${name}: share of the setImmediate floor (goal >= 30% for ensemble)`] = `${((100 * rate.perCpuSecond) / compiled.floor.perCpuSecond).toFixed(1)}%`;
   }
   return figures;
 }
