@@ -16,6 +16,7 @@ import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
 import { describePath, fieldChanges, fieldsOf, isWithin, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { schemaOf } from "./schema.ts";
+import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
 import type { SchemaNode } from "./schema.ts";
 
 export interface ManagedEntry {
@@ -273,7 +274,12 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
       if (!jsonEqual(valueAt(base, path, schema), valueAt(a.applied, path, schema))) conflicts.push({ entry, path: p });
     }
   }
-  if (conflicts.length > 0 && !a.force) throw conflictError(conflicts, a.resource);
+  if (conflicts.length > 0 && !a.force) {
+    // `kubectl apply --server-side` after client-side applies takes back what it applied before (last-applied.ts).
+    const forgiven = forgivenConflicts(a.manager, a.live, a.applied.apiVersion, schema, include);
+    const left = conflicts.filter((c) => !forgiven.has(c.path));
+    if (left.length > 0) throw conflictError(left, a.resource);
+  }
   const taken = new Set(conflicts.map((c) => c.path));
   const previous = entries.find(isMine)?.fields ?? new Set<string>();
   entries = entries.filter((e) => !isMine(e)).map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => !taken.has(p))) }));
@@ -289,6 +295,7 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
     removed.push(p);
   }
   entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields: appliedFields });
+  refreshLastApplied(a.manager, a.applied, merged);
   return { object: merged, entries };
 }
 

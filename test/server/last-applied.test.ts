@@ -1,0 +1,98 @@
+// From client-side to server-side apply: the manager "kubectl" takes back, without force, the fields its
+// last-applied annotation still holds at their live values, and keeps that annotation current; other managers, and
+// fields someone else changed since, still conflict. Over HTTP as kubectl sends it, and with kubectl 1.35 itself.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseYaml } from "yaml";
+import { kubectl, request, testServer } from "./helpers.ts";
+import type { TestServer } from "./helpers.ts";
+
+const annotation = "kubectl.kubernetes.io/last-applied-configuration";
+const path = "/api/v1/namespaces/default/configmaps/app";
+
+/** A ConfigMap as client-side `kubectl apply` creates it: the annotation, and its fields owned by an Update. */
+async function createdClientSide(t: TestServer, data: Record<string, string>): Promise<void> {
+  const configuration = { apiVersion: "v1", data, kind: "ConfigMap", metadata: { annotations: {}, name: "app", namespace: "default" } };
+  const body = { ...configuration, metadata: { ...configuration.metadata, annotations: { [annotation]: `${JSON.stringify(configuration)}\n` } } };
+  const created = await request(t.server, "POST", "/api/v1/namespaces/default/configmaps?fieldManager=kubectl-client-side-apply", { body });
+  assert.equal(created.status, 201);
+}
+
+const apply = (t: TestServer, manager: string, data: string) =>
+  request(t.server, "PATCH", `${path}?fieldManager=${manager}`, { raw: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata: {${data}}\n`, contentType: "application/apply-patch+yaml" });
+
+test("kubectl's server-side apply takes its client-side fields without force and rewrites the annotation; others conflict", async () => {
+  const t = await testServer();
+  try {
+    await createdClientSide(t, { a: "1", b: "1" });
+    const other = await apply(t, "helm", "a: '2'");
+    assert.equal(other.status, 409, "only the manager named kubectl is forgiven");
+    const applied = await apply(t, "kubectl", "a: '2', b: '1', c: '3'");
+    assert.equal(applied.status, 200, applied.text);
+    assert.deepEqual(applied.json.data, { a: "2", b: "1", c: "3" });
+    const owners = Object.fromEntries(applied.json.metadata.managedFields.map((e: any) => [e.manager, Object.keys(e.fieldsV1["f:data"] ?? {}).sort()]));
+    assert.deepEqual(owners["kubectl"], ["f:a", "f:b", "f:c"]);
+    assert.deepEqual(owners["kubectl-client-side-apply"], ["f:b"], "a field applied at the same value stays shared");
+    assert.equal(applied.json.metadata.annotations[annotation], '{"apiVersion":"v1","data":{"a":"2","b":"1","c":"3"},"kind":"ConfigMap","metadata":{"name":"app","namespace":"default"}}\n');
+  } finally {
+    await t.close();
+  }
+});
+
+test("a field changed by someone else since the client-side apply still conflicts, and only that one", async () => {
+  const t = await testServer();
+  try {
+    await createdClientSide(t, { a: "1", b: "1" });
+    const edited = await request(t.server, "PATCH", `${path}?fieldManager=editor`, { body: { data: { b: "9" } }, contentType: "application/merge-patch+json" });
+    assert.equal(edited.status, 200);
+    const refused = await apply(t, "kubectl", "a: '2', b: '2'");
+    assert.equal(refused.status, 409);
+    assert.deepEqual(refused.json.details.causes.map((c: any) => c.field), [".data.b"]);
+    assert.match(refused.json.message, /conflict with "editor"/);
+    const stored = t.server.store.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "app" });
+    assert.deepEqual(stored.data, { a: "1", b: "9" }, "a refused apply writes nothing");
+  } finally {
+    await t.close();
+  }
+});
+
+test("without the annotation, kubectl's apply conflicts as any manager's does, and none is added", async () => {
+  const t = await testServer();
+  try {
+    const created = await request(t.server, "POST", "/api/v1/namespaces/default/configmaps?fieldManager=editor", { body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "app" }, data: { a: "1" } } });
+    assert.equal(created.status, 201);
+    assert.equal((await apply(t, "kubectl", "a: '2'")).status, 409);
+    const shared = await apply(t, "kubectl", "a: '1'");
+    assert.equal(shared.status, 200);
+    assert.equal(shared.json.metadata.annotations?.[annotation], undefined);
+  } finally {
+    await t.close();
+  }
+});
+
+test("kubectl 1.35: apply, then apply --server-side of a changed manifest, then apply again, with no conflict", async () => {
+  const t = await testServer();
+  try {
+    const file = join(t.dir, "cm.yaml");
+    const manifest = (value: string) => writeFileSync(file, `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app}\ndata: {mode: "${value}", keep: "x"}\n`);
+    const run = async (args: string[]) => {
+      const result = await kubectl(t, args);
+      assert.equal(result.code, 0, `kubectl ${args.join(" ")}: ${result.stderr}`);
+      return result.stdout;
+    };
+    manifest("one");
+    await run(["apply", "-f", file]);
+    manifest("two");
+    assert.match(await run(["apply", "--server-side", "-f", file]), /serverside-applied/);
+    const cm = parseYaml(await run(["get", "configmap", "app", "-o", "yaml"]));
+    assert.equal(cm.data.mode, "two");
+    assert.deepEqual(JSON.parse(cm.metadata.annotations[annotation]).data, { keep: "x", mode: "two" });
+    manifest("three");
+    await run(["apply", "-f", file]);
+    assert.equal(parseYaml(await run(["get", "configmap", "app", "-o", "yaml"])).data.mode, "three");
+  } finally {
+    await t.close();
+  }
+});
