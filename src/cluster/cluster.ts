@@ -17,17 +17,19 @@ import { statefulSetController } from "./statefulset.ts";
 import { endpointSliceController, endpointsController } from "./endpoints.ts";
 import { serviceAccountController } from "./serviceaccounts.ts";
 import { rootCaPublisher } from "./rootca.ts";
+import { volumeProvisioner } from "./volumes.ts";
 
 /**
  * Actors `cluster()` adds only when asked: they came after scenarios whose recorded runs must replay unchanged, and an
  * extra actor (even an idle one) changes every schedule.
  */
 export const optionalClusterActors = {
-  "statefulset-controller": (options: ClusterOptions) => statefulSetController(options.events === true ? { events: true } : {}),
+  "statefulset-controller": (options: ClusterOptions) => statefulSetController({ ...(options.events === true ? { events: true } : {}), provisioned: options.with?.includes("volume-provisioner") === true }),
   "endpoints-controller": () => endpointsController(),
   "endpointslice-controller": () => endpointSliceController(),
   "serviceaccount-controller": () => serviceAccountController(),
   "root-ca-cert-publisher": (options: ClusterOptions) => rootCaPublisher(options.rootCa === undefined ? {} : { certificate: options.rootCa }),
+  "volume-provisioner": (options: ClusterOptions) => volumeProvisioner(options.events === true ? { events: true } : {}),
 } as const;
 export type OptionalClusterActor = keyof typeof optionalClusterActors;
 

@@ -3,7 +3,8 @@
 // down; rolled by `RollingUpdate` from the highest ordinal down to `partition`, one pod at a time, or left to the user
 // (`OnDelete`). Each template version is a ControllerRevision `<set>-<hash>`, and a pod's version is its
 // `controller-revision-hash` label; `status.currentRevision`/`updateRevision` name revisions the way kubectl and helm
-// read them. `volumeClaimTemplates` become PersistentVolumeClaims `<claim>-<set>-<ordinal>`, reported Bound at once.
+// read them. `volumeClaimTemplates` become PersistentVolumeClaims `<claim>-<set>-<ordinal>`, reported Bound at once unless a
+// volume provisioner binds them (see volumes.ts).
 import type { PersistentVolumeClaim, PodTemplateSpec, Volume } from "kubernetes-types/core/v1.js";
 import { assert } from "../api/assert.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
@@ -28,8 +29,13 @@ export const podNameLabel = "statefulset.kubernetes.io/pod-name";
 export const podIndexLabel = "apps.kubernetes.io/pod-index";
 
 type ControllerRevision = KubeObject & { data?: { spec?: { template?: PodTemplateSpec } }; revision: number };
-/** A reconcile's context, with the set's Events when it records them. */
-type Ctx = ReconcileContext & { note?: Note };
+/** A reconcile's context, with the set's Events when it records them, and whether claims are reported Bound here. */
+type Ctx = ReconcileContext & { note?: Note; bindsClaims?: boolean };
+
+export interface StatefulSetControllerOptions extends WorkloadControllerOptions {
+  /** A volume provisioner binds the claims (`volume-provisioner`): the set only creates them. Default false. */
+  provisioned?: boolean;
+}
 
 interface Revisions {
   current: string;
@@ -129,7 +135,7 @@ function claimName(set: Workload, claim: PersistentVolumeClaim, ordinal: number)
 }
 
 /**
- * The claims of one ordinal, created when missing and reported Bound at once: there is no provisioner, so a claim
+ * The claims of one ordinal, created when missing. Without a provisioner they are reported Bound at once: a claim
  * stands for storage that exists. The claims stay when the set scales down or goes (the `Retain` policies).
  */
 async function ensureClaims(set: Workload, ordinal: number, ctx: Ctx): Promise<void> {
@@ -148,6 +154,7 @@ async function ensureClaims(set: Workload, ordinal: number, ctx: Ctx): Promise<v
       if (isAlreadyExists(error)) continue;
       throw error;
     }
+    if (ctx.bindsClaims !== true) continue;
     const status = { phase: "Bound", accessModes: claim.spec?.accessModes ?? ["ReadWriteOnce"], capacity: { storage: claim.spec?.resources?.requests?.storage ?? "1Gi" } };
     await ctx.client.updateStatus({ object: { ...created, status } });
   }
@@ -285,7 +292,7 @@ async function reconcileStatefulSet(set: Workload, ctx: Ctx): Promise<Action> {
 }
 
 /** Actor `statefulset-controller`. Not part of `cluster()` unless asked for (`with: ["statefulset-controller"]`). */
-export function statefulSetController(options: WorkloadControllerOptions = {}): ActorDefinition {
+export function statefulSetController(options: StatefulSetControllerOptions = {}): ActorDefinition {
   return defineActor({
     name: "statefulset-controller",
     restartDelayMs: options.restartDelayMs ?? 1000,
@@ -296,7 +303,7 @@ export function statefulSetController(options: WorkloadControllerOptions = {}): 
         for: statefulSetKind,
         owns: [podKind, controllerRevisionKind],
         resyncMs: 0,
-        reconcile: (set, rctx) => reconcileStatefulSet(set, options.events === true ? { ...rctx, note: eventNote(true, rctx.events) } : rctx),
+        reconcile: (set, rctx) => reconcileStatefulSet(set, { ...rctx, bindsClaims: options.provisioned !== true, ...(options.events === true ? { note: eventNote(true, rctx.events) } : {}) }),
       });
       await runControllers(ctx, [controller]);
     },

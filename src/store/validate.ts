@@ -359,7 +359,14 @@ const validators: Record<string, KindValidator> = {
   },
   "/PersistentVolumeClaim": (object, old) => {
     if (old === undefined) return [];
-    const mutable = (spec: unknown) => (isRecord(spec) ? { ...spec, resources: withoutKeys(spec.resources, ["requests"]), volumeAttributesClassName: undefined } : spec);
+    const before = specOf(old);
+    // The binder sets volumeName once, and a claim of no class may be given one (the retroactive default class).
+    const namedVolume = typeof before?.volumeName === "string" && before.volumeName !== "";
+    const hadClass = before?.storageClassName !== undefined && before.storageClassName !== null;
+    const mutable = (spec: unknown) =>
+      isRecord(spec)
+        ? { ...spec, resources: withoutKeys(spec.resources, ["requests"]), volumeAttributesClassName: undefined, volumeName: namedVolume ? spec.volumeName : undefined, storageClassName: hadClass ? spec.storageClassName : undefined }
+        : spec;
     if (jsonEqual(mutable(specOf(object)), mutable(specOf(old)))) return [];
     return [{ field: "spec", type: "FieldValueForbidden", message: "Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims" }];
   },

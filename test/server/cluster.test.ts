@@ -1,7 +1,7 @@
 // `settle serve --cluster`: the cluster library's actors run in real time against the server, so real kubectl's
 // `rollout status` (Deployments and StatefulSets) and `wait --for=condition=Available` and helm's `install --wait`
 // finish, on fake nodes, for kubectl 1.35 and 1.33 and helm 4.1 and 3.18; Services get Endpoints and EndpointSlices of
-// the pods' distinct IPs.
+// the pods' distinct IPs; claims get volumes of the default StorageClass.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
@@ -107,8 +107,11 @@ async function statefulWorkflow(binary: string): Promise<void> {
     assert.equal(new Set(ips).size, 2, `distinct pod IPs: ${ips.join(" ")}`);
     // Ready pods are published only after the probe's initial delay; soon after the rollout both are.
     await eventually(() => endpointIPs(t, "db"), { endpoints: ips, slices: ips });
-    const claims = await run(["get", "pvc", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase} {end}"]);
-    assert.equal(claims.stdout.trim(), "data-db-0=Bound data-db-1=Bound");
+    // The claims get the default class `standard`, and its provisioner a volume for each, bound both ways.
+    const claims = await run(["get", "pvc", "-o", "jsonpath={range .items[*]}{.metadata.name}={.status.phase}/{.spec.storageClassName}/{.status.capacity.storage} {end}"]);
+    assert.equal(claims.stdout.trim(), "data-db-0=Bound/standard/1Gi data-db-1=Bound/standard/1Gi");
+    const volumes = await run(["get", "pv", "-o", "jsonpath={range .items[*]}{.spec.claimRef.name}={.status.phase} {end}"]);
+    assert.deepEqual(volumes.stdout.trim().split(" ").sort(), ["data-db-0=Bound", "data-db-1=Bound"]);
     assert.equal((await run(["set", "image", "statefulset/db", "db=postgres:17"])).code, 0);
     const rolled = await run(["rollout", "status", "statefulset/db", "--timeout=60s"]);
     assert.equal(rolled.code, 0, rolled.stderr);

@@ -37,7 +37,7 @@ test("a StatefulSet's spec changes only in replicas, template, update strategy a
   assertFails(store, () => patch(store, kind, "db", { spec: { serviceName: "other" } }), 422, "Invalid", /spec: Forbidden: updates to statefulset spec for fields other than 'replicas'/);
 });
 
-test("a Service keeps its cluster IP, a claim its spec but requests, an immutable ConfigMap or Secret its contents", () => {
+test("a Service keeps its cluster IP, a claim its spec but requests (and a first volume and class), an immutable ConfigMap or Secret its contents", () => {
   const store = newStore();
   const service = { apiVersion: "v1", kind: "Service" };
   store.create({ ...service, metadata: { name: "s", namespace: ns }, spec: { clusterIP: "10.96.0.5", ports: [{ port: 80 }] } } as KubeObject);
@@ -46,6 +46,10 @@ test("a Service keeps its cluster IP, a claim its spec but requests, an immutabl
   store.create({ ...claim, metadata: { name: "c", namespace: ns }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } } as KubeObject);
   assert.equal((patch(store, claim, "c", { spec: { resources: { requests: { storage: "2Gi" } } } }).spec as Json).resources.requests.storage, "2Gi");
   assertFails(store, () => patch(store, claim, "c", { spec: { accessModes: ["ReadWriteMany"] } }), 422, "Invalid", /spec: Forbidden: spec is immutable after creation except resources\.requests/);
+  // The binder names the volume once, and a claim of no class may be given one; neither changes after that.
+  assert.equal((patch(store, claim, "c", { spec: { volumeName: "pv-1", storageClassName: "standard" } }).spec as Json).volumeName, "pv-1");
+  assertFails(store, () => patch(store, claim, "c", { spec: { volumeName: "pv-2" } }), 422, "Invalid", /spec is immutable/);
+  assertFails(store, () => patch(store, claim, "c", { spec: { storageClassName: "fast" } }), 422, "Invalid", /spec is immutable/);
   const configMap = { apiVersion: "v1", kind: "ConfigMap" };
   store.create({ ...configMap, metadata: { name: "fixed", namespace: ns }, data: { a: "1" }, immutable: true } as KubeObject);
   assertFails(store, () => patch(store, configMap, "fixed", { data: { a: "2" } }), 422, "Invalid", /data: Forbidden: field is immutable when `immutable` is set/);
