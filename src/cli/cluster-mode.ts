@@ -2,7 +2,7 @@
 // workload controllers, Endpoints and EndpointSlices) run in real time against the server they belong to, so that
 // Deployments and StatefulSets get Pods, Pods get bound, an IP and reported Running and Ready, Services get endpoints,
 // namespaces their `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, claims a volume of the default
-// StorageClass `standard`, Jobs complete, and `kubectl rollout status` or `helm install --wait` finish.
+// StorageClass `standard`, HorizontalPodAutoscalers their status (there are no metrics), Jobs complete, and `kubectl rollout status` or `helm install --wait` finish.
 //
 // It lives in src/cli, not src/server, because it joins layers the server must not depend on (the cluster actors,
 // the runtime, the kube client). The actors talk to the server over loopback HTTP with the server's own kubeconfig, so
@@ -57,7 +57,7 @@ export function startClusterMode(options: ClusterModeOptions): ClusterMode {
     nodes,
     network: true,
     kubelet: { startMs: 500, stopMs: 500, batchRunMs: 1000, capacity: fakeNodeCapacity, kubeletVersion: serverVersion.gitVersion },
-    with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller", "serviceaccount-controller", "root-ca-cert-publisher", "volume-provisioner"],
+    with: ["statefulset-controller", "endpoints-controller", "endpointslice-controller", "serviceaccount-controller", "root-ca-cert-publisher", "volume-provisioner", "horizontal-pod-autoscaler"],
     ...(options.certificate === undefined ? {} : { rootCa: options.certificate }),
     revisionHistory: true,
     events: true,

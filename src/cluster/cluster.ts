@@ -18,6 +18,7 @@ import { endpointSliceController, endpointsController } from "./endpoints.ts";
 import { serviceAccountController } from "./serviceaccounts.ts";
 import { rootCaPublisher } from "./rootca.ts";
 import { volumeProvisioner } from "./volumes.ts";
+import { hpaController } from "./hpa.ts";
 
 /**
  * Actors `cluster()` adds only when asked: they came after scenarios whose recorded runs must replay unchanged, and an
@@ -30,6 +31,7 @@ export const optionalClusterActors = {
   "serviceaccount-controller": () => serviceAccountController(),
   "root-ca-cert-publisher": (options: ClusterOptions) => rootCaPublisher(options.rootCa === undefined ? {} : { certificate: options.rootCa }),
   "volume-provisioner": (options: ClusterOptions) => volumeProvisioner(options.events === true ? { events: true } : {}),
+  "horizontal-pod-autoscaler": (options: ClusterOptions) => hpaController(options.events === true ? { events: true } : {}),
 } as const;
 export type OptionalClusterActor = keyof typeof optionalClusterActors;
 

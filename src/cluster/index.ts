@@ -7,6 +7,7 @@ export { statefulSetController, statefulSetRolloutStatus, podOrdinal } from "./s
 export type { StatefulSetControllerOptions } from "./statefulset.ts";
 export { volumeProvisioner, settleProvisioner, defaultStorageClass } from "./volumes.ts";
 export type { VolumeProvisionerOptions } from "./volumes.ts";
+export { hpaController } from "./hpa.ts";
 export { endpointsController, endpointSliceController } from "./endpoints.ts";
 export { kubelet, kubeletExternals, hostCell, podLogsCell, requestReboot, jobLogs } from "./kubelet.ts";
 export type { KubeletOptions, HostState, PodLogs, PodProgram, ProgramContext } from "./kubelet.ts";

@@ -1,7 +1,7 @@
 // `settle serve --cluster`: the cluster library's actors run in real time against the server, so real kubectl's
 // `rollout status` (Deployments and StatefulSets) and `wait --for=condition=Available` and helm's `install --wait`
 // finish, on fake nodes, for kubectl 1.35 and 1.33 and helm 4.1 and 3.18; Services get Endpoints and EndpointSlices of
-// the pods' distinct IPs; claims get volumes of the default StorageClass.
+// the pods' distinct IPs; claims get volumes of the default StorageClass; an HPA holds its target to its bounds.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
@@ -169,6 +169,12 @@ test("kubectl rollout status and wait --for=condition=Available finish for a Dep
     // ... and its kube-root-ca.crt ConfigMap, holding the certificate the server presents.
     await eventually(() => get(t, "v1", "ConfigMap", "kube-root-ca.crt")?.data["ca.crt"], t.server.certificate);
     assert.match(t.server.certificate, /^-----BEGIN CERTIFICATE-----\n/);
+    // An HPA raises the Deployment to its minimum and, with no metrics API, shows the replicas it reads.
+    assert.equal((await kubectl(t, ["autoscale", "deployment/web", "--min=2", "--max=4", "--cpu=80%"])).code, 0);
+    await eventually(() => get(t, "apps/v1", "Deployment", "web")?.spec.replicas, 2);
+    await eventually(() => get(t, "autoscaling/v2", "HorizontalPodAutoscaler", "web")?.status?.currentReplicas, 2);
+    const hpa = await kubectl(t, ["get", "hpa", "web", "--no-headers"]);
+    assert.match(hpa.stdout, /^web\s+Deployment\/web\s+cpu: <unknown>\/80%\s+2\s+4\s+2\s/);
     assert.deepEqual(t.lines, [], "no actor failed or restarted");
   } finally {
     await t.close();
