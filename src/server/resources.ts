@@ -20,6 +20,9 @@ import type { Tables } from "./table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
 import { messageOfKind, wireFields } from "./wire.ts";
+import { serverUser } from "./reviews.ts";
+import { admitWrite } from "./webhooks.ts";
+import type { Operation } from "./webhooks.ts";
 
 export interface ResourceRequest {
   store: Store;
@@ -251,7 +254,8 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
   }
   const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
   const options = writeOptions(r.query);
-  const created = r.store.create(object, options);
+  const name = object.metadata.name ?? "";
+  const created = await admitted(r, options, "CREATE", undefined, name, (dry) => r.store.create(object, asDryRun(options, dry)), (m) => r.store.create(m, options));
   if (options.dryRun !== true) {
     recordUpdate(r.managed, r.resource, undefined, created, managerOf(options.fieldManager, r.req.headers["user-agent"]), undefined);
     r.wrote();
@@ -270,7 +274,8 @@ async function handleUpdate(r: ResourceRequest): Promise<void> {
   checkName(r, object);
   const options = writeOptions(r.query);
   const before = currentOrUndefined(r);
-  const updated = r.route.subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
+  const store = (o: KubeObject, opts: WriteOptions) => (r.route.subresource === "status" ? r.store.updateStatus(o, opts) : r.store.update(o, opts));
+  const updated = await admitted(r, options, before === undefined ? "CREATE" : "UPDATE", before, r.route.name ?? "", (dry) => store(object, asDryRun(options, dry)), (m) => store(m, options));
   written(r, options, before, updated);
   sendObject(r, 200, r.managed.decorate(updated));
 }
@@ -320,13 +325,34 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
     // The patch applies to the object read just now: the store is synchronous, so nothing wrote in between.
     if (typeof next.metadata !== "object" || next.metadata === null || Array.isArray(next.metadata)) throw badRequest("the patched object has no metadata");
     if (next.metadata.resourceVersion === undefined) next.metadata = { ...next.metadata, resourceVersion: current.metadata.resourceVersion! };
-    patched = status ? r.store.updateStatus(next, options) : r.store.update(next, options);
+    patched = await admitted(r, options, "UPDATE", current, ref.name, (dry) => (status ? r.store.updateStatus(next, asDryRun(options, dry)) : r.store.update(next, asDryRun(options, dry))), (m) => storeUpdate(r, m, options));
   } else {
-    const request = { ...ref, ...options, patchType: type, patch };
-    patched = status ? r.store.patchStatus(request) : r.store.patch(request);
+    const request = (dry: boolean) => ({ ...ref, ...asDryRun(options, dry), patchType: type, patch });
+    patched = await admitted(r, options, "UPDATE", current, ref.name, (dry) => (status ? r.store.patchStatus(request(dry)) : r.store.patch(request(dry))), (m) => storeUpdate(r, m, options));
   }
   written(r, options, current, patched);
   sendObject(r, 200, r.managed.decorate(patched));
+}
+
+/** Write options with `dryRun` set when `dry`, as the dry run before admission webhooks makes the write. */
+function asDryRun<T extends { dryRun?: boolean }>(options: T, dry: boolean): T {
+  return dry && options.dryRun !== true ? { ...options, dryRun: true } : options;
+}
+
+/** An update of the main resource or of `/status`, as the request's route says. */
+function storeUpdate(r: ResourceRequest, object: KubeObject, options: WriteOptions): KubeObject {
+  return r.route.subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
+}
+
+/** A write through the admission webhooks (webhooks.ts); with none concerned, just the write. */
+async function admitted(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): Promise<KubeObject> {
+  const warnings: string[] = [];
+  const attributes = { resource: r.resource, subresource: r.route.subresource, namespace: r.route.namespace, name, dryRun: options.dryRun === true, options: options.fieldManager === undefined ? {} : { fieldManager: options.fieldManager }, userInfo: serverUser, warnings };
+  try {
+    return await admitWrite(r.store, attributes, { operation, old, write, persist });
+  } finally {
+    for (const warning of warnings) r.res.appendHeader("Warning", `299 - ${JSON.stringify(warning)}`);
+  }
 }
 
 /** The top-level field a JSON patch operation's path names (`/data/x` -> `data`), or "". */
@@ -371,10 +397,10 @@ async function handleApply(r: ResourceRequest): Promise<void> {
   const { object, entries } = computeApply(r.managed, { resource: r.resource, live: live === undefined ? undefined : (structuredClone(live) as KubeObject), applied, manager: fieldManager!, force, subresource });
   let result: KubeObject;
   if (live === undefined) {
-    result = r.store.create(object, options);
+    result = await admitted(r, options, "CREATE", undefined, r.route.name ?? "", (dry) => r.store.create(object, asDryRun(options, dry)), (m) => r.store.create(m, options));
   } else {
     object.metadata = { ...object.metadata, resourceVersion: live.metadata.resourceVersion! };
-    result = subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
+    result = await admitted(r, options, "UPDATE", live, r.route.name ?? "", (dry) => storeUpdate(r, object, asDryRun(options, dry)), (m) => storeUpdate(r, m, options));
   }
   if (options.dryRun !== true) {
     r.managed.set(result, entries);
@@ -420,7 +446,7 @@ async function deleteOptions(r: ResourceRequest, ref: ObjectRef): Promise<Delete
 
 async function handleDelete(r: ResourceRequest): Promise<void> {
   const options = await deleteOptions(r, refOf(r));
-  const last = r.store.delete(options);
+  const last = await admitted(r, options, "DELETE", currentOrUndefined(r), options.name, (dry) => r.store.delete({ ...options, dryRun: dry || options.dryRun === true }), () => r.store.delete(options));
   if (options.dryRun !== true) {
     if (last.metadata.deletionTimestamp === undefined) r.managed.forget(last.metadata.uid);
     r.wrote();
