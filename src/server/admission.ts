@@ -13,6 +13,7 @@ import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
 import { admitQuota } from "./quota.ts";
 import { admitLimits } from "./limitrange.ts";
 import { isRecord } from "../api/json.ts";
+import { serverUser } from "./reviews.ts";
 
 type Json = Record<string, unknown>;
 
@@ -163,6 +164,22 @@ export function serverAdmission(store: () => Store): Admission {
   };
 }
 
+/**
+ * A CertificateSigningRequest names who asked for it: on create the server sets `spec.username` and `spec.groups` to
+ * the requesting user (the one user settle serves), whatever the body said, as the real CSR strategy does.
+ */
+export function csrRequestorAdmission(): Admission {
+  return {
+    name: "settle-serve-csr-requestor",
+    concerns: (operation, resource) => operation === "CREATE" && resource.group === "certificates.k8s.io" && resource.kind === "CertificateSigningRequest",
+    mutate(request) {
+      if (request.operation !== "CREATE") return;
+      const object = request.object as KubeObject & { spec?: Record<string, unknown> };
+      object.spec = { ...object.spec, username: serverUser.username, groups: [...serverUser.groups] };
+    },
+  };
+}
+
 /** The server's quota admission: a create that a ResourceQuota of its namespace has no room for is refused (quota.ts). */
 export function quotaAdmission(store: () => Store): Admission {
   return {
@@ -178,7 +195,7 @@ export function quotaAdmission(store: () => Store): Admission {
  */
 export function createServerStore(options: StoreOptions = {}): Store {
   let store: Store | undefined;
-  store = createStore({ ...options, admission: [serverAdmission(() => store!), quotaAdmission(() => store!), ...(options.admission ?? [])] });
+  store = createStore({ ...options, admission: [serverAdmission(() => store!), csrRequestorAdmission(), quotaAdmission(() => store!), ...(options.admission ?? [])] });
   for (const [name, value] of Object.entries(systemPriorityClasses)) {
     store.create({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name }, value } as unknown as KubeObject);
   }

@@ -135,7 +135,7 @@ test("namespaces/finalize sets spec.finalizers, which a plain update keeps as it
   }
 });
 
-test("kubectl certificate approve and deny go through the approval subresource, and get csr shows the condition", async () => {
+test("kubectl certificate approve and deny go through the approval subresource, and get csr shows the condition and the requestor", async () => {
   const t = await testServer();
   try {
     const csr = (name: string) => ({ metadata: { name }, spec: { request: Buffer.from("-----BEGIN CERTIFICATE REQUEST-----\n-----END CERTIFICATE REQUEST-----\n").toString("base64"), signerName: "example.com/signer", usages: ["client auth"], username: "alice" } });
@@ -147,7 +147,8 @@ test("kubectl certificate approve and deny go through the approval subresource, 
     }
     const get = await kubectl(t, ["get", "csr"]);
     assert.equal(get.code, 0, get.stderr);
-    assert.match(get.stdout, /^NAME\s+AGE\s+SIGNERNAME\s+REQUESTOR\s+REQUESTEDDURATION\s+CONDITION\nno\s+\d+s\s+example\.com\/signer\s+\S*\s+<none>\s+Denied\nyes\s+\d+s\s+example\.com\/signer\s+\S*\s+<none>\s+Approved\n$/);
+    // The requestor is the user who created it (settle's one user), whatever the body said, as on a real server.
+    assert.match(get.stdout, /^NAME\s+AGE\s+SIGNERNAME\s+REQUESTOR\s+REQUESTEDDURATION\s+CONDITION\nno\s+\d+s\s+example\.com\/signer\s+settle-admin\s+<none>\s+Denied\nyes\s+\d+s\s+example\.com\/signer\s+settle-admin\s+<none>\s+Approved\n$/);
     const both = { metadata: { name: "yes" }, status: { conditions: [{ type: "Approved", status: "True" }, { type: "Denied", status: "True" }] } };
     assert.equal((await request(t.server, "PUT", "/apis/certificates.k8s.io/v1/certificatesigningrequests/yes/approval", { body: both })).status, 422);
   } finally {
