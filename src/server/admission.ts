@@ -13,7 +13,7 @@ import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
 import { admitQuota } from "./quota.ts";
 import { admitLimits } from "./limitrange.ts";
 import { isRecord } from "../api/json.ts";
-import { serverUser } from "./reviews.ts";
+import { createBootstrapPolicy, serverUser } from "./rbac.ts";
 
 type Json = Record<string, unknown>;
 
@@ -191,11 +191,13 @@ export function quotaAdmission(store: () => Store): Admission {
 
 /**
  * A store with the server's defaulting, Service allocation, pod admission and quota enforcement, as `settle serve`
- * uses, holding what a fresh cluster has: its namespaces and the two system PriorityClasses.
+ * uses, holding what a fresh cluster has: its namespaces, the two system PriorityClasses and the bootstrap RBAC
+ * roles RBAC needs (rbac.ts).
  */
 export function createServerStore(options: StoreOptions = {}): Store {
   let store: Store | undefined;
   store = createStore({ ...options, admission: [serverAdmission(() => store!), csrRequestorAdmission(), quotaAdmission(() => store!), ...(options.admission ?? [])] });
+  createBootstrapPolicy(store);
   for (const [name, value] of Object.entries(systemPriorityClasses)) {
     store.create({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name }, value } as unknown as KubeObject);
   }

@@ -290,11 +290,21 @@ function convertingStore(store: Store, c: Conversion): Store {
     patchStatus: (options: PatchOptions) => out(store.updateStatus(into(patched(options)), options)),
     delete: (options: DeleteOptions) => out(store.delete(toStoredRef(options))),
   };
-  return new Proxy(store, {
+  const proxy = new Proxy(store, {
     get(target, property) {
       if (Object.hasOwn(view, property)) return view[property as keyof typeof view];
       const value = Reflect.get(target, property, target) as unknown;
       return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
+  viewedStores.set(proxy, store);
+  return proxy;
+}
+
+/** The store a converting view reads and writes through, by view. */
+const viewedStores = new WeakMap<Store, Store>();
+
+/** The store itself: the one behind a converting view, or `store` when it is none. */
+export function storeBehind(store: Store): Store {
+  return viewedStores.get(store) ?? store;
 }

@@ -20,7 +20,7 @@ import type { Tables } from "./table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
 import { messageOfKind, wireFields } from "./wire.ts";
-import { serverUser } from "./reviews.ts";
+import { requestUser } from "./rbac.ts";
 import { admitWrite } from "./webhooks.ts";
 import type { Operation } from "./webhooks.ts";
 
@@ -347,7 +347,7 @@ function storeUpdate(r: ResourceRequest, object: KubeObject, options: WriteOptio
 /** A write through the admission webhooks (webhooks.ts); with none concerned, just the write. */
 async function admitted(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): Promise<KubeObject> {
   const warnings: string[] = [];
-  const attributes = { resource: r.resource, subresource: r.route.subresource, namespace: r.route.namespace, name, dryRun: options.dryRun === true, options: options.fieldManager === undefined ? {} : { fieldManager: options.fieldManager }, userInfo: serverUser, warnings };
+  const attributes = { resource: r.resource, subresource: r.route.subresource, namespace: r.route.namespace, name, dryRun: options.dryRun === true, options: options.fieldManager === undefined ? {} : { fieldManager: options.fieldManager }, userInfo: requestUser(r.req), warnings };
   try {
     return await admitWrite(r.store, attributes, { operation, old, write, persist });
   } finally {

@@ -1,6 +1,6 @@
-// Resources that are not stored: the review kinds (access reviews answer "allowed" for the one identity the server
-// knows, the holder of its token), a pod's `eviction` (which honours PodDisruptionBudgets) and a service account's
-// `token` (a fixed-form token, not a signed one). Discovery lists them as a 1.35 server does.
+// Resources that are not stored: the review kinds (who the caller is, and what RBAC allows it or another user: see
+// rbac.ts), a pod's `eviction` (which honours PodDisruptionBudgets) and a service account's `token` (a JWT signed
+// with the server's key, which the server accepts as that account). Discovery lists them as a 1.35 server does.
 import { formatTimestamp } from "../api/clock.ts";
 import type { Clock } from "../api/clock.ts";
 import { ApiError, badRequest, invalid } from "../api/errors.ts";
@@ -14,11 +14,13 @@ import type { ResourceRequest } from "./resources.ts";
 import type { ResourceRoute } from "./routes.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { isRecord } from "../api/json.ts";
+import type { Store } from "../store/index.ts";
+import { allowed, isMaster, requestUser, rulesOf, serverUser, signToken, tokenUser } from "./rbac.ts";
+import type { RequestAttributes, UserInfo } from "./rbac.ts";
 
 type Json = Record<string, unknown>;
 
-/** The one identity of the server: whoever holds its token, a cluster administrator. */
-export const serverUser = { username: "settle-admin", groups: ["system:masters", "system:authenticated"] };
+export { serverUser } from "./rbac.ts";
 
 interface VirtualResource {
   group: string;
@@ -73,22 +75,58 @@ const allowAll = {
   incomplete: false,
 };
 
-/** The answer of a review: allowed for everything (the token holder is an administrator), who the caller is. */
-function reviewStatus(kind: string, spec: Json, token: string): Json {
+/** What a SubjectAccessReview's spec asks about, as RBAC's request attributes. */
+function attributesOf(spec: Json): RequestAttributes {
+  const resource = isRecord(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
+  if (resource === undefined) {
+    const path = isRecord(spec.nonResourceAttributes) ? spec.nonResourceAttributes : {};
+    return { verb: String(path.verb ?? ""), path: String(path.path ?? "") };
+  }
+  const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  return { verb: String(resource.verb ?? ""), resource: { group: String(resource.group ?? ""), plural: String(resource.resource ?? ""), subresource: text(resource.subresource), namespace: text(resource.namespace), name: text(resource.name) } };
+}
+
+/** The rules a user holds in a namespace, split as a SelfSubjectRulesReview answers them. */
+function rulesReview(store: Store, user: UserInfo, namespace: string | undefined): Json {
+  if (isMaster(user)) return allowAll;
+  const rules = rulesOf(store, user, namespace);
+  return {
+    resourceRules: rules.filter((r) => (r.resources ?? []).length > 0).map(({ verbs, apiGroups, resources, resourceNames }) => ({ verbs, apiGroups, resources, ...(resourceNames === undefined ? {} : { resourceNames }) })),
+    nonResourceRules: rules.filter((r) => (r.nonResourceURLs ?? []).length > 0).map(({ verbs, nonResourceURLs }) => ({ verbs, nonResourceURLs })),
+    incomplete: false,
+  };
+}
+
+function access(store: Store, user: UserInfo, spec: Json): Json {
+  const yes = allowed(store, user, attributesOf(spec));
+  if (isMaster(user)) return { allowed: true, reason: "settle serve: system:masters may do anything" };
+  return yes ? { allowed: true, reason: "RBAC: allowed by a binding of the user's" } : { allowed: false };
+}
+
+/** The answer of a review: who the caller is, and what RBAC allows the caller (or the user a review names). */
+function reviewStatus(r: ResourceRequest, kind: string, spec: Json, serverToken: string, key: Buffer, clock: Clock): Json {
+  const caller = requestUser(r.req);
   switch (kind) {
     case "SelfSubjectReview":
-      return { userInfo: serverUser };
-    case "TokenReview":
-      return spec.token === token ? { authenticated: true, user: serverUser, audiences: spec.audiences ?? [] } : { authenticated: false, error: "invalid bearer token" };
+      return { userInfo: caller };
+    case "TokenReview": {
+      const user = spec.token === serverToken ? serverUser : typeof spec.token === "string" ? tokenUser(key, spec.token, r.store, clock.now()) : undefined;
+      return user !== undefined ? { authenticated: true, user, audiences: spec.audiences ?? [] } : { authenticated: false, error: "invalid bearer token" };
+    }
     case "SelfSubjectRulesReview":
-      return allowAll;
-    default:
-      return { allowed: true, reason: "settle serve: the token holder may do anything" };
+      return rulesReview(r.store, caller, typeof spec.namespace === "string" ? spec.namespace : undefined);
+    case "SelfSubjectAccessReview":
+      return access(r.store, caller, spec);
+    default: {
+      // SubjectAccessReview and LocalSubjectAccessReview: the user the spec names.
+      const groups = Array.isArray(spec.groups) ? spec.groups.filter((g): g is string => typeof g === "string") : [];
+      return access(r.store, { username: String(spec.user ?? ""), groups }, spec);
+    }
   }
 }
 
 /** POST of a review: the request echoed with its status, 201 as kube-apiserver answers a create. */
-export async function handleReview(r: ResourceRequest, review: VirtualResource, token: string): Promise<void> {
+export async function handleReview(r: ResourceRequest, review: VirtualResource, token: string, key: Buffer, clock: Clock): Promise<void> {
   if (r.req.method !== "POST" || r.route.name !== undefined) {
     throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${r.req.method ?? ""} ${review.plural})`);
   }
@@ -100,7 +138,7 @@ export async function handleReview(r: ResourceRequest, review: VirtualResource, 
     throw invalid(review.kind, "", [{ field: "spec.resourceAttributes.namespace", type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(spec.resourceAttributes.namespace)}: must match metadata.namespace` }], review.group);
   }
   const metadata = isRecord(body.metadata) ? body.metadata : {};
-  const answer = { apiVersion: `${review.group}/${review.version}`, kind: review.kind, metadata: { ...metadata, creationTimestamp: null }, spec, status: reviewStatus(review.kind, spec, token) };
+  const answer = { apiVersion: `${review.group}/${review.version}`, kind: review.kind, metadata: { ...metadata, creationTimestamp: null }, spec, status: reviewStatus(r, review.kind, spec, token, key, clock) };
   sendObject(r, 201, answer as unknown as KubeObject);
 }
 
@@ -177,14 +215,10 @@ function checkBudget(r: ResourceRequest, pod: KubeObject, namespace: string): vo
   });
 }
 
-function base64url(value: unknown): string {
-  return Buffer.from(JSON.stringify(value)).toString("base64url");
-}
-
 const tokenSecondsMin = 600;
 
-/** POST `serviceaccounts/{name}/token`: a token in JWT form for the service account (not signed: nothing checks it). */
-export async function handleTokenRequest(r: ResourceRequest, clock: Clock): Promise<void> {
+/** POST `serviceaccounts/{name}/token`: a JWT for the service account, signed with the server's key (rbac.ts). */
+export async function handleTokenRequest(r: ResourceRequest, clock: Clock, key: Buffer): Promise<void> {
   if (r.req.method !== "POST") throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${r.req.method ?? ""} serviceaccounts/token)`);
   const namespace = r.route.namespace ?? "";
   const name = r.route.name ?? "";
@@ -200,7 +234,7 @@ export async function handleTokenRequest(r: ResourceRequest, clock: Clock): Prom
   const audiences = Array.isArray(spec.audiences) && spec.audiences.length > 0 ? spec.audiences : ["https://kubernetes.default.svc.cluster.local"];
   const nowSeconds = Math.floor(clock.now() / 1000);
   const claims = { aud: audiences, exp: nowSeconds + seconds, iat: nowSeconds, iss: "https://kubernetes.default.svc.cluster.local", sub: `system:serviceaccount:${namespace}:${name}`, "kubernetes.io": { namespace, serviceaccount: { name, uid: account.metadata.uid } } };
-  const token = `${base64url({ alg: "none", typ: "JWT" })}.${base64url(claims)}.settle`;
+  const token = signToken(key, claims);
   const metadata = { name, namespace, creationTimestamp: formatTimestamp(clock.now()) };
   const answer = { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", metadata, spec: { ...spec, audiences, expirationSeconds: seconds }, status: { token, expirationTimestamp: formatTimestamp((nowSeconds + seconds) * 1000) } };
   sendObject(r, 201, answer as unknown as KubeObject);

@@ -12,6 +12,8 @@ import type { ResourceType } from "../api/resources.ts";
 import { realClock } from "../api/clock.ts";
 import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createServerStore } from "./admission.ts";
+import { allowed, forbidden, impersonated, isMaster, serverUser, setRequestUser, tokenKey, tokenUser } from "./rbac.ts";
+import type { RequestAttributes, UserInfo } from "./rbac.ts";
 import { convertedResource } from "./conversion.ts";
 import type { Store } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
@@ -234,6 +236,8 @@ class ApiServer {
   /** The listener: hands each connection to #http or #https by its first byte. */
   readonly #listener: NetServer;
   readonly #expectedToken: Buffer;
+  /** The key service account tokens are signed with (rbac.ts). */
+  readonly #tokenKey: Buffer;
   readonly #certificate: string;
   #port = 0;
 
@@ -253,6 +257,7 @@ class ApiServer {
     });
     this.injectFaults(options.faults);
     this.#expectedToken = Buffer.from(`Bearer ${options.token}`);
+    this.#tokenKey = tokenKey(options.token);
     this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
     const tls = selfSignedCertificate(options.clock.now());
     this.#certificate = tls.cert;
@@ -390,21 +395,36 @@ class ApiServer {
   }
 
   /**
-   * A request is authorized by `Authorization: Bearer <token>` or by the path prefix `/token/<token>`. The prefix
-   * exists because kubectl (client-go) never sends credentials to a plain-HTTP server: the kubeconfig's server URL
-   * carries it, and every client joins its request paths onto that URL.
+   * Who sent a request: the server's token, by `Authorization: Bearer <token>` or by the path prefix `/token/<token>`,
+   * is the administrator; a service account token this server minted is that account (rbac.ts); anything else is
+   * nobody (undefined). The prefix exists because kubectl (client-go) never sends credentials to a plain-HTTP
+   * server: the kubeconfig's server URL carries it, and every client joins its request paths onto that URL.
    */
-  #authenticate(req: IncomingMessage, pathname: string): { path: string; authorized: boolean } {
-    const match = /^\/token\/([^/]+)(\/.*)?$/.exec(pathname);
+  #authenticate(req: IncomingMessage, pathname: string): { path: string; user: UserInfo | undefined } {
+    const match = pathname.startsWith("/token/") ? /^\/token\/([^/]+)(\/.*)?$/.exec(pathname) : null;
     if (match !== null) {
       const given = Buffer.from(`Bearer ${match[1]!}`);
       const authorized = given.length === this.#expectedToken.length && timingSafeEqual(given, this.#expectedToken);
-      return { path: match[2] ?? "/", authorized };
+      return { path: match[2] ?? "/", user: authorized ? serverUser : undefined };
     }
     const header = req.headers.authorization;
-    if (header === undefined) return { path: pathname, authorized: false };
+    if (header === undefined) return { path: pathname, user: undefined };
     const given = Buffer.from(header);
-    return { path: pathname, authorized: given.length === this.#expectedToken.length && timingSafeEqual(given, this.#expectedToken) };
+    if (given.length === this.#expectedToken.length && timingSafeEqual(given, this.#expectedToken)) return { path: pathname, user: serverUser };
+    const bearer = /^Bearer (\S+)$/.exec(header);
+    return { path: pathname, user: bearer === null ? undefined : tokenUser(this.#tokenKey, bearer[1]!, this.#o.store, this.#o.clock.now()) };
+  }
+
+  /** Refuses what RBAC does not allow `user` (anyone but `system:masters`) to do with this route. */
+  #authorize(user: UserInfo, route: Route, path: string, query: URLSearchParams, req: IncomingMessage): void {
+    if (isMaster(user)) return;
+    let attributes: RequestAttributes;
+    if (route.type === "resource") {
+      const watch = route.watchPath || boolParam(query, "watch");
+      const verb = reviewOf(route) !== undefined ? "create" : verbOf(req.method, route, watch);
+      attributes = { verb, resource: { group: route.group, plural: route.plural, subresource: route.subresource, namespace: route.namespace, name: route.name } };
+    } else attributes = { verb: req.method === "HEAD" ? "get" : (req.method ?? "GET").toLowerCase(), path };
+    if (!allowed(this.#o.store, user, attributes)) throw forbidden(user, attributes);
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -413,9 +433,14 @@ class ApiServer {
     req.on("error", ignoreError);
     try {
       const { pathname, query } = requestTarget(req.url ?? "/");
-      const { path, authorized } = this.#authenticate(req, pathname);
+      const { path, user } = this.#authenticate(req, pathname);
       const route = parseRoute(path);
-      if (route.type !== "health" && !authorized) throw unauthorized();
+      if (route.type !== "health") {
+        if (user === undefined) throw unauthorized();
+        const acting = req.headers["impersonate-user"] === undefined && req.headers["impersonate-group"] === undefined ? user : impersonated(req, user);
+        setRequestUser(req, acting);
+        this.#authorize(acting, route, path, query, req);
+      }
       await this.#dispatch(route, query, req, res);
     } catch (error) {
       if (statusOf(error).code === 413) res.setHeader("Connection", "close");
@@ -473,10 +498,10 @@ class ApiServer {
       this.#o.bodyBytesMax,
       this.#loops,
     );
-    if (review !== undefined) return review.kind === "Binding" ? handleBinding(r, this.#o.clock) : handleReview(r, review, this.#o.token);
+    if (review !== undefined) return review.kind === "Binding" ? handleBinding(r, this.#o.clock) : handleReview(r, review, this.#o.token, this.#tokenKey, this.#o.clock);
     if (isServedSubresource(route)) return handleServedSubresource(r, this.#o.clock);
     if (route.group === "" && route.plural === "pods" && route.subresource === "eviction" && route.name !== undefined) return handleEviction(r);
-    if (route.group === "" && route.plural === "serviceaccounts" && route.subresource === "token" && route.name !== undefined) return handleTokenRequest(r, this.#o.clock);
+    if (route.group === "" && route.plural === "serviceaccounts" && route.subresource === "token" && route.name !== undefined) return handleTokenRequest(r, this.#o.clock, this.#tokenKey);
     const watch = route.watchPath || boolParam(query, "watch");
     const faults = this.#faults.onRequest({ verb: verbOf(req.method, route, watch), resource: route.plural, namespace: route.namespace, name: route.name }, query.get("resourceVersion") === "0");
     if (faults.lagRevisions !== undefined) r.lagRevisions = faults.lagRevisions;

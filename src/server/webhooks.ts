@@ -22,6 +22,7 @@ import type { ResourceType } from "../api/resources.ts";
 import type { LabelSelector } from "../api/object.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
 import type { Store, StoreWatcher } from "../store/index.ts";
+import { storeBehind } from "./conversion.ts";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE";
 
@@ -293,7 +294,9 @@ function patched(hook: Webhook, object: KubeObject, response: Response): KubeObj
 const webhooksByStore = new WeakMap<Store, Webhooks>();
 
 /** The webhooks of a store, made on first use. */
-export function webhooksOf(store: Store): Webhooks {
+export function webhooksOf(viewed: Store): Webhooks {
+  // A converting view (autoscaling/v1 HPAs) is made per request: the webhooks belong to the store behind it.
+  const store = storeBehind(viewed);
   let webhooks = webhooksByStore.get(store);
   if (webhooks === undefined) {
     webhooks = new Webhooks(store);
