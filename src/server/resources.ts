@@ -21,7 +21,7 @@ import { applyStrategicPatch } from "./strategic.ts";
 import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
 import { messageOfKind, wireFields } from "./wire.ts";
 import { requestUser } from "./rbac.ts";
-import { admitWrite } from "./webhooks.ts";
+import { admitWrite, webhooksOf } from "./webhooks.ts";
 import type { Operation } from "./webhooks.ts";
 
 export interface ResourceRequest {
@@ -345,7 +345,13 @@ function storeUpdate(r: ResourceRequest, object: KubeObject, options: WriteOptio
 }
 
 /** A write through the admission webhooks (webhooks.ts); with none concerned, just the write. */
-async function admitted(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): Promise<KubeObject> {
+function admitted(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): KubeObject | Promise<KubeObject> {
+  // Most writes concern no webhook: they are the write alone, with nothing made for admission.
+  if (!webhooksOf(r.store).concerns(operation, r.resource, r.route.subresource)) return write(options.dryRun === true);
+  return throughWebhooks(r, options, operation, old, name, write, persist);
+}
+
+async function throughWebhooks(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): Promise<KubeObject> {
   const warnings: string[] = [];
   const attributes = { resource: r.resource, subresource: r.route.subresource, namespace: r.route.namespace, name, dryRun: options.dryRun === true, options: options.fieldManager === undefined ? {} : { fieldManager: options.fieldManager }, userInfo: requestUser(r.req), warnings };
   try {
