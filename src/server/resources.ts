@@ -469,7 +469,9 @@ async function handleDeleteCollection(r: ResourceRequest): Promise<void> {
     const ref: ObjectRef = { ...kindRef(r.resource), name: item.metadata.name ?? "" };
     if (item.metadata.namespace !== undefined) ref.namespace = item.metadata.namespace;
     try {
-      items.push(r.store.delete({ ...template, ...ref }));
+      // Each item goes through admission as its own DELETE, as the registry's deletecollection does.
+      const options = { ...template, ...ref };
+      items.push(await admitted(r, options, "DELETE", item, ref.name, (dry) => r.store.delete({ ...options, dryRun: dry || options.dryRun === true }), () => r.store.delete(options)));
     } catch (error) {
       // Another delete (or the collector) got there first: the object is gone, which is what was asked.
       if (!(error instanceof ApiError && error.reason === "NotFound")) throw error;

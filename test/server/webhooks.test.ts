@@ -114,6 +114,13 @@ test("objectSelector and namespaceSelector choose the writes; a DELETE is review
     assert.equal(deleted.status, 200);
     const review = hooks.seen.at(-1)!;
     assert.deepEqual([review.operation, review.object, review.oldObject.metadata.name], ["DELETE", null, "fine"]);
+    // A deletecollection reviews each item as its own DELETE: a refused one stops it.
+    // (made beside the server: through it, the webhook would refuse it).
+    t.server.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "guarded", namespace: "team-a", labels: { checked: "yes", deny: "yes" } } });
+    const all = await request(t.server, "DELETE", `${teamCms}?labelSelector=checked`);
+    assert.equal(all.status, 403);
+    assert.deepEqual([hooks.seen.at(-1)!.operation, hooks.seen.at(-1)!.oldObject.metadata.name], ["DELETE", "guarded"]);
+    assert.ok(t.server.store.list({ apiVersion: "v1", kind: "ConfigMap", namespace: "team-a" }).items.some((c) => c.metadata.name === "guarded"));
   } finally {
     await t.close();
     await hooks.close();
