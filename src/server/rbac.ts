@@ -9,9 +9,9 @@
 // Roles, ClusterRoles and their bindings in the store, with the real matching rules (verbs, API groups, resources and
 // `*/subresource`, resource names, non-resource URLs, aggregated ClusterRoles), and refused with the real 403 text.
 // The server starts with the bootstrap roles every cluster has for this: `cluster-admin` (bound to `system:masters`),
-// `system:discovery`, `system:basic-user` and `system:public-info-viewer` (bound to `system:authenticated`). Leaves
-// out: the other bootstrap roles (`admin`, `edit`, `view`, the controllers'), escalation checks on writing roles and
-// bindings, and user `extra` fields.
+// `system:discovery`, `system:basic-user` and `system:public-info-viewer` (bound to `system:authenticated`), and the
+// user-facing `admin`, `edit` and `view`, aggregated from `system:aggregate-to-*` with the real rules. Leaves out:
+// the controllers' and nodes' bootstrap roles, escalation checks on writing roles and bindings, user `extra` fields.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { ApiError } from "../api/errors.ts";
@@ -167,15 +167,21 @@ function roleRules(store: Store, binding: Binding, namespace: string | undefined
   return clusterRoleRules(store, ref.name);
 }
 
-/** A ClusterRole's rules; an aggregated one's are those of the ClusterRoles its selectors pick, as the aggregator fills them. */
+/**
+ * A ClusterRole's rules; an aggregated one's are those of the ClusterRoles its selectors pick (aggregated ones in
+ * turn: `edit` picks `view`), as the aggregation controller fills them.
+ */
 function clusterRoleRules(store: Store, name: string): PolicyRule[] {
   const roles = store.list({ apiVersion: rbac, kind: "ClusterRole" }).items as Role[];
+  const rulesOfRole = (role: Role, seen: Set<Role>): PolicyRule[] => {
+    const selectors = role.aggregationRule?.clusterRoleSelectors;
+    if (selectors === undefined) return role.rules ?? [];
+    seen.add(role);
+    const picked = roles.filter((other) => !seen.has(other) && selectors.some((s) => matchesLabels(labelSelectorFromSpec(s), other.metadata.labels ?? {})));
+    return picked.flatMap((other) => rulesOfRole(other, seen));
+  };
   const role = roles.find((r) => r.metadata.name === name);
-  if (role === undefined) return [];
-  const selectors = role.aggregationRule?.clusterRoleSelectors;
-  if (selectors === undefined) return role.rules ?? [];
-  const picked = roles.filter((other) => other !== role && selectors.some((s) => matchesLabels(labelSelectorFromSpec(s), other.metadata.labels ?? {})));
-  return [...(role.rules ?? []), ...picked.flatMap((other) => other.rules ?? [])];
+  return role === undefined ? [] : rulesOfRole(role, new Set());
 }
 
 function ruleAllows(rule: PolicyRule, a: RequestAttributes): boolean {
@@ -205,6 +211,42 @@ export function forbidden(user: UserInfo, a: RequestAttributes): ApiError {
 
 // ---- Bootstrap policy ----------------------------------------------------------------------------------------
 
+const read = ["get", "list", "watch"];
+const write = ["create", "delete", "deletecollection", "patch", "update"];
+const rule = (apiGroups: string[], resources: string[], verbs: string[]): PolicyRule => ({ apiGroups, resources, verbs });
+
+/** What `admin` adds to `edit`: roles and bindings in the namespace, and local access reviews. */
+const aggregateToAdmin = [rule(["authorization.k8s.io"], ["localsubjectaccessreviews"], ["create"]), rule(["rbac.authorization.k8s.io"], ["rolebindings", "roles"], [...write, ...read].sort())];
+
+/** What `edit` adds to `view`: writing workloads and their objects, secrets, exec and the like. */
+const aggregateToEdit = [
+  rule([""], ["pods/attach", "pods/exec", "pods/portforward", "pods/proxy", "secrets", "services/proxy"], read),
+  rule([""], ["serviceaccounts"], ["impersonate"]),
+  rule([""], ["pods", "pods/attach", "pods/exec", "pods/portforward", "pods/proxy"], write),
+  rule([""], ["pods/eviction"], ["create"]),
+  rule([""], ["configmaps", "events", "persistentvolumeclaims", "replicationcontrollers", "replicationcontrollers/scale", "secrets", "serviceaccounts", "services", "services/proxy"], write),
+  rule([""], ["serviceaccounts/token"], ["create"]),
+  rule(["apps"], ["daemonsets", "deployments", "deployments/rollback", "deployments/scale", "replicasets", "replicasets/scale", "statefulsets", "statefulsets/scale"], write),
+  rule(["autoscaling"], ["horizontalpodautoscalers"], write),
+  rule(["batch"], ["cronjobs", "jobs"], write),
+  rule(["policy"], ["poddisruptionbudgets"], write),
+  rule(["networking.k8s.io"], ["ingresses", "networkpolicies"], write),
+  rule(["coordination.k8s.io"], ["leases"], [...write, ...read].sort()),
+];
+
+/** `view`: reading the namespace's objects, but not its secrets. */
+const aggregateToView = [
+  rule([""], ["configmaps", "endpoints", "persistentvolumeclaims", "persistentvolumeclaims/status", "pods", "replicationcontrollers", "replicationcontrollers/scale", "serviceaccounts", "services", "services/status"], read),
+  rule([""], ["bindings", "events", "limitranges", "namespaces/status", "pods/log", "pods/status", "replicationcontrollers/status", "resourcequotas", "resourcequotas/status"], read),
+  rule([""], ["namespaces"], read),
+  rule(["discovery.k8s.io"], ["endpointslices"], read),
+  rule(["apps"], ["controllerrevisions", "daemonsets", "daemonsets/status", "deployments", "deployments/scale", "deployments/status", "replicasets", "replicasets/scale", "replicasets/status", "statefulsets", "statefulsets/scale", "statefulsets/status"], read),
+  rule(["autoscaling"], ["horizontalpodautoscalers", "horizontalpodautoscalers/status"], read),
+  rule(["batch"], ["cronjobs", "cronjobs/status", "jobs", "jobs/status"], read),
+  rule(["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"], read),
+  rule(["networking.k8s.io"], ["ingresses", "ingresses/status", "networkpolicies"], read),
+];
+
 const discoveryURLs = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"];
 
 /** The bootstrap ClusterRoles and bindings RBAC rests on, made when absent (see the top of this file). */
@@ -217,7 +259,23 @@ export function createBootstrapPolicy(store: Store): void {
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
     subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: group }],
   });
+  // An aggregated role is stored with the rules the aggregation controller would have filled in at start; authorizing
+  // reads them afresh from the roles its selectors pick.
+  const aggregated = (name: string, from: string, rules: PolicyRule[], labels: Record<string, string> = {}) => {
+    const base = role(name, rules);
+    return { ...base, metadata: { ...base.metadata, labels: { ...base.metadata.labels, ...labels } }, aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [`rbac.authorization.k8s.io/aggregate-to-${from}`]: "true" } }] } };
+  };
+  const part = (name: string, to: string, rules: PolicyRule[]) => {
+    const base = role(name, rules);
+    return { ...base, metadata: { ...base.metadata, labels: { ...base.metadata.labels, [`rbac.authorization.k8s.io/aggregate-to-${to}`]: "true" } } };
+  };
   const objects = [
+    aggregated("admin", "admin", [...aggregateToAdmin, ...aggregateToEdit, ...aggregateToView]),
+    aggregated("edit", "edit", [...aggregateToEdit, ...aggregateToView], { "rbac.authorization.k8s.io/aggregate-to-admin": "true" }),
+    aggregated("view", "view", aggregateToView, { "rbac.authorization.k8s.io/aggregate-to-edit": "true" }),
+    part("system:aggregate-to-admin", "admin", aggregateToAdmin),
+    part("system:aggregate-to-edit", "edit", aggregateToEdit),
+    part("system:aggregate-to-view", "view", aggregateToView),
     role("cluster-admin", [{ apiGroups: ["*"], resources: ["*"], verbs: ["*"] }, { nonResourceURLs: ["*"], verbs: ["*"] }]),
     binding("cluster-admin", "system:masters"),
     role("system:discovery", [{ nonResourceURLs: discoveryURLs, verbs: ["get"] }]),

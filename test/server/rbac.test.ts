@@ -69,6 +69,25 @@ test("an impersonated user may do what its bindings allow, and is refused the re
   }
 });
 
+test("the bootstrap view, edit and admin roles grant what they grant on a real cluster", async () => {
+  const t = await testServer();
+  try {
+    for (const [user, role] of [["vera", "view"], ["ed", "edit"], ["ada", "admin"]] as const) {
+      await create(t, `${rbac}/namespaces/default/rolebindings`, { metadata: { name: user }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role }, subjects: [{ kind: "User", name: user }] });
+    }
+    const can = async (user: string, method: string, path: string, body?: unknown) => (await request(t.server, method, path, { headers: as(user), ...(body === undefined ? {} : { body }) })).status;
+    const pods = "/api/v1/namespaces/default/pods";
+    const secrets = "/api/v1/namespaces/default/secrets";
+    const roles = `${rbac}/namespaces/default/roles`;
+    assert.deepEqual([await can("vera", "GET", pods), await can("vera", "GET", secrets), await can("vera", "POST", "/api/v1/namespaces/default/configmaps", { metadata: { name: "v" } })], [200, 403, 403]);
+    assert.deepEqual([await can("ed", "GET", secrets), await can("ed", "POST", "/api/v1/namespaces/default/configmaps", { metadata: { name: "e" } }), await can("ed", "GET", roles)], [200, 201, 403], "edit reads through view, writes, but not roles");
+    assert.deepEqual([await can("ada", "GET", roles), await can("ada", "GET", pods)], [200, 200], "admin holds edit's and view's rules too");
+    assert.equal(await can("ada", "GET", "/api/v1/nodes"), 403, "a RoleBinding grants nothing cluster-wide");
+  } finally {
+    await t.close();
+  }
+});
+
 test("a group binding and an aggregated ClusterRole grant what their rules say", async () => {
   const t = await testServer();
   try {
