@@ -3,7 +3,8 @@
 // Start-up time is part of what a test suite pays per server, so this module imports only what every start needs:
 // the YAML scenario loader (CEL, ajv), the fault-file parser and the cluster actors (@kubernetes/client-node, a
 // thousand files) are imported when an option asks for them.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { realClock } from "../api/clock.ts";
 import { createServerStore, loadSetup, parseFaultSpecs, SetupError, startServer } from "../server/index.ts";
 import type { FaultSpec, SettleServer } from "../server/index.ts";
@@ -14,7 +15,7 @@ import type { ClusterMode } from "./cluster-mode.ts";
 /** Fake nodes `--cluster` may run: each is a kubelet with its own watches, so the count is bounded. */
 const clusterNodesMax = 100;
 
-export const serveUsage = `Usage: settle serve [--port N] [--host ADDR] [--kubeconfig-out FILE] [--setup FILE...] [--token T] [--faults FILE]
+export const serveUsage = `Usage: settle serve [--port N] [--host ADDR] [--kubeconfig-out FILE] [--setup FILE|DIR...] [--token T] [--faults FILE]
                    [--cluster [--nodes N]]
 
 Serves a Kubernetes-compatible HTTP API (discovery, OpenAPI v3 stubs, CRUD, merge, JSON and strategic merge patch,
@@ -25,15 +26,16 @@ Options:
   --port N              port to listen on; 0 picks a free one (default 0). The URL is printed once listening.
   --host ADDR           address to listen on (default 127.0.0.1). Anything but loopback is warned about.
   --kubeconfig-out FILE write a kubeconfig for this server (mode 600, atomically, once listening)
-  --setup FILE          preload manifests (YAML, multi-document, or JSON), or a scenario.yaml's world;
-                        repeatable, loaded in order
+  --setup FILE|DIR      preload manifests (YAML, multi-document, or JSON; a directory's .yaml, .yml and
+                        .json files in name order), or a scenario.yaml's world; repeatable, loaded in order
   --token T             the bearer token clients must send (default: random, printed in the kubeconfig)
   --faults FILE         arm faults at start (YAML or JSON: a list, or {faults: [...]}); more can be armed
                         while serving with POST /settle/faults (see src/server/README.md)
   --cluster             also run a fake cluster in real time: Ready nodes with kubelets that report pods
                         Running and Ready (no containers run), the scheduler, node lifecycle and the
-                        Deployment, ReplicaSet, DaemonSet, Job, CronJob and disruption controllers, so
-                        \`kubectl rollout status\` and \`helm install --wait\` finish
+                        Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, disruption and HPA
+                        controllers, endpoints, and volumes of a default StorageClass, so \`kubectl rollout
+                        status\` and \`helm install --wait\` finish
   --nodes N             fake nodes with --cluster, named n1..nN (default 1, at most ${clusterNodesMax})
 
 Stops cleanly on SIGINT or SIGTERM. Exit codes: 0 stopped, 2 usage or setup error.
@@ -95,7 +97,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
  * Loads the `--setup` files in order: a settle scenario (scenario.yaml) contributes its world, any other file is
  * manifests. Returns the message of the first file that fails, or undefined.
  */
-async function loadSetupFiles(store: Store, paths: readonly string[]): Promise<string | undefined> {
+async function loadSetupFiles(store: Store, given: readonly string[]): Promise<string | undefined> {
+  let paths: string[];
+  try {
+    paths = given.flatMap(manifestPaths);
+  } catch (error) {
+    if (error instanceof SetupError) return error.message;
+    throw error;
+  }
   for (const path of paths) {
     try {
       if (mayBeScenario(path)) {
@@ -117,6 +126,26 @@ async function loadSetupFiles(store: Store, paths: readonly string[]): Promise<s
     }
   }
   return undefined;
+}
+
+/**
+ * A `--setup` path as the files it names: a file itself; a directory's `.yaml`, `.yml` and `.json` files in name
+ * order, not descending into subdirectories (as `kubectl apply -f DIR` without `-R`).
+ */
+function manifestPaths(path: string): string[] {
+  let directory: boolean;
+  try {
+    directory = statSync(path).isDirectory();
+  } catch (error) {
+    throw new SetupError(`${path}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!directory) return [path];
+  const files = readdirSync(path, { withFileTypes: true })
+    .filter((entry) => entry.isFile() && /\.(ya?ml|json)$/i.test(entry.name))
+    .map((entry) => join(path, entry.name))
+    .sort();
+  if (files.length === 0) throw new SetupError(`${path}: a directory with no .yaml, .yml or .json file`);
+  return files;
 }
 
 /**

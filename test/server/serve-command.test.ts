@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -38,7 +38,15 @@ test("settle serve preloads --setup manifests, writes a private kubeconfig, serv
     const faults = join(dir, "faults.yaml");
     // One armed fault: the first `get` of a configmap fails with 500 (kubectl then gives up on it).
     writeFileSync(faults, "- {kind: fail-request, code: 500, verb: get, resource: configmaps, name: preloaded}\n");
-    const serve = run(["--port", "0", "--kubeconfig-out", kubeconfig, "--setup", setup, "--faults", faults]);
+    // A directory is its .yaml, .yml and .json files in name order (a.yaml, then b.json); other files and
+    // subdirectories are not read.
+    const folder = join(dir, "more");
+    mkdirSync(join(folder, "nested"), { recursive: true });
+    writeFileSync(join(folder, "b.json"), JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "from-json", namespace: "team" } }));
+    writeFileSync(join(folder, "a.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: from-dir}\n");
+    writeFileSync(join(folder, "notes.txt"), "not a manifest");
+    writeFileSync(join(folder, "nested", "c.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nested}\n");
+    const serve = run(["--port", "0", "--kubeconfig-out", kubeconfig, "--setup", setup, "--setup", folder, "--faults", faults]);
     const url = await serve.listening;
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(statSync(kubeconfig).mode & 0o777, 0o600);
@@ -46,6 +54,9 @@ test("settle serve preloads --setup manifests, writes a private kubeconfig, serv
     const names = execFileSync(kubectlPath, ["get", "configmaps,namespaces", "-A", "-o", "name"], { env }).toString();
     assert.match(names, /configmap\/preloaded/);
     assert.match(names, /namespace\/team/);
+    assert.match(names, /configmap\/from-dir/);
+    assert.match(names, /configmap\/from-json/);
+    assert.doesNotMatch(names, /configmap\/nested/);
     const failed = spawnSync(kubectlPath, ["get", "configmap", "preloaded", "-o", "name"], { env });
     assert.notEqual(failed.status, 0);
     assert.match(failed.stderr.toString(), /injected fault/);
@@ -66,6 +77,10 @@ test("settle serve exits 2 for a setup file that does not load and for a bad por
     const bad = run(["--setup", setup]);
     assert.equal(await bad.exited, 2);
     assert.match(bad.output().stderr, /bad\.yaml: ConfigMap BAD_NAME/);
+    mkdirSync(join(dir, "empty"));
+    const empty = run(["--setup", join(dir, "empty")]);
+    assert.equal(await empty.exited, 2);
+    assert.match(empty.output().stderr, /empty: a directory with no \.yaml, \.yml or \.json file/);
     const port = run(["--port", "70000"]);
     assert.equal(await port.exited, 2);
     const faults = join(dir, "faults.yaml");
