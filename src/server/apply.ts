@@ -32,21 +32,33 @@ export interface ManagedEntry {
 const trackedObjectsSweepAt = 50_000;
 const managerLengthMax = 128;
 
-/** What the table holds for one object: its entries (never changed in place) and their wire form, made on first read. */
+/**
+ * What the table holds for one object: its entries (never changed in place), and their wire form and its JSON text,
+ * each made on first use.
+ */
 interface Tracked {
   ref: ObjectRef;
   entries: ManagedEntry[];
   view?: readonly Record<string, unknown>[];
+  viewJson?: string;
+  /**
+   * The decorated answer of the last stored object asked for with these entries: repeated reads of an unchanged
+   * object share one answer instead of rebuilding it. One per object, on the entry rather than in a map keyed by
+   * the stored object, so that a write (which makes a new stored object) costs no map insertion.
+   */
+  answer?: Decorated;
+}
+
+/** A stored object's decorated answer: the object, its JSON text, or both, as asked for. */
+interface Decorated {
+  stored: KubeObject;
+  object?: KubeObject;
+  json?: string;
 }
 
 export class ManagedFields {
   readonly #byUid = new Map<string, Tracked>();
   #sweepAt = trackedObjectsSweepAt;
-  /**
-   * The decorated form of a stored object, for as long as the table holds the same entries for it: repeated reads
-   * of an unchanged object share one answer (and `sendObject` its serialized text) instead of rebuilding it.
-   */
-  readonly #decorated = new WeakMap<KubeObject, { tracked: Tracked; object: KubeObject }>();
   #second = Number.NaN;
   #secondText = "";
 
@@ -100,16 +112,71 @@ export class ManagedFields {
    * answer is frozen and may be shared by later reads of the same stored object.
    */
   decorate(object: KubeObject): KubeObject {
-    const uid = object.metadata.uid;
-    const tracked = uid === undefined ? undefined : this.#byUid.get(uid);
+    const tracked = this.#trackedOf(object);
     if (tracked === undefined) return object;
-    const cached = this.#decorated.get(object);
-    if (cached !== undefined && cached.tracked === tracked) return cached.object;
-    tracked.view ??= Object.freeze(tracked.entries.map(wireEntryOf));
-    const decorated = Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, managedFields: tracked.view }) }) as unknown as KubeObject;
-    if (Object.isFrozen(object)) this.#decorated.set(object, { tracked, object: decorated });
-    return decorated;
+    const d = answerOf(tracked, object);
+    d.object ??= Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, managedFields: viewOf(tracked) }) }) as unknown as KubeObject;
+    return d.object;
   }
+
+  /**
+   * The JSON text of `decorate(object)`, or undefined when the table holds no entries for it (the object answers as
+   * it is). Made from the object's members and the entries' text, kept while the entries are: a write serializes
+   * its new object once and its managed fields not at all, and repeated reads share the text.
+   */
+  decoratedJson(object: KubeObject): string | undefined {
+    const tracked = this.#trackedOf(object);
+    if (tracked === undefined) return undefined;
+    const d = answerOf(tracked, object);
+    if (d.json === undefined) {
+      tracked.viewJson ??= viewJsonOf(tracked);
+      d.json = decoratedJsonText(object, tracked.viewJson) ?? JSON.stringify(this.decorate(object));
+    }
+    return d.json;
+  }
+
+  /** The entries held for an object, or undefined when there are none. */
+  #trackedOf(object: KubeObject): Tracked | undefined {
+    const uid = object.metadata.uid;
+    return uid === undefined ? undefined : this.#byUid.get(uid);
+  }
+}
+
+/** The cached answers of a stored object for the entries held now (kept only for a frozen, stored object). */
+function answerOf(tracked: Tracked, object: KubeObject): Decorated {
+  if (tracked.answer?.stored === object) return tracked.answer;
+  const d: Decorated = { stored: object };
+  if (Object.isFrozen(object)) tracked.answer = d;
+  return d;
+}
+
+function viewOf(tracked: Tracked): readonly Record<string, unknown>[] {
+  tracked.view ??= Object.freeze(tracked.entries.map(wireEntryOf));
+  return tracked.view;
+}
+
+/**
+ * What `JSON.stringify({ ...object, metadata: { ...object.metadata, managedFields } })` writes, given the text of
+ * `managedFields`: the members in the object's order (those JSON leaves out left out), and the entries last in
+ * `metadata`, as the spread puts them. Undefined when `metadata` has a `managedFields` member of its own (the
+ * spread would keep its place) or is not a plain object; the caller serializes the decorated object then.
+ */
+export function decoratedJsonText(object: KubeObject, managedFieldsJson: string): string | undefined {
+  const metadata: unknown = object.metadata;
+  const members = object as unknown as Record<string, unknown>;
+  if (!isRecord(metadata) || Object.hasOwn(metadata, "managedFields") || typeof metadata.toJSON === "function" || typeof members.toJSON === "function") return undefined;
+  let text = "{";
+  for (const key of Object.keys(members)) {
+    let json: string | undefined;
+    if (key === "metadata") {
+      const own = JSON.stringify(metadata);
+      json = own === "{}" ? `{"managedFields":${managedFieldsJson}}` : `${own.slice(0, -1)},"managedFields":${managedFieldsJson}}`;
+    } else json = JSON.stringify(members[key]);
+    // JSON leaves out members whose value it cannot write (undefined, functions, symbols).
+    if (json === undefined) continue;
+    text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${json}`;
+  }
+  return `${text}}`;
 }
 
 /**
@@ -145,15 +212,37 @@ function wireEntryOf(e: ManagedEntry): Readonly<Record<string, unknown>> {
 }
 
 function wireEntry(e: ManagedEntry): Record<string, unknown> {
-  return {
-    manager: e.manager,
-    operation: e.operation,
-    apiVersion: e.apiVersion,
-    time: e.time,
-    fieldsType: "FieldsV1",
-    fieldsV1: fieldsV1Of(e.fields),
-    ...(e.subresource === undefined ? {} : { subresource: e.subresource }),
-  };
+  const wire: Record<string, unknown> = { manager: e.manager, operation: e.operation, apiVersion: e.apiVersion, time: e.time, fieldsType: "FieldsV1", fieldsV1: fieldsV1Of(e.fields) };
+  if (e.subresource !== undefined) wire.subresource = e.subresource;
+  return wire;
+}
+
+/**
+ * The JSON text of the entries' wire form, as `JSON.stringify(viewOf(tracked))` writes it. When no answer has needed
+ * the wire objects yet (a new object's first answer, most writes' only one), the text is made from the entries and
+ * each field set's tree text (kept per set, as the trees are) without making, freezing and keeping wire objects.
+ */
+function viewJsonOf(tracked: Tracked): string {
+  if (tracked.view !== undefined) return JSON.stringify(tracked.view);
+  return `[${tracked.entries.map(wireEntryJson).join(",")}]`;
+}
+
+/** `JSON.stringify(wireEntry(e))`: the members in the same order, the tree's text from the set's cache. */
+function wireEntryJson(e: ManagedEntry): string {
+  const head = JSON.stringify({ manager: e.manager, operation: e.operation, apiVersion: e.apiVersion, time: e.time, fieldsType: "FieldsV1" });
+  const tail = e.subresource === undefined ? "" : `,"subresource":${JSON.stringify(e.subresource)}`;
+  return `${head.slice(0, -1)},"fieldsV1":${fieldsV1Json(e.fields)}${tail}}`;
+}
+
+const fieldsV1Texts = new WeakMap<FieldSet, string>();
+
+function fieldsV1Json(fields: FieldSet): string {
+  let text = fieldsV1Texts.get(fields);
+  if (text === undefined) {
+    text = JSON.stringify(fieldsV1Trees.get(fields) ?? toFieldsV1(fields));
+    fieldsV1Texts.set(fields, text);
+  }
+  return text;
 }
 
 function refOfObject(object: KubeObject): ObjectRef {
@@ -165,9 +254,16 @@ function refOfObject(object: KubeObject): ObjectRef {
 /** The manager of a write that names none: the program part of the User-Agent, as kube-apiserver takes it. */
 export function managerOf(fieldManager: string | undefined, userAgent: string | undefined): string {
   if (fieldManager !== undefined && fieldManager !== "") return fieldManager;
+  // A client sends the same User-Agent on every request: the last one's program is kept.
+  if (userAgent === lastUserAgent) return lastProgram;
   const program = (userAgent ?? "").split("/")[0]!.trim();
-  return (program === "" ? "unknown" : program).slice(0, managerLengthMax);
+  lastUserAgent = userAgent;
+  lastProgram = (program === "" ? "unknown" : program).slice(0, managerLengthMax);
+  return lastProgram;
 }
+
+let lastUserAgent: string | undefined;
+let lastProgram = "unknown";
 
 /** Which top-level fields a write to the main resource or to `status` may own. */
 function includeFor(resource: ResourceType, subresource: "status" | undefined): (field: string) => boolean {
@@ -189,7 +285,12 @@ function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode): M
  * every other entry. Fields that disappeared leave every entry.
  */
 export function recordUpdate(table: ManagedFields, resource: ResourceType, before: KubeObject | undefined, after: KubeObject, manager: string, subresource: "status" | undefined): void {
-  const { now, changed } = fieldChanges(before, after, schemaOf(resource), includeFor(resource, subresource));
+  const include = includeFor(resource, subresource);
+  const walked = fieldChanges(before, after, schemaOf(resource), include);
+  const changed = walked.changed;
+  // The walk covers only what this write may change (`status` alone for a status write, all but `status` for a write
+  // of a kind with that subresource): fields outside it are still set, and their owners keep them.
+  const now = include === everyField ? walked.now : { has: (p: string) => walked.now.has(p) || !include(topFieldOf(p)) };
   const old = before === undefined ? [] : table.entries(before.metadata.uid);
   if (changed.size === 0 && old.length === 0) return;
   const time = table.now();
@@ -199,24 +300,43 @@ export function recordUpdate(table: ManagedFields, resource: ResourceType, befor
   const entries = old.map((e) => {
     if (mine || e.manager !== manager || e.operation !== "Update" || e.subresource !== subresource) {
       const fields = keptFields(e.fields, now, changed);
-      return fields === e.fields ? e : { ...e, fields };
+      return fields === e.fields ? e : entryOf(e.manager, e.operation, e.apiVersion, e.time, e.subresource, fields);
     }
     mine = true;
     const fields = writerFields(e.fields, now, changed);
     const entryTime = changed.size > 0 ? time : e.time;
-    return fields === e.fields && entryTime === e.time ? e : { ...e, fields, time: entryTime };
+    return fields === e.fields && entryTime === e.time ? e : entryOf(e.manager, e.operation, e.apiVersion, entryTime, e.subresource, fields);
   });
-  if (!mine && changed.size > 0) {
-    entries.push({ manager, operation: "Update", apiVersion: after.apiVersion, time, ...(subresource === undefined ? {} : { subresource }), fields: changed });
-  }
+  if (!mine && changed.size > 0) entries.push(entryOf(manager, "Update", after.apiVersion, time, subresource, changed));
   table.set(after, entries);
+}
+
+/** Which fields the object sets after a write. */
+type Present = Pick<FieldSet, "has">;
+
+/** The top-level field a path's text starts with: `["f:spec","f:replicas"]` -> `spec`. */
+function topFieldOf(path: string): string {
+  const end = path.indexOf('"', 4);
+  // A name with an escaped quote or backslash in it: read the text as what it is.
+  if (!path.startsWith('["f:') || end < 0 || path.charCodeAt(end - 1) === 0x5c) return (JSON.parse(path) as string[])[0]!.slice(2);
+  return path.slice(4, end);
+}
+
+/**
+ * An entry built field by field rather than by spreading another (`{ ...e, fields }`): on Node 20 a literal that
+ * spreads a plain object and adds fields takes V8's slow path, about a microsecond each, on every write.
+ */
+function entryOf(manager: string, operation: ManagedEntry["operation"], apiVersion: string, time: string, subresource: "status" | undefined, fields: FieldSet): ManagedEntry {
+  const entry: ManagedEntry = { manager, operation, apiVersion, time, fields };
+  if (subresource !== undefined) entry.subresource = subresource;
+  return entry;
 }
 
 /**
  * Another manager's fields after an update: without those the object no longer sets and those the writer changed.
  * The same set when nothing leaves it, so that its wire form is not made again.
  */
-function keptFields(fields: FieldSet, now: FieldSet, changed: FieldSet): FieldSet {
+function keptFields(fields: FieldSet, now: Present, changed: FieldSet): FieldSet {
   for (const p of fields) {
     if (!now.has(p) || changed.has(p)) return new Set([...fields].filter((q) => now.has(q) && !changed.has(q)));
   }
@@ -227,7 +347,7 @@ function keptFields(fields: FieldSet, now: FieldSet, changed: FieldSet): FieldSe
  * The writer's own fields after an update: those it kept, then those it changed, in that order (the order conflicts
  * are reported in later). The same set when that is what it held already, as when it writes the same fields again.
  */
-function writerFields(fields: FieldSet, now: FieldSet, changed: FieldSet): FieldSet {
+function writerFields(fields: FieldSet, now: Present, changed: FieldSet): FieldSet {
   const next = [...fields].filter((p) => now.has(p) && !changed.has(p));
   for (const p of changed) next.push(p);
   if (next.length === fields.size) {

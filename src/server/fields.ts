@@ -85,11 +85,14 @@ export interface FieldChanges {
 export function fieldChanges(before: Json | undefined, after: Json, schema: SchemaNode, include: (field: string) => boolean): FieldChanges {
   const out: FieldChanges = { now: new Set(), changed: new Set() };
   const all = before === undefined;
-  for (const [key, value] of Object.entries(after)) {
+  // Keys, not entries: a write walks every member of the object, and entries would make a pair for each.
+  for (const key of Object.keys(after)) {
+    const value = after[key];
     if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
     const b = stepField(before, key);
     if (key === "metadata" && isRecord(value)) {
-      for (const [mk, mv] of Object.entries(value)) {
+      for (const mk of Object.keys(value)) {
+        const mv = value[mk];
         if (unownedMeta.has(mk) || mv === null || mv === undefined) continue;
         const j: Joint = { after: stepField(value, mk), before: stepField(b, mk), all };
         walkJoint(mv, childOf(childOf(schema, key), mk), ["f:metadata", `f:${mk}`], j, out);
@@ -154,7 +157,8 @@ function walkJoint(value: unknown, schema: SchemaNode, path: string[], j: Joint,
 }
 
 function walkMapJoint(value: Json, schema: SchemaNode, path: string[], j: Joint, out: FieldChanges): void {
-  for (const [key, child] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
+    const child = value[key];
     if (child === null || child === undefined) continue;
     walkJoint(child, childOf(schema, key), [...path, `f:${key}`], { after: stepField(j.after, key), before: stepField(j.before, key), all: j.all }, out);
   }

@@ -227,6 +227,7 @@ class ApiServer {
   readonly #managed: ManagedFields;
   readonly #tables: Tables;
   readonly #faults = new FaultTable();
+  readonly #routes = new RouteCache();
   readonly #watches = new Set<WatchStream>();
   readonly #http: Server;
   /** Plain-HTTP connections and whether a request is in flight on each (see `#trackPlainConnections`). */
@@ -434,7 +435,7 @@ class ApiServer {
     try {
       const { pathname, query } = requestTarget(req.url ?? "/");
       const { path, user } = this.#authenticate(req, pathname);
-      const route = parseRoute(path);
+      const route = this.#routes.get(path);
       if (route.type !== "health") {
         if (user === undefined) throw unauthorized();
         const acting = req.headers["impersonate-user"] === undefined && req.headers["impersonate-group"] === undefined ? user : impersonated(req, user);
@@ -523,6 +524,30 @@ class ApiServer {
       this.#watches.delete(stream);
       throw error;
     }
+  }
+}
+
+/** Paths whose parsed routes are kept (the cache starts afresh when full), and the longest path kept. */
+const cachedRoutesMax = 4096;
+const cachedPathLengthMax = 512;
+
+/**
+ * Parsed routes by request path: clients ask for the same paths again and again (an informer's item, a controller's
+ * status), and parsing one costs a few microseconds. A route is frozen, as every request with that path shares it; a
+ * path that does not parse is not kept (it throws each time).
+ */
+class RouteCache {
+  readonly #byPath = new Map<string, Route>();
+
+  get(path: string): Route {
+    let route = this.#byPath.get(path);
+    if (route === undefined) {
+      route = Object.freeze(parseRoute(path));
+      if (path.length > cachedPathLengthMax) return route;
+      if (this.#byPath.size >= cachedRoutesMax) this.#byPath.clear();
+      this.#byPath.set(path, route);
+    }
+    return route;
   }
 }
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import type { Clock } from "../../src/api/clock.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import type { ResourceType } from "../../src/api/resources.ts";
-import { ManagedFields, recordUpdate } from "../../src/server/apply.ts";
+import { decoratedJsonText, ManagedFields, recordUpdate } from "../../src/server/apply.ts";
 import type { ManagedEntry } from "../../src/server/apply.ts";
 import { fieldChanges, toFieldsV1 } from "../../src/server/fields.ts";
 import { schemaOf } from "../../src/server/schema.ts";
@@ -80,12 +80,15 @@ test("recorded updates say what the plain rule says, in its field order, and sho
       recordUpdate(table, configMap, current, next, manager, undefined);
       const entries = table.entries(next.metadata.uid);
       assert.deepEqual(asPlain(entries), asPlain(reference), `seed ${seed}, step ${step}`);
+      // Every other step the text is asked for first, before any wire object is made: made from the entries alone.
+      const text = step % 2 === 0 ? table.decoratedJson(next) : undefined;
       const shown = table.decorate(next).metadata.managedFields as unknown as Array<Record<string, unknown>>;
       assert.deepEqual(
         shown.map((e) => [e.manager, e.time, e.fieldsV1]),
         reference.map((e) => [e.manager, e.time, toFieldsV1(e.fields)]),
         `seed ${seed}, step ${step}: decorated entries`,
       );
+      assert.equal(text ?? table.decoratedJson(next), JSON.stringify(table.decorate(next)), `seed ${seed}, step ${step}: decorated text`);
       current = next;
     }
   }
@@ -108,4 +111,47 @@ test("an update that rewrites the fields its manager owns keeps the entry's fiel
   const shown = table.decorate(updated).metadata.managedFields as unknown as Array<Record<string, unknown>>;
   assert.deepEqual(shown, [{ manager: "bench", operation: "Update", apiVersion: "v1", time: after.time, fieldsType: "FieldsV1", fieldsV1: { "f:data": { "f:n": {} } } }]);
   assert.ok(Object.isFrozen(shown[0]!.fieldsV1), "a shared tree is frozen");
+});
+
+test("the decorated answer's text is what serializing the decorated object writes, member for member", () => {
+  const entries = [{ manager: "m", operation: "Update", time: "2026-01-01T00:00:00Z", fieldsV1: { "f:data": { "f:\"q\"": {} } } }];
+  const text = JSON.stringify(entries);
+  const decorated = (o: Record<string, unknown>) => JSON.stringify({ ...o, metadata: { ...(o.metadata as object), managedFields: entries } });
+  const objects: Array<Record<string, unknown>> = [
+    { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "a", labels: { "1": "x", b: "y" } }, data: { "2": "two", n: "\u2028 \"quoted\"" } },
+    // Members JSON cannot write are left out, wherever they are; an empty metadata gets the entries alone.
+    { apiVersion: "v1", kind: "ConfigMap", skipped: undefined, metadata: {}, data: undefined, "10": 1, "9": [undefined, 2] },
+    { metadata: { name: "first" }, spec: { nested: { deep: [{ a: null }] } } },
+  ];
+  for (const object of objects) assert.equal(decoratedJsonText(object as unknown as KubeObject, text), decorated(object));
+  // Metadata with entries of its own keeps their place under a spread: the caller serializes the copy instead.
+  assert.equal(decoratedJsonText({ apiVersion: "v1", kind: "ConfigMap", metadata: { managedFields: [], name: "b" } } as unknown as KubeObject, text), undefined);
+});
+
+test("a status write and a main write leave each other's owners be; the answer's text matches the decorated object", () => {
+  const clock = steppedClock();
+  const store = createServerStore({ now: () => clock.now() });
+  const pods = store.resourceForPlural("", "v1", "pods")!;
+  const table = new ManagedFields(clock, () => true);
+  const created = store.create({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "default" }, spec: { containers: [{ name: "c", image: "i" }] } } as KubeObject, {});
+  recordUpdate(table, pods, undefined, created, "kubectl", undefined);
+  const running = store.updateStatus({ ...created, status: { phase: "Running" } } as KubeObject, {});
+  recordUpdate(table, pods, created, running, "kubelet", "status");
+  // The text first, before any wire object exists; then the decorated object it must match.
+  const text = table.decoratedJson(running)!;
+  const shown = table.decorate(running);
+  assert.equal(text, JSON.stringify(shown));
+  const entries = shown.metadata.managedFields as unknown as Array<Record<string, unknown>>;
+  assert.deepEqual(entries.map((e) => [e.manager, e.subresource, Object.keys(e).at(-1)]), [["kubectl", undefined, "fieldsV1"], ["kubelet", "status", "subresource"]]);
+  // A write of the main resource cannot change status: the status writer keeps its fields, the creator its own.
+  const creatorFields = [...table.entries(running.metadata.uid)[0]!.fields];
+  assert.ok(creatorFields.includes('["f:spec","f:containers","k:{\\"name\\":\\"c\\"}","f:image"]'), creatorFields.join(" "));
+  const labeled = store.update({ ...running, metadata: { ...running.metadata, labels: { tier: "web" } } } as KubeObject, {});
+  recordUpdate(table, pods, running, labeled, "labeler", undefined);
+  const after = table.entries(labeled.metadata.uid).map((e) => [e.manager, [...e.fields]]);
+  assert.deepEqual(after, [
+    ["kubectl", creatorFields],
+    ["kubelet", ['["f:status","f:phase"]']],
+    ["labeler", ['["f:metadata","f:labels","f:tier"]']],
+  ]);
 });
