@@ -55,12 +55,45 @@ export interface TraceRecord extends StepFacts {
  * facts (`StepFacts`) are left out: the line, and so the hash, is the same as before they existed.
  */
 export function canonicalLine(record: TraceRecord): string {
-  let line = `{"step":${record.step},"timeMs":${record.timeMs},"actor":${JSON.stringify(record.actor)},"kind":"${record.kind}","label":${JSON.stringify(record.label)}`;
-  if (record.ref !== undefined) line += `,"ref":${JSON.stringify(record.ref)}`;
-  if (record.write !== undefined) line += `,"write":${record.write}`;
-  line += `,"revisionBefore":${record.revisionBefore},"revisionAfter":${record.revisionAfter},"result":${JSON.stringify(record.result)}`;
-  if (record.fields !== undefined) line += `,"fields":${JSON.stringify(sortKeys(record.fields))}`;
-  return `${line}}`;
+  let line = '{"step":' + record.step + ',"timeMs":' + timeText(record.timeMs) + ',"actor":' + quote(record.actor) + ',"kind":"' + record.kind + '","label":' + quote(record.label);
+  if (record.ref !== undefined) line += ',"ref":' + quote(record.ref);
+  if (record.write !== undefined) line += record.write ? ',"write":true' : ',"write":false';
+  line += ',"revisionBefore":' + record.revisionBefore + ',"revisionAfter":' + record.revisionAfter + ',"result":' + quote(record.result);
+  if (record.fields !== undefined) line += ',"fields":' + JSON.stringify(sortKeys(record.fields));
+  return line + "}";
+}
+
+/**
+ * The JSON forms of the strings lines repeat (actor names, labels, refs, results: a run has a few dozen distinct
+ * ones), so that each is escaped once rather than on every step. Emptied when full, so that a long run with ever
+ * new labels keeps the ones it repeats now; strings longer than `quotedLengthMax` (a long log message) are not
+ * kept, which bounds the memory to a few MiB. The answer is `JSON.stringify`'s either way.
+ */
+const quotedStringsMax = 4096;
+const quotedLengthMax = 256;
+const quotedStrings = new Map<string, string>();
+
+function quote(text: string): string {
+  if (text.length > quotedLengthMax) return JSON.stringify(text);
+  let quoted = quotedStrings.get(text);
+  if (quoted === undefined) {
+    quoted = JSON.stringify(text);
+    if (quotedStrings.size >= quotedStringsMax) quotedStrings.clear();
+    quotedStrings.set(text, quoted);
+  }
+  return quoted;
+}
+
+/** The decimal text of the last virtual time written: consecutive steps mostly share their time. */
+let lastTimeMs = Number.NaN;
+let lastTimeText = "";
+
+function timeText(timeMs: number): string {
+  if (timeMs !== lastTimeMs) {
+    lastTimeMs = timeMs;
+    lastTimeText = String(timeMs);
+  }
+  return lastTimeText;
 }
 
 function sortKeys(fields: Record<string, unknown>): Record<string, unknown> {

@@ -4,7 +4,7 @@
 // with hashes asked for mid-trace by writers that take turns.
 import assert from "node:assert/strict";
 import test from "node:test";
-import { TraceWriter, traceHashOf, type TraceRecord } from "../../src/sim/trace.ts";
+import { TraceWriter, canonicalLine, traceHashOf, type TraceRecord } from "../../src/sim/trace.ts";
 
 function record(step: number, overrides: Partial<TraceRecord> = {}): TraceRecord {
   return { step, timeMs: 1_767_225_600_000 + step * 17, actor: "operator", kind: "request", label: `list ConfigMap ns-${step}`, revisionBefore: step, revisionAfter: step + 1, result: "ok", ...overrides };
@@ -72,4 +72,30 @@ test("writers that take turns, each asking for hashes between lines, never mix t
     if (i % 7 === 0) assert.equal(writers[w]!.traceHash(), traceHashOf(written[w]!));
   }
   for (let w = 0; w < 3; w++) assert.equal(writers[w]!.traceHash(), traceHashOf(written[w]!));
+});
+
+/** The canonical line as `JSON.stringify` writes it: the record's fields in the canonical order, facts left out. */
+function stringifiedLine(r: TraceRecord): string {
+  const fields = r.fields === undefined ? undefined : Object.fromEntries(Object.keys(r.fields).sort().map((key) => [key, r.fields![key]]));
+  const ordered = { step: r.step, timeMs: r.timeMs, actor: r.actor, kind: r.kind, label: r.label, ref: r.ref, write: r.write, revisionBefore: r.revisionBefore, revisionAfter: r.revisionAfter, result: r.result, fields };
+  return JSON.stringify(ordered);
+}
+
+test("a canonical line is JSON.stringify's, the first time a string is written and every time after", () => {
+  // Twice through, and each record between two others: the second pass meets strings and times written before.
+  const records = awkward.map((overrides, i) => ({ ...record(i, overrides), verb: "list" as const, requestSeq: i }));
+  for (let pass = 0; pass < 2; pass++) {
+    for (const r of records) {
+      assert.equal(canonicalLine(r), stringifiedLine(r));
+      assert.equal(canonicalLine(record(0)), stringifiedLine(record(0)));
+    }
+  }
+});
+
+test("canonical lines stay JSON.stringify's past the memo's bounds: more distinct strings than it keeps, and strings too long to keep", () => {
+  for (let i = 0; i < 10_000; i++) {
+    const long = i % 97 === 0 ? `${"long \u00e9 \"text\" ".repeat(40)}${i}` : undefined;
+    const r = record(i, { label: `label ${i} "quoted"`, result: long ?? (i % 3 === 0 ? "ok" : `result ${i % 50}`), timeMs: 1_767_225_600_000 + (i >> 2) });
+    assert.equal(canonicalLine(r), stringifiedLine(r));
+  }
 });
