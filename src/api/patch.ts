@@ -184,6 +184,19 @@ function checkOperation(operation: JsonObject, index: number): void {
  * path, failed `test`) — the API server decodes only the array shape up front and reports the rest as 422.
  */
 export function applyJsonPatch(target: unknown, operations: unknown): unknown {
+  const ops = checkedOperations(operations);
+  const document = cloneValue(target, { nullPrototype: true, what: "patch target" }, 0);
+  let patched: unknown;
+  try {
+    patched = fastJsonPatch.applyPatch(document, ops as unknown as Operation[], true, true, true).newDocument;
+  } catch (error) {
+    throw patchFailure(error);
+  }
+  return cloneJsonChecked(patched, "patched document");
+}
+
+/** A private copy of a JSON patch, checked as `applyJsonPatch` documents (400, 413, 422 for a malformed operation). */
+function checkedOperations(operations: unknown): JsonObject[] {
   if (!Array.isArray(operations)) throw badRequest("invalid JSON patch: the patch must be a JSON array of operations");
   if (operations.length > jsonPatchOperationsMax) {
     throw tooLarge(`The allowed maximum operations in a JSON patch is ${jsonPatchOperationsMax}, got ${operations.length}`);
@@ -193,17 +206,104 @@ export function applyJsonPatch(target: unknown, operations: unknown): unknown {
     if (!isRecord(operation)) throw badRequest(`invalid JSON patch: operation ${index} is not a JSON object`);
     checkOperation(operation, index);
   });
-  const document = cloneValue(target, { nullPrototype: true, what: "patch target" }, 0);
-  let patched: unknown;
-  try {
-    patched = fastJsonPatch.applyPatch(document, ops as Operation[], true, true, true).newDocument;
-  } catch (error) {
-    // JsonPatchError for RFC failures; TypeError for `__proto__` paths and for writes into a primitive.
-    if (error instanceof fastJsonPatch.JsonPatchError) {
-      throw rejected(`operation ${error.index ?? 0}: ${error.message.split("\n")[0] ?? error.name}`);
-    }
-    if (error instanceof TypeError) throw rejected(error.message);
-    throw error;
+  return ops as JsonObject[];
+}
+
+/** fast-json-patch's failures as the API server reports them; anything else is rethrown as it is. */
+function patchFailure(error: unknown): unknown {
+  // JsonPatchError for RFC failures; TypeError for `__proto__` paths and for writes into a primitive.
+  if (error instanceof fastJsonPatch.JsonPatchError) {
+    return rejected(`operation ${error.index ?? 0}: ${error.message.split("\n")[0] ?? error.name}`);
   }
-  return cloneJsonChecked(patched, "patched document");
+  if (error instanceof TypeError) return rejected(error.message);
+  return error;
+}
+
+/**
+ * The operations `applyJsonPatchSharing` takes: those that change or read only what their own path names. `move`
+ * and `copy` read another path, and `move` would carry a stored subtree to a new place (where, for a custom
+ * resource, pruning might have to cut into it).
+ */
+const sharingOperations = new Set(["add", "remove", "replace", "test"]);
+
+/** True when `applyJsonPatchSharing` takes `operations` (an array of those operations only). */
+export function jsonPatchShareable(operations: unknown): boolean {
+  return Array.isArray(operations) && operations.every((op) => isRecord(op) && sharingOperations.has(op["op"] as string));
+}
+
+/**
+ * `applyJsonPatch` of a stored (frozen) object, with the same checks, errors and result (key order included), but
+ * sharing instead of copying, as `mergePatchSharing` does for merge patches. Before each operation, the objects on
+ * its path are copied one level deep (without a prototype, like `applyJsonPatch`'s whole copy, so that a path
+ * such as `/constructor` finds only own keys), so it reads and changes only private objects; every subtree no
+ * operation reaches is the stored one, still frozen. Copying the whole object twice was most of a JSON patch's
+ * cost in the store. The caller checked `jsonPatchShareable`.
+ */
+export function applyJsonPatchSharing(target: JsonObject, operations: unknown): unknown {
+  const ops = checkedOperations(operations);
+  let document: unknown = shallowPrivate(target);
+  try {
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i]!;
+      if (typeof op["path"] === "string") privatePath(document, op["path"]);
+      document = fastJsonPatch.applyOperation(document, op as unknown as Operation, true, true, true, i).newDocument as unknown;
+    }
+  } catch (error) {
+    throw patchFailure(error);
+  }
+  return plainPrivate(document);
+}
+
+/** A one-level copy of a stored container: an array, or an object without a prototype. */
+function shallowPrivate(value: object): unknown {
+  if (Array.isArray(value)) return [...(value as unknown[])];
+  const copy: JsonObject = Object.create(null) as JsonObject;
+  const source = value as JsonObject;
+  for (const key of Object.keys(source)) setKey(copy, key, source[key]);
+  return copy;
+}
+
+/**
+ * Makes every container a JSON pointer passes through (all but its last segment) private, walking from `document`
+ * (private already). Stored subtrees are frozen; anything unfrozen was made by this patch. The walk stops where the
+ * path leaves the document, and at segments fast-json-patch rejects, which it then reports.
+ */
+function privatePath(document: unknown, path: string): void {
+  const segments = path.split("/");
+  let node = document;
+  for (let i = 1; i < segments.length - 1; i++) {
+    if (node === null || typeof node !== "object") return;
+    let key: string | number = segments[i]!;
+    if (key.includes("~")) key = key.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (key === "__proto__") return;
+    const container = node as JsonObject & unknown[];
+    if (Array.isArray(container)) {
+      // An array index as fast-json-patch reads one: digits only (the empty string too), converted with `~~`.
+      if (!/^[0-9]*$/.test(key)) return;
+      key = ~~key;
+    }
+    const child: unknown = container[key as string];
+    if (child === null || typeof child !== "object") return;
+    if (Object.isFrozen(child)) {
+      const copy = shallowPrivate(child);
+      if (typeof key === "number") container[key] = copy;
+      else setKey(container, key, copy);
+      node = copy;
+    } else {
+      node = child;
+    }
+  }
+}
+
+/** The private objects of a shared patch result as plain objects again (own keys in order); frozen subtrees stay. */
+function plainPrivate(value: unknown): unknown {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = plainPrivate(value[i]);
+    return value;
+  }
+  const source = value as JsonObject;
+  const copy: JsonObject = {};
+  for (const key of Object.keys(source)) setKey(copy, key, plainPrivate(source[key]));
+  return copy;
 }

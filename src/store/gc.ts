@@ -78,12 +78,15 @@ export class GarbageCollector {
 
   /** Records one committed write of the object at `state`/`key`. */
   track(state: KindState, key: string, before: KubeObject | undefined, after: KubeObject | undefined): void {
-    const loc = locOf(state, key);
     const beforeUids = ownerUids(before);
     const afterUids = ownerUids(after);
+    // The location text is needed only to link owners or to queue this object; most writes do neither, and
+    // building the string was a measurable part of a write.
+    const deleting = after !== undefined && isDeleting(after);
+    const loc = beforeUids.length > 0 || afterUids.length > 0 || deleting ? locOf(state, key) : "";
     for (const uid of beforeUids) if (!afterUids.includes(uid)) this.#unlink(uid, loc);
     for (const uid of afterUids) this.#link(uid, loc);
-    if (after !== undefined && (afterUids.length > 0 || isDeleting(after))) this.#queue.add(loc);
+    if (after !== undefined && (afterUids.length > 0 || deleting)) this.#queue.add(loc);
     const self = after ?? before;
     if (self === undefined) return;
     if (after === undefined || isDeleting(after)) {

@@ -242,14 +242,35 @@ interface BuiltinEntry {
  * (A store used to build all of them up front: maps and a watch index per kind, paid by every simulated run.)
  */
 const builtinTable = new Map<string, BuiltinEntry>();
-const builtinByPlural = new Map<string, ResourceType>();
+/**
+ * A map keyed by a REST path's group, version and plural, as maps within maps: every request to `settle serve` looks
+ * its resource up, and building a "group/version/plural" key (then hashing that new string) cost more than the
+ * three lookups of strings whose hashes are already known.
+ */
+class PluralTable<V> {
+  readonly #groups = new Map<string, Map<string, Map<string, V>>>();
+
+  get(group: string, version: string, plural: string): V | undefined {
+    return this.#groups.get(group)?.get(version)?.get(plural);
+  }
+
+  set(group: string, version: string, plural: string, value: V): void {
+    let versions = this.#groups.get(group);
+    if (versions === undefined) this.#groups.set(group, (versions = new Map()));
+    let plurals = versions.get(version);
+    if (plurals === undefined) versions.set(version, (plurals = new Map()));
+    plurals.set(plural, value);
+  }
+}
+
+const builtinByPlural = new PluralTable<ResourceType>();
 for (const { resource, rules } of builtinKinds) {
   const id = `${resource.group}/${resource.kind}`;
   const entry = builtinTable.get(id);
   // Two versions of one kind share its state, with the first one's rules and the last one as storage version.
   const versions = new Map(entry?.versions ?? []).set(resource.version, resource);
   builtinTable.set(id, { group: resource.group, kind: resource.kind, rules: entry?.rules ?? rules, versions, storageVersion: resource.version });
-  builtinByPlural.set(`${resource.group}/${resource.version}/${resource.plural}`, resource);
+  builtinByPlural.set(resource.group, resource.version, resource.plural, resource);
 }
 
 /**
@@ -261,7 +282,7 @@ export class Registry {
   /** The states made so far: built-in kinds used, and every kind a CRD registered. */
   readonly #kinds = new Map<string, KindState>();
   /** REST paths CRD registrations changed from the built-in table: the resource served now, or null for none. */
-  readonly #pluralChanges = new Map<string, ResourceType | null>();
+  readonly #pluralChanges = new PluralTable<ResourceType | null>();
   /**
    * Lookups answered so far, by `apiVersion` then kind: every store call looks its kind up, with the same few
    * pairs. Only served kinds are kept (so the map is bounded by them); a CRD that registers or unregisters a kind
@@ -297,10 +318,9 @@ export class Registry {
   }
 
   forPlural(group: string, version: string, plural: string): ResourceType | undefined {
-    const key = `${group}/${version}/${plural}`;
-    const changed = this.#pluralChanges.get(key);
+    const changed = this.#pluralChanges.get(group, version, plural);
     if (changed !== undefined) return changed ?? undefined;
-    return builtinByPlural.get(key);
+    return builtinByPlural.get(group, version, plural);
   }
 
   /** The kind state and the resource of the version asked for; NotFound when the kind or version is not served. */
@@ -336,7 +356,7 @@ export class Registry {
       if (!v.served) continue;
       const resource = customResourceType(info, v);
       state.versions.set(v.name, resource);
-      this.#pluralChanges.set(`${info.group}/${v.name}/${info.plural}`, resource);
+      this.#pluralChanges.set(info.group, v.name, info.plural, resource);
     }
     state.storageVersion = info.storageVersion;
     state.custom = custom;
@@ -348,7 +368,7 @@ export class Registry {
   unregister(state: KindState): void {
     this.#lookups.clear();
     for (const resource of state.versions.values()) {
-      this.#pluralChanges.set(`${resource.group}/${resource.version}/${resource.plural}`, null);
+      this.#pluralChanges.set(resource.group, resource.version, resource.plural, null);
     }
     state.versions.clear();
     state.custom = undefined;

@@ -8,7 +8,7 @@ import { ApiError, alreadyExists, badRequest, conflict, internalError, invalid, 
 import type { FieldError } from "../api/errors.ts";
 import type { KindRef, KubeObject, ObjectList, ObjectRef } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
-import { applyJsonPatch, applyMergePatch, cloneJsonChecked, mergePatchSharing } from "../api/patch.ts";
+import { applyJsonPatch, applyJsonPatchSharing, applyMergePatch, cloneJsonChecked, jsonPatchShareable, mergePatchSharing } from "../api/patch.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { validateGenerateName } from "../api/validation.ts";
 import type {
@@ -35,7 +35,7 @@ import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry
 import type { IndexedKeys, Version } from "./registry.ts";
 import { deepFreeze, isPlainObject, isRecord, jsonEqual } from "../api/json.ts";
 import { canonicalizeQuantities, quantityMessageOf } from "../api/quantities.ts";
-import { writableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sameCheckedMetadata, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
+import { writableMeta, type WritableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sameCheckedMetadata, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
 import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
 import { WatchHub, Watcher } from "./watch.ts";
 
@@ -44,6 +44,7 @@ const namespaceKindId = "/Namespace";
 /** Namespaces the NamespaceLifecycle admission plugin refuses to delete. */
 const immortalNamespaces = ["default", "kube-system", "kube-public"];
 const generateNameAttemptsMax = 8;
+const noErrors: readonly FieldError[] = Object.freeze([]);
 const defaultNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"];
 /** As etcd's request limit. */
 const defaultObjectBytesMax = 1.5 * 1024 * 1024;
@@ -61,6 +62,8 @@ interface UpdateContext {
   options: WriteOptions;
   /** For patches: the object the request addressed; the patched object must still be that one. */
   target?: ObjectRef;
+  /** For patches: what the registry answered for `target`'s kind, which the patched object most often keeps. */
+  targetKind?: { state: KindState; resource: ResourceType };
   /** Writes by the store's own controllers (GC, namespace finalizer) may change what clients may not. */
   system?: boolean;
   /**
@@ -415,7 +418,10 @@ export class MemoryStore implements Store {
   #update(input: KubeObject, context: UpdateContext): KubeObject {
     return this.#transaction(() => {
       const object = this.#cloneInput(input, context.owned ?? false);
-      const { state, resource } = this.#resolve(object);
+      const { target, targetKind } = context;
+      // A lookup of the same apiVersion and kind answers the same (the registry does not change during a write).
+      const sameKind = targetKind !== undefined && object.apiVersion === target?.apiVersion && object.kind === target.kind;
+      const { state, resource } = sameKind ? targetKind : this.#resolve(object);
       if (context.sub === "status" && !resource.statusSubresource) {
         throw new ApiError("NotFound", 404, `the server could not find the requested resource (put ${resource.plural}/status)`);
       }
@@ -429,14 +435,14 @@ export class MemoryStore implements Store {
       if (admission.some((a) => a.mutate !== undefined)) next = cloneMeasured(next).clone;
       this.#mutate(admission, "UPDATE", context.sub, resource, next, current, context.options);
       this.#prepareUpdate(next, current, state, resource);
-      const errors = [
-        // Metadata whose checked fields are the stored object's own (a status write, a patch that leaves them alone)
-        // passed these checks when it was stored: they would find nothing again.
-        ...(sameCheckedMetadata(next.metadata, current.metadata) ? [] : validateMetadata(next, resource)),
-        ...validateMetadataUpdate(next, current),
-        ...this.#validateKind(next, current, state, resource),
-      ];
-      if (errors.length > 0) throw invalid(resource.kind, name, errors, resource.group);
+      // Metadata whose checked fields are the stored object's (a status write, a patch that leaves them alone, an
+      // update that sends them back unchanged) passed these checks when it was stored: they would find nothing again.
+      const metaErrors = sameCheckedMetadata(next.metadata, current.metadata) ? noErrors : validateMetadata(next, resource);
+      const updateErrors = validateMetadataUpdate(next, current);
+      const kindErrors = this.#validateKind(next, current, state, resource);
+      if (metaErrors.length + updateErrors.length + kindErrors.length > 0) {
+        throw invalid(resource.kind, name, [...metaErrors, ...updateErrors, ...kindErrors], resource.group);
+      }
       this.#finishCrd(next, current);
       this.#validating(admission, "UPDATE", context.sub, resource, next, current, context.options);
       if (jsonEqual(next, current)) return this.#view(current, resource);
@@ -450,7 +456,8 @@ export class MemoryStore implements Store {
   }
 
   #patch(options: PatchOptions, sub: Subresource): KubeObject {
-    const { state, resource } = this.#registry.lookup(options);
+    const targetKind = this.#registry.lookup(options);
+    const { state, resource } = targetKind;
     const key = this.#refKey(options, resource);
     const current = liveObject(state.objects.get(key));
     if (current === undefined) throw notFound(resource.plural, options.name, resource.group);
@@ -462,13 +469,14 @@ export class MemoryStore implements Store {
       );
     }
     const target = this.#view(current, resource);
-    // A merge patch shares the subtrees it does not reach with the stored object, unless pruning against a schema
+    // A patch shares the subtrees it does not reach with the stored object, unless pruning against a schema
     // changed since that object was stored could have to cut into them (see `#mergeSubresource`).
-    const sharing = options.patchType === "merge" && isPlainObject(options.patch) && this.#prunedAsNow(current, state);
+    const merge = options.patchType === "merge";
+    const sharing = (merge ? isPlainObject(options.patch) : jsonPatchShareable(options.patch)) && this.#prunedAsNow(current, state);
     let patched: unknown;
     try {
-      if (sharing) patched = this.#mergePatchSharing(target, options.patch as Record<string, unknown>);
-      else patched = options.patchType === "merge" ? applyMergePatch(target, options.patch) : applyJsonPatch(target, options.patch);
+      if (sharing) patched = merge ? this.#mergePatchSharing(target, options.patch as Record<string, unknown>) : jsonPatchSharing(target, options.patch);
+      else patched = merge ? applyMergePatch(target, options.patch) : applyJsonPatch(target, options.patch);
     } catch (error) {
       if (isApiError(error)) throw error;
       throw badRequest(`the patch could not be applied: ${error instanceof Error ? error.message : String(error)}`);
@@ -478,7 +486,7 @@ export class MemoryStore implements Store {
     const ref: ObjectRef = { apiVersion: options.apiVersion, kind: options.kind, name: options.name };
     if (resource.namespaced) ref.namespace = options.namespace;
     // The patch result is the store's own: new objects on the patched paths, and (when sharing) frozen stored ones.
-    const context: UpdateContext = { sub, options, target: ref, owned: sharing ? "sharing-stored" : true };
+    const context: UpdateContext = { sub, options, target: ref, targetKind, owned: sharing ? "sharing-stored" : true };
     return this.#update(patched as unknown as KubeObject, context);
   }
 
@@ -646,7 +654,7 @@ export class MemoryStore implements Store {
     const meta = writableMeta(object);
     object.apiVersion = formatApiVersion({ group: resource.group, version: state.storageVersion });
     if (resource.statusSubresource && state.rules.statusOnCreate === "drop") delete object.status;
-    for (const field of ["deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"] as const) delete meta[field];
+    dropSystemFields(meta, true);
     meta.uid = this.#uidOption !== undefined ? this.#uidOption() : sequenceUid(this.#uidCount++);
     meta.creationTimestamp = formatTimestamp(this.#now());
     meta.generation = 1;
@@ -664,16 +672,18 @@ export class MemoryStore implements Store {
     meta.uid = old.uid;
     meta.creationTimestamp = old.creationTimestamp;
     meta.resourceVersion = old.resourceVersion;
-    for (const field of ["deletionTimestamp", "deletionGracePeriodSeconds"] as const) {
-      if (old[field] === undefined) delete meta[field];
-      else (meta as Record<string, unknown>)[field] = old[field];
+    if (old.deletionTimestamp === undefined && old.deletionGracePeriodSeconds === undefined) dropSystemFields(meta, true);
+    else {
+      for (const field of ["deletionTimestamp", "deletionGracePeriodSeconds"] as const) {
+        if (old[field] === undefined) delete meta[field];
+        else (meta as Record<string, unknown>)[field] = old[field];
+      }
+      dropSystemFields(meta, false);
     }
-    for (const field of ["selfLink", "managedFields"] as const) delete meta[field];
     applyDefaults(next, resource);
     if (state.custom === undefined) this.#decodeQuantities(next, resource);
     this.#pruneCustom(next, state, resource);
-    const ignored = resource.statusSubresource ? ["metadata", "status"] : ["metadata"];
-    const changed = differsOutside(next as Record<string, unknown>, current as Record<string, unknown>, ignored);
+    const changed = differsOutside(next as Record<string, unknown>, current as Record<string, unknown>, factsOf(resource).generationIgnores);
     meta.generation = (old.generation ?? 0) + (changed ? 1 : 0);
   }
 
@@ -691,7 +701,7 @@ export class MemoryStore implements Store {
    * keep their strings as sent, as on a real server.
    */
   #decodeQuantities(object: KubeObject, resource: ResourceType): void {
-    const message = quantityMessageOf(resource.group, resource.version, resource.kind);
+    const message = factsOf(resource).quantityMessage;
     if (message === undefined) return;
     const problem = canonicalizeQuantities(object, message)[0];
     if (problem === undefined) return;
@@ -1002,6 +1012,30 @@ function versionsOfKey(state: KindState, key: string, after: number, end: number
  */
 const crdRegistrations = new WeakMap<object, { info: CrdInfo; schemas: CustomSchemas["schemas"]; validators: CustomSchemas["validators"] }>();
 
+/**
+ * Removes the metadata fields a client may not set: `selfLink` and `managedFields`, and with `deletion` the deletion
+ * fields too. Each is deleted only when present: on Node 20 deleting a field an object lacks costs a runtime call,
+ * several times what the `in` test costs, and nearly every write has none of them.
+ */
+function dropSystemFields(meta: WritableMeta, deletion: boolean): void {
+  if (deletion) {
+    if ("deletionTimestamp" in meta) delete meta.deletionTimestamp;
+    if ("deletionGracePeriodSeconds" in meta) delete meta.deletionGracePeriodSeconds;
+  }
+  if ("selfLink" in meta) delete meta.selfLink;
+  if ("managedFields" in meta) delete meta.managedFields;
+}
+
+/**
+ * `applyJsonPatchSharing` of a stored object, with what the write pipeline needs of the result: a new top level
+ * and `metadata` (it sets fields in both), which the patch left shared when no operation reached into `metadata`.
+ */
+function jsonPatchSharing(target: KubeObject, operations: unknown): unknown {
+  const patched = applyJsonPatchSharing(target as unknown as Record<string, unknown>, operations);
+  if (isRecord(patched) && isRecord(patched.metadata) && Object.isFrozen(patched.metadata)) patched.metadata = { ...patched.metadata };
+  return patched;
+}
+
 /** The start of a rejected input, for its error message. */
 function inputText(input: unknown): string {
   return JSON.stringify(input).slice(0, 80);
@@ -1019,11 +1053,37 @@ function admissionRequest(operation: AdmissionOperation, sub: Subresource | unde
   return request;
 }
 
-/** Each resource's `apiVersion` string, built once: every object a read returns is compared with it. */
-const apiVersions = new WeakMap<ResourceType, string>();
+/**
+ * What the store derives from a resource type alone, built once per type: every read compares each object's
+ * `apiVersion` with it, and every write of a built-in kind asks for its quantity message and compares the object
+ * outside the same top-level fields. Building them per request (a string key, an array) was a measurable part of
+ * a write.
+ */
+interface ResourceFacts {
+  readonly apiVersion: string;
+  /** `quantityMessageOf` for the type: undefined when no Quantity field is reachable from it. */
+  readonly quantityMessage: string | undefined;
+  /** The top-level fields whose changes do not bump `generation`. */
+  readonly generationIgnores: readonly string[];
+}
+
+const resourceFacts = new WeakMap<ResourceType, ResourceFacts>();
+const ignoresMetadata: readonly string[] = Object.freeze(["metadata"]);
+const ignoresMetadataAndStatus: readonly string[] = Object.freeze(["metadata", "status"]);
+
+function factsOf(resource: ResourceType): ResourceFacts {
+  let facts = resourceFacts.get(resource);
+  if (facts === undefined) {
+    facts = {
+      apiVersion: formatApiVersion(resource),
+      quantityMessage: quantityMessageOf(resource.group, resource.version, resource.kind),
+      generationIgnores: resource.statusSubresource ? ignoresMetadataAndStatus : ignoresMetadata,
+    };
+    resourceFacts.set(resource, facts);
+  }
+  return facts;
+}
 
 function apiVersionOf(resource: ResourceType): string {
-  let apiVersion = apiVersions.get(resource);
-  if (apiVersion === undefined) apiVersions.set(resource, (apiVersion = formatApiVersion(resource)));
-  return apiVersion;
+  return factsOf(resource).apiVersion;
 }

@@ -87,6 +87,23 @@ function measureStored(value: unknown, size: { bytes: number }): void {
 }
 
 /**
+ * The sizes `measureStored` found for stored subtrees: frozen, so their size never changes, and a write that shares
+ * them (a patch, a status write) measures each again otherwise. Weak: a subtree no version keeps is forgotten.
+ */
+const storedSizes = new WeakMap<object, number>();
+
+function storedBytes(value: object): number {
+  let bytes = storedSizes.get(value);
+  if (bytes === undefined) {
+    const size = { bytes: 0 };
+    measureStored(value, size);
+    bytes = size.bytes;
+    storedSizes.set(value, bytes);
+  }
+  return bytes;
+}
+
+/**
  * `copyPlain`'s twin for data nobody else holds: it makes the same value in place (dropping `undefined` and
  * functions, nulling them in arrays) and adds up the same size, so a handed-over object costs a walk, not a copy.
  * Frozen data is not ours to change: it counts as not plain and goes the JSON round trip's way, unless the caller
@@ -111,7 +128,8 @@ function settlePlain(value: unknown, size: { bytes: number }, frozenIsStored: bo
       }
       if (Object.isFrozen(value)) {
         if (!frozenIsStored) throw notPlain;
-        return measureStored(value, size);
+        size.bytes += storedBytes(value);
+        return;
       }
       if (Array.isArray(value)) {
         size.bytes += 2 + value.length;
@@ -184,19 +202,44 @@ export function takeHandedOver(value: object): boolean {
 }
 
 /**
- * True when every field `validateMetadata` checks is the same in `next` as in `stored`: equal strings, and the very
- * same (frozen, stored) labels, annotations, finalizers and owner references, which a write that leaves them alone
- * shares with the stored object.
+ * True when every field `validateMetadata` checks is the same in `next` as in `stored`: equal strings, and labels,
+ * annotations, finalizers and owner references that are the stored ones (which a patch that leaves them alone
+ * shares) or hold the same data (an update sends copies of them). Comparing is much cheaper than validating again.
  */
 export function sameCheckedMetadata(next: ObjectMeta, stored: ObjectMeta): boolean {
   return (
     next.name === stored.name &&
     next.namespace === stored.namespace &&
-    next.labels === stored.labels &&
-    next.annotations === stored.annotations &&
-    next.finalizers === stored.finalizers &&
-    next.ownerReferences === stored.ownerReferences
+    sameData(next.labels, stored.labels) &&
+    sameData(next.annotations, stored.annotations) &&
+    sameData(next.finalizers, stored.finalizers) &&
+    sameData(next.ownerReferences, stored.ownerReferences)
   );
+}
+
+/**
+ * Equality of JSON data that, unlike `jsonEqual`, counts a key holding `undefined` in `a` as a difference: `a` may
+ * come from a mutating admission plugin, and validation would have had its say on such a value. `b` is stored data.
+ */
+function sameData(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  let keys = 0;
+  for (const key in left) {
+    const value = left[key];
+    if (value === undefined || !sameData(value, right[key])) return false;
+    keys++;
+  }
+  for (const key in right) if (--keys < 0) return false;
+  return keys === 0;
 }
 
 /** True when `a` and `b` differ anywhere outside the top-level keys in `ignored`. */

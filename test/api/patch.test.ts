@@ -4,12 +4,14 @@ import fc from "fast-check";
 import { ApiError } from "../../src/api/errors.ts";
 import {
   applyJsonPatch,
+  applyJsonPatchSharing,
   applyMergePatch,
   cloneJsonChecked,
   createMergePatch,
   jsonPatchRejectedMessage,
+  jsonPatchShareable,
 } from "../../src/api/patch.ts";
-import { jsonEqual } from "../../src/api/json.ts";
+import { deepFreeze, jsonEqual } from "../../src/api/json.ts";
 
 function expectStatus(fn: () => unknown, reason: string, code: number, messageIncludes?: string): ApiError {
   try {
@@ -292,6 +294,101 @@ test("property: a JSON patch replacing each top-level member gives what the merg
       );
       const flatOps = ops.filter((op) => Object.hasOwn(flat, op.path.slice(1)));
       assert.ok(jsonEqual(applyJsonPatch(target, flatOps), applyMergePatch(target, flat)));
+    }),
+    runs,
+  );
+});
+
+// The store applies a JSON patch of add, remove, replace and test operations over the stored (frozen) object,
+// sharing what the operations do not reach. Whatever the copying form answers, the sharing form must answer too:
+// the same document (key order included, so compared as text) or the same error.
+
+/** What a JSON patch answers, as text: the document, or the error's reason, code, message and cause. */
+function outcome(apply: () => unknown): string {
+  try {
+    return `ok ${JSON.stringify(apply())}`;
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    return `error ${error.reason} ${error.code} ${error.message} ${String(error.cause)}`;
+  }
+}
+
+function sharedOutcome(target: unknown, ops: unknown): string {
+  const frozen = deepFreeze(structuredClone(target)) as Record<string, unknown>;
+  const text = JSON.stringify(frozen);
+  const answer = outcome(() => applyJsonPatchSharing(frozen, ops));
+  assert.equal(JSON.stringify(frozen), text, "the stored document is unchanged");
+  return answer;
+}
+
+test("a shared JSON patch answers as the copying one in every example above it takes", () => {
+  let compared = 0;
+  const rejectTarget = { foo: "bar", list: [1, 2], obj: { a: 1 } };
+  const cases: Array<[unknown, unknown[]]> = [
+    ...jsonPatchCases.map(([, target, ops]) => [target, ops] as [unknown, unknown[]]),
+    ...rejectedCases.map(([, ops]) => [rejectTarget, ops] as [unknown, unknown[]]),
+  ];
+  for (const [target, ops] of cases) {
+    if (!jsonPatchShareable(ops) || !isPlainTarget(target)) continue;
+    assert.equal(sharedOutcome(target, ops), outcome(() => applyJsonPatch(target, ops)), JSON.stringify(ops));
+    compared++;
+  }
+  assert.ok(compared >= 20, `compared ${compared} cases`);
+});
+
+function isPlainTarget(target: unknown): target is Record<string, unknown> {
+  return typeof target === "object" && target !== null && !Array.isArray(target);
+}
+
+test("a shared JSON patch copies only what its operations reach, as plain objects, and leaves the rest shared", () => {
+  const stored = deepFreeze({ metadata: { name: "a", labels: { x: "1" } }, spec: { list: [{ v: 1 }, { v: 2 }], other: { deep: { z: 1 } } } });
+  const result = applyJsonPatchSharing(stored, [
+    { op: "replace", path: "/spec/list/1/v", value: 3 },
+    { op: "add", path: "/metadata/labels/y", value: "2" },
+  ]) as typeof stored & { metadata: { labels: Record<string, string> } };
+  assert.deepEqual(result, { metadata: { name: "a", labels: { x: "1", y: "2" } }, spec: { list: [{ v: 1 }, { v: 3 }], other: { deep: { z: 1 } } } });
+  assert.equal(result.spec.other, stored.spec.other);
+  assert.equal(result.spec.list[0], stored.spec.list[0]);
+  assert.notEqual(result.spec.list, stored.spec.list);
+  for (const copy of [result, result.metadata, result.metadata.labels, result.spec, result.spec.list[1]]) {
+    assert.equal(Object.getPrototypeOf(copy), Object.prototype);
+    assert.equal(Object.isFrozen(copy), false);
+  }
+  assert.deepEqual(stored.spec.list[1], { v: 2 });
+});
+
+test("JSON patches with move or copy are not shared", () => {
+  assert.equal(jsonPatchShareable([{ op: "replace", path: "/a", value: 1 }, { op: "test", path: "/a", value: 1 }]), true);
+  assert.equal(jsonPatchShareable([{ op: "copy", from: "/a", path: "/b" }]), false);
+  assert.equal(jsonPatchShareable([{ op: "add", path: "/a", value: 1 }, { op: "move", from: "/a", path: "/b" }]), false);
+  assert.equal(jsonPatchShareable({ op: "add" }), false);
+});
+
+/** Every JSON pointer into `value` (containers and leaves), and one step past each container. */
+function pointersOf(value: unknown, prefix = ""): string[] {
+  const pointers = [prefix];
+  if (value === null || typeof value !== "object") return pointers;
+  const keys = Array.isArray(value) ? value.map((_, i) => String(i)).concat(["-", "9"]) : Object.keys(value).concat(["absent"]);
+  for (const key of keys) {
+    const inner = (value as Record<string, unknown>)[key];
+    pointers.push(...pointersOf(Array.isArray(value) || key !== "absent" ? inner : undefined, `${prefix}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`));
+  }
+  return pointers;
+}
+
+test("property: a shared JSON patch of a frozen document answers as the copying JSON patch", () => {
+  const document = fc.dictionary(key, withNull, { maxKeys: 4, noNullPrototype: true }).filter((d) => !Object.hasOwn(d, "__proto__"));
+  const patched = document.chain((target) => {
+    const op = fc.record({
+      op: fc.constantFrom("add", "remove", "replace", "test"),
+      path: fc.constantFrom(...pointersOf(target)),
+      value: withNull,
+    });
+    return fc.tuple(fc.constant(target), fc.array(op, { maxLength: 4 }));
+  });
+  fc.assert(
+    fc.property(patched, ([target, ops]) => {
+      assert.equal(sharedOutcome(target, ops), outcome(() => applyJsonPatch(target, ops)));
     }),
     runs,
   );
