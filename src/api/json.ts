@@ -88,3 +88,35 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   for (const key in right) if (right[key] !== undefined) definedKeys--;
   return definedKeys === 0;
 }
+
+/**
+ * JSON with object keys in code-unit order and undefined members (with `omitNulls`, null ones too) left out: equal
+ * data gives equal text whatever order its keys were set in (as Go encodes maps). Controllers call it on every reconcile, so it sorts only keys that are out of order
+ * (most objects are built in the same order each time) and builds the text without intermediate entry arrays.
+ */
+export function canonicalJson(value: unknown, omitNulls = false): string {
+  if (Array.isArray(value)) {
+    let text = "[";
+    // A hole or an element without JSON form (undefined, a function) leaves an empty slot, as `map` and `join` do.
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + ((canonicalJson(value[i], omitNulls) as string | undefined) ?? "");
+    return `${text}]`;
+  }
+  if (value !== null && typeof value === "object") {
+    const record = value as Record<string, unknown>;
+    const keys = sortedKeys(Object.keys(record));
+    let text = "{";
+    for (const key of keys) {
+      const member = record[key];
+      if (member === undefined || (omitNulls && member === null)) continue;
+      text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member, omitNulls)}`;
+    }
+    return `${text}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Keys in code-unit order (the default sort order of strings), sorting only when they are not in order already. */
+function sortedKeys(keys: string[]): string[] {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return keys.sort();
+  return keys;
+}

@@ -5,12 +5,15 @@ import type { LabelSelector } from "kubernetes-types/meta/v1.js";
 import { assert } from "../api/assert.ts";
 import { formatTimestamp } from "../api/clock.ts";
 import { isApiError, isNotFound } from "../api/errors.ts";
+import { canonicalJson } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
 import type { ActorContext } from "../sim/types.ts";
 import { runController } from "../runtime/controller.ts";
 import type { Controller } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
+
+export { canonicalJson };
 
 export const podKind = { apiVersion: "v1", kind: "Pod" } as const;
 export const nodeKind = { apiVersion: "v1", kind: "Node" } as const;
@@ -126,38 +129,6 @@ export function templateHash(value: unknown): string {
   }
   const digits = (high.toString(36) + hash.toString(36)).padStart(10, "0");
   return digits.slice(-10);
-}
-
-/**
- * JSON with object keys in code-unit order and undefined members (with `omitNulls`, null ones too) left out: equal data gives equal text whatever
- * order its keys were set in. Controllers call it on every reconcile, so it sorts only keys that are out of order
- * (most objects are built in the same order each time) and builds the text without intermediate entry arrays.
- */
-export function canonicalJson(value: unknown, omitNulls = false): string {
-  if (Array.isArray(value)) {
-    let text = "[";
-    // A hole or an element without JSON form (undefined, a function) leaves an empty slot, as `map` and `join` do.
-    for (let i = 0; i < value.length; i++) text += (i === 0 ? "" : ",") + ((canonicalJson(value[i], omitNulls) as string | undefined) ?? "");
-    return `${text}]`;
-  }
-  if (value !== null && typeof value === "object") {
-    const record = value as Record<string, unknown>;
-    const keys = sortedKeys(Object.keys(record));
-    let text = "{";
-    for (const key of keys) {
-      const member = record[key];
-      if (member === undefined || (omitNulls && member === null)) continue;
-      text += `${text.length === 1 ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member, omitNulls)}`;
-    }
-    return `${text}}`;
-  }
-  return JSON.stringify(value);
-}
-
-/** Keys in code-unit order (the default sort order of strings), sorting only when they are not in order already. */
-function sortedKeys(keys: string[]): string[] {
-  for (let i = 1; i < keys.length; i++) if (keys[i - 1]! > keys[i]!) return keys.sort();
-  return keys;
 }
 
 /**

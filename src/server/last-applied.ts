@@ -8,7 +8,7 @@
 // annotation to the configuration just applied, so that a later client-side apply diffs against it. Only the manager
 // named "kubectl" gets either: another manager opts out by its name.
 import type { KubeObject } from "../api/object.ts";
-import { isRecord, jsonEqual } from "../api/json.ts";
+import { canonicalJson, isRecord, jsonEqual } from "../api/json.ts";
 import { fieldsOf, valueAt } from "./fields.ts";
 import type { SchemaNode } from "./schema.ts";
 
@@ -58,19 +58,14 @@ export function refreshLastApplied(manager: string, applied: KubeObject, result:
     const { [lastAppliedAnnotation]: _dropped, ...rest } = metadata.annotations;
     metadata.annotations = rest;
   }
-  result.metadata = { ...result.metadata, annotations: { ...annotations, [lastAppliedAnnotation]: `${goJson(sortedKeys(configuration))}\n` } };
+  result.metadata = { ...result.metadata, annotations: { ...annotations, [lastAppliedAnnotation]: `${goJson(configuration)}\n` } };
 }
 
-/** JSON as Go's encoder writes it by default: `<`, `>`, `&`, U+2028 and U+2029 escaped (they occur only in strings). */
+/**
+ * JSON as Go's encoder writes a map by default: keys sorted, and `<`, `>`, `&`, U+2028 and U+2029 escaped (they occur
+ * only in strings).
+ */
 function goJson(value: unknown): string {
-  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return canonicalJson(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** A copy of a JSON value with every object's keys in sorted order (Go encodes maps so). */
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (!isRecord(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) if (value[key] !== undefined) out[key] = sortedKeys(value[key]);
-  return out;
-}

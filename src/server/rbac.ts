@@ -47,38 +47,59 @@ export function isMaster(user: UserInfo): boolean {
 
 // ---- Service account tokens ----------------------------------------------------------------------------------
 
-/** The signing key of a server's service account tokens, derived from its token. */
-export function tokenKey(serverToken: string): Buffer {
-  return createHmac("sha256", serverToken).update("settle service account tokens").digest();
+/**
+ * The bearer tokens a server knows: its own (the administrator's) and the service account tokens it signs, with a key
+ * derived from its own. Authentication, TokenReview and the TokenRequest API all ask this one object.
+ */
+export class Tokens {
+  readonly #own: Buffer;
+  readonly #key: Buffer;
+
+  constructor(
+    serverToken: string,
+    private readonly store: Store,
+    private readonly nowMs: () => number,
+  ) {
+    this.#own = Buffer.from(serverToken);
+    this.#key = createHmac("sha256", serverToken).update("settle service account tokens").digest();
+  }
+
+  /** Who holds `token`: the administrator, a service account, or nobody (undefined). */
+  user(token: string): UserInfo | undefined {
+    const given = Buffer.from(token);
+    if (given.length === this.#own.length && timingSafeEqual(given, this.#own)) return serverUser;
+    return this.#accountOf(token);
+  }
+
+  /** A JWT for a service account, signed with this server's key. */
+  sign(claims: Record<string, unknown>): string {
+    const unsigned = `${base64url({ alg: "HS256", typ: "JWT" })}.${base64url(claims)}`;
+    return `${unsigned}.${createHmac("sha256", this.#key).update(unsigned).digest("base64url")}`;
+  }
+
+  /** The service account of a token this server signed, unexpired, whose account still exists; else undefined. */
+  #accountOf(token: string): UserInfo | undefined {
+    const parts = token.split(".");
+    if (parts.length !== 3) return undefined;
+    const expected = createHmac("sha256", this.#key).update(`${parts[0]}.${parts[1]}`).digest();
+    const given = Buffer.from(parts[2]!, "base64url");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    let claims: unknown;
+    try {
+      claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8"));
+    } catch {
+      return undefined;
+    }
+    if (!isRecord(claims) || typeof claims.exp !== "number" || claims.exp * 1000 <= this.nowMs() || !isRecord(claims["kubernetes.io"])) return undefined;
+    const { namespace, serviceaccount } = claims["kubernetes.io"] as { namespace?: unknown; serviceaccount?: { name?: unknown; uid?: unknown } };
+    if (typeof namespace !== "string" || typeof serviceaccount?.name !== "string") return undefined;
+    const account = this.store.list({ apiVersion: "v1", kind: "ServiceAccount", namespace, fieldSelector: `metadata.name=${serviceaccount.name}` }).items[0];
+    if (account === undefined || account.metadata.uid !== serviceaccount.uid) return undefined;
+    return { username: `system:serviceaccount:${namespace}:${serviceaccount.name}`, uid: String(serviceaccount.uid), groups: serviceAccountGroups(namespace) };
+  }
 }
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64url");
-
-export function signToken(key: Buffer, claims: Record<string, unknown>): string {
-  const unsigned = `${base64url({ alg: "HS256", typ: "JWT" })}.${base64url(claims)}`;
-  return `${unsigned}.${createHmac("sha256", key).update(unsigned).digest("base64url")}`;
-}
-
-/** The service account user of a token this server signed, unexpired, whose account still exists; else undefined. */
-export function tokenUser(key: Buffer, token: string, store: Store, nowMs: number): UserInfo | undefined {
-  const parts = token.split(".");
-  if (parts.length !== 3) return undefined;
-  const expected = createHmac("sha256", key).update(`${parts[0]}.${parts[1]}`).digest();
-  const given = Buffer.from(parts[2]!, "base64url");
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
-  let claims: unknown;
-  try {
-    claims = JSON.parse(Buffer.from(parts[1]!, "base64url").toString("utf8"));
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(claims) || typeof claims.exp !== "number" || claims.exp * 1000 <= nowMs || !isRecord(claims["kubernetes.io"])) return undefined;
-  const { namespace, serviceaccount } = claims["kubernetes.io"] as { namespace?: unknown; serviceaccount?: { name?: unknown; uid?: unknown } };
-  if (typeof namespace !== "string" || typeof serviceaccount?.name !== "string") return undefined;
-  const account = store.list({ apiVersion: "v1", kind: "ServiceAccount", namespace, fieldSelector: `metadata.name=${serviceaccount.name}` }).items[0];
-  if (account === undefined || account.metadata.uid !== serviceaccount.uid) return undefined;
-  return { username: `system:serviceaccount:${namespace}:${serviceaccount.name}`, uid: String(serviceaccount.uid), groups: serviceAccountGroups(namespace) };
-}
 
 function serviceAccountGroups(namespace: string): string[] {
   return ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"];

@@ -15,8 +15,8 @@ import type { ResourceRoute } from "./routes.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { isRecord } from "../api/json.ts";
 import type { Store } from "../store/index.ts";
-import { allowed, isMaster, requestUser, rulesOf, serverUser, signToken, tokenUser } from "./rbac.ts";
-import type { RequestAttributes, UserInfo } from "./rbac.ts";
+import { allowed, isMaster, requestUser, rulesOf } from "./rbac.ts";
+import type { RequestAttributes, Tokens, UserInfo } from "./rbac.ts";
 
 type Json = Record<string, unknown>;
 
@@ -98,19 +98,18 @@ function rulesReview(store: Store, user: UserInfo, namespace: string | undefined
 }
 
 function access(store: Store, user: UserInfo, spec: Json): Json {
-  const yes = allowed(store, user, attributesOf(spec));
   if (isMaster(user)) return { allowed: true, reason: "settle serve: system:masters may do anything" };
-  return yes ? { allowed: true, reason: "RBAC: allowed by a binding of the user's" } : { allowed: false };
+  return allowed(store, user, attributesOf(spec)) ? { allowed: true, reason: "RBAC: allowed by a binding of the user's" } : { allowed: false };
 }
 
 /** The answer of a review: who the caller is, and what RBAC allows the caller (or the user a review names). */
-function reviewStatus(r: ResourceRequest, kind: string, spec: Json, serverToken: string, key: Buffer, clock: Clock): Json {
+function reviewStatus(r: ResourceRequest, kind: string, spec: Json, tokens: Tokens): Json {
   const caller = requestUser(r.req);
   switch (kind) {
     case "SelfSubjectReview":
       return { userInfo: caller };
     case "TokenReview": {
-      const user = spec.token === serverToken ? serverUser : typeof spec.token === "string" ? tokenUser(key, spec.token, r.store, clock.now()) : undefined;
+      const user = typeof spec.token === "string" ? tokens.user(spec.token) : undefined;
       return user !== undefined ? { authenticated: true, user, audiences: spec.audiences ?? [] } : { authenticated: false, error: "invalid bearer token" };
     }
     case "SelfSubjectRulesReview":
@@ -126,7 +125,7 @@ function reviewStatus(r: ResourceRequest, kind: string, spec: Json, serverToken:
 }
 
 /** POST of a review: the request echoed with its status, 201 as kube-apiserver answers a create. */
-export async function handleReview(r: ResourceRequest, review: VirtualResource, token: string, key: Buffer, clock: Clock): Promise<void> {
+export async function handleReview(r: ResourceRequest, review: VirtualResource, tokens: Tokens): Promise<void> {
   if (r.req.method !== "POST" || r.route.name !== undefined) {
     throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${r.req.method ?? ""} ${review.plural})`);
   }
@@ -138,7 +137,7 @@ export async function handleReview(r: ResourceRequest, review: VirtualResource, 
     throw invalid(review.kind, "", [{ field: "spec.resourceAttributes.namespace", type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(spec.resourceAttributes.namespace)}: must match metadata.namespace` }], review.group);
   }
   const metadata = isRecord(body.metadata) ? body.metadata : {};
-  const answer = { apiVersion: `${review.group}/${review.version}`, kind: review.kind, metadata: { ...metadata, creationTimestamp: null }, spec, status: reviewStatus(r, review.kind, spec, token, key, clock) };
+  const answer = { apiVersion: `${review.group}/${review.version}`, kind: review.kind, metadata: { ...metadata, creationTimestamp: null }, spec, status: reviewStatus(r, review.kind, spec, tokens) };
   sendObject(r, 201, answer as unknown as KubeObject);
 }
 
@@ -218,7 +217,7 @@ function checkBudget(r: ResourceRequest, pod: KubeObject, namespace: string): vo
 const tokenSecondsMin = 600;
 
 /** POST `serviceaccounts/{name}/token`: a JWT for the service account, signed with the server's key (rbac.ts). */
-export async function handleTokenRequest(r: ResourceRequest, clock: Clock, key: Buffer): Promise<void> {
+export async function handleTokenRequest(r: ResourceRequest, clock: Clock, tokens: Tokens): Promise<void> {
   if (r.req.method !== "POST") throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (${r.req.method ?? ""} serviceaccounts/token)`);
   const namespace = r.route.namespace ?? "";
   const name = r.route.name ?? "";
@@ -234,7 +233,7 @@ export async function handleTokenRequest(r: ResourceRequest, clock: Clock, key: 
   const audiences = Array.isArray(spec.audiences) && spec.audiences.length > 0 ? spec.audiences : ["https://kubernetes.default.svc.cluster.local"];
   const nowSeconds = Math.floor(clock.now() / 1000);
   const claims = { aud: audiences, exp: nowSeconds + seconds, iat: nowSeconds, iss: "https://kubernetes.default.svc.cluster.local", sub: `system:serviceaccount:${namespace}:${name}`, "kubernetes.io": { namespace, serviceaccount: { name, uid: account.metadata.uid } } };
-  const token = signToken(key, claims);
+  const token = tokens.sign(claims);
   const metadata = { name, namespace, creationTimestamp: formatTimestamp(clock.now()) };
   const answer = { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", metadata, spec: { ...spec, audiences, expirationSeconds: seconds }, status: { token, expirationTimestamp: formatTimestamp((nowSeconds + seconds) * 1000) } };
   sendObject(r, 201, answer as unknown as KubeObject);

@@ -1,6 +1,6 @@
 // The HTTP server: authentication, routing, content negotiation, and the lifecycle (listen, GC loop, watches,
 // graceful close). Every answer that is not a success is a `Status`, whatever the client sent.
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { Server as HttpsServer } from "node:https";
@@ -12,7 +12,7 @@ import type { ResourceType } from "../api/resources.ts";
 import { realClock } from "../api/clock.ts";
 import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createServerStore } from "./admission.ts";
-import { allowed, forbidden, impersonated, isMaster, serverUser, setRequestUser, tokenKey, tokenUser } from "./rbac.ts";
+import { allowed, forbidden, impersonated, isMaster, serverUser, setRequestUser, Tokens } from "./rbac.ts";
 import type { RequestAttributes, UserInfo } from "./rbac.ts";
 import { convertedResource } from "./conversion.ts";
 import type { Store } from "../store/index.ts";
@@ -236,9 +236,8 @@ class ApiServer {
   readonly #https: HttpsServer;
   /** The listener: hands each connection to #http or #https by its first byte. */
   readonly #listener: NetServer;
-  readonly #expectedToken: Buffer;
-  /** The key service account tokens are signed with (rbac.ts). */
-  readonly #tokenKey: Buffer;
+  /** The server's token and the service account tokens it signs (rbac.ts). */
+  readonly #tokens: Tokens;
   readonly #certificate: string;
   #port = 0;
 
@@ -257,8 +256,7 @@ class ApiServer {
       }
     });
     this.injectFaults(options.faults);
-    this.#expectedToken = Buffer.from(`Bearer ${options.token}`);
-    this.#tokenKey = tokenKey(options.token);
+    this.#tokens = new Tokens(options.token, options.store, () => options.clock.now());
     this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
     const tls = selfSignedCertificate(options.clock.now());
     this.#certificate = tls.cert;
@@ -404,16 +402,11 @@ class ApiServer {
   #authenticate(req: IncomingMessage, pathname: string): { path: string; user: UserInfo | undefined } {
     const match = pathname.startsWith("/token/") ? /^\/token\/([^/]+)(\/.*)?$/.exec(pathname) : null;
     if (match !== null) {
-      const given = Buffer.from(`Bearer ${match[1]!}`);
-      const authorized = given.length === this.#expectedToken.length && timingSafeEqual(given, this.#expectedToken);
-      return { path: match[2] ?? "/", user: authorized ? serverUser : undefined };
+      const user = this.#tokens.user(match[1]!);
+      return { path: match[2] ?? "/", user: user === serverUser ? user : undefined };
     }
-    const header = req.headers.authorization;
-    if (header === undefined) return { path: pathname, user: undefined };
-    const given = Buffer.from(header);
-    if (given.length === this.#expectedToken.length && timingSafeEqual(given, this.#expectedToken)) return { path: pathname, user: serverUser };
-    const bearer = /^Bearer (\S+)$/.exec(header);
-    return { path: pathname, user: bearer === null ? undefined : tokenUser(this.#tokenKey, bearer[1]!, this.#o.store, this.#o.clock.now()) };
+    const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "");
+    return { path: pathname, user: bearer === null ? undefined : this.#tokens.user(bearer[1]!) };
   }
 
   /** Refuses what RBAC does not allow `user` (anyone but `system:masters`) to do with this route. */
@@ -499,10 +492,10 @@ class ApiServer {
       this.#o.bodyBytesMax,
       this.#loops,
     );
-    if (review !== undefined) return review.kind === "Binding" ? handleBinding(r, this.#o.clock) : handleReview(r, review, this.#o.token, this.#tokenKey, this.#o.clock);
+    if (review !== undefined) return review.kind === "Binding" ? handleBinding(r, this.#o.clock) : handleReview(r, review, this.#tokens);
     if (isServedSubresource(route)) return handleServedSubresource(r, this.#o.clock);
     if (route.group === "" && route.plural === "pods" && route.subresource === "eviction" && route.name !== undefined) return handleEviction(r);
-    if (route.group === "" && route.plural === "serviceaccounts" && route.subresource === "token" && route.name !== undefined) return handleTokenRequest(r, this.#o.clock, this.#tokenKey);
+    if (route.group === "" && route.plural === "serviceaccounts" && route.subresource === "token" && route.name !== undefined) return handleTokenRequest(r, this.#o.clock, this.#tokens);
     const watch = route.watchPath || boolParam(query, "watch");
     const faults = this.#faults.onRequest({ verb: verbOf(req.method, route, watch), resource: route.plural, namespace: route.namespace, name: route.name }, query.get("resourceVersion") === "0");
     if (faults.lagRevisions !== undefined) r.lagRevisions = faults.lagRevisions;

@@ -21,7 +21,7 @@ import { applyJsonPatch } from "../api/patch.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { LabelSelector } from "../api/object.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
-import type { Store, StoreWatcher } from "../store/index.ts";
+import type { Store } from "../store/index.ts";
 import { storeBehind } from "./conversion.ts";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE";
@@ -74,15 +74,11 @@ export interface AdmissionAttributes {
 /** The webhooks of one store, read again whenever a configuration changes. */
 export class Webhooks {
   #configurations: { mutating: Webhook[]; validating: Webhook[] } | undefined;
-  readonly #watchers: StoreWatcher[];
 
   constructor(private readonly store: Store) {
+    // The watches live as long as the store, as this object does (one per store, see `webhooksOf`).
     const forget = () => (this.#configurations = undefined);
-    this.#watchers = [mutatingKind, validatingKind].map((kind) => store.watch({ ...kind, fromRevision: store.revision }, forget));
-  }
-
-  close(): void {
-    for (const watcher of this.#watchers) watcher.close();
+    for (const kind of [mutatingKind, validatingKind]) store.watch({ ...kind, fromRevision: store.revision }, forget);
   }
 
   #current(): { mutating: Webhook[]; validating: Webhook[] } {
@@ -172,8 +168,9 @@ function ruleMatches(hook: Webhook, operation: Operation, resource: ResourceType
   const has = (list: readonly string[] | undefined, value: string) => (list ?? []).some((entry) => entry === "*" || entry === value);
   return (hook.rules ?? []).some((rule) => {
     if (!has(rule.operations, operation) || !has(rule.apiGroups, resource.group)) return false;
-    if (hook.matchPolicy === "Exact" && !has(rule.apiVersions, resource.version)) return false;
-    if (!(rule.apiVersions ?? []).length) return false;
+    // Under `Equivalent` (the default) a rule naming another version of the same resource matches as well.
+    const versions = rule.apiVersions ?? [];
+    if (versions.length === 0 || (hook.matchPolicy === "Exact" && !has(versions, resource.version))) return false;
     const scope = rule.scope ?? "*";
     if ((scope === "Cluster" && resource.namespaced) || (scope === "Namespaced" && !resource.namespaced)) return false;
     return (rule.resources ?? []).some((entry) => {
@@ -316,19 +313,20 @@ export interface AdmittedWrite {
 }
 
 /**
- * Runs a write through the store's webhooks: none concerned, it is just the write. Otherwise the write runs as a dry
- * run first, so that webhooks see the object as it would be stored; the mutating webhooks' result is stored in its
+ * Runs a write that some webhook's rules concern (`Webhooks.concerns`: the caller asks first, so that other writes
+ * make nothing for admission) through the store's webhooks. The write runs as a dry run first, so that webhooks see the object as it would be stored; the mutating webhooks' result is stored in its
  * place (`persist`), or, when they changed nothing, the write runs for real; the validating webhooks see the final
  * object before anything is stored.
  */
 export async function admitWrite(store: Store, a: Omit<AdmissionAttributes, "object" | "oldObject" | "operation">, w: AdmittedWrite): Promise<KubeObject> {
   const webhooks = webhooksOf(store);
-  if (!webhooks.concerns(w.operation, a.resource, a.subresource)) return w.write(a.dryRun);
   const candidate = w.operation === "DELETE" ? undefined : w.write(true);
   const attributes: AdmissionAttributes = { ...a, operation: w.operation, object: candidate, oldObject: w.old };
   const mutated = await webhooks.mutate(attributes);
   await webhooks.validate({ ...attributes, object: mutated });
-  if (mutated === candidate || mutated === undefined || a.dryRun) return a.dryRun && mutated !== undefined ? mutated : w.write(a.dryRun);
+  // A dry run stores nothing: its answer is what would have been stored.
+  if (a.dryRun) return mutated ?? w.write(true);
+  if (mutated === candidate || mutated === undefined) return w.write(false);
   return w.persist(asWrite(mutated, w.old));
 }
 

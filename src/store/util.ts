@@ -222,24 +222,18 @@ export function sameCheckedMetadata(next: ObjectMeta, stored: ObjectMeta): boole
  * come from a mutating admission plugin, and validation would have had its say on such a value. `b` is stored data.
  */
 function sameData(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameData(a[i], b[i])) return false;
-    return true;
+  return a === b || (jsonEqual(a, b) && !holdsUndefined(a));
+}
+
+/** True when an object anywhere in `value` has a key whose value is `undefined`. */
+function holdsUndefined(value: unknown): boolean {
+  if (value === null || typeof value !== "object") return false;
+  if (Array.isArray(value)) return value.some(holdsUndefined);
+  for (const key in value) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member === undefined || holdsUndefined(member)) return true;
   }
-  if (Array.isArray(b)) return false;
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  let keys = 0;
-  for (const key in left) {
-    const value = left[key];
-    if (value === undefined || !sameData(value, right[key])) return false;
-    keys++;
-  }
-  for (const key in right) if (--keys < 0) return false;
-  return keys === 0;
+  return false;
 }
 
 /** True when `a` and `b` differ anywhere outside the top-level keys in `ignored`. */
