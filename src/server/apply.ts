@@ -13,7 +13,7 @@ import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { describePath, fieldChanges, fieldsOf, isWithin, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
+import { describePath, fieldChanges, fieldsOf, fromFieldsV1, isWithin, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { schemaOf } from "./schema.ts";
 import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
@@ -326,6 +326,27 @@ function topFieldOf(path: string): string {
  * An entry built field by field rather than by spreading another (`{ ...e, fields }`): on Node 20 a literal that
  * spreads a plain object and adds fields takes V8's slow path, about a microsecond each, on every write.
  */
+/**
+ * The entries a client wrote into `metadata.managedFields`, which replace the object's before its own write is
+ * recorded on top of them, as kube-apiserver lets clients set managed fields directly (`kubectl apply --server-side`
+ * moves client-side ownership so). Undefined when it wrote none, an empty list, or a list that does not decode: the
+ * real server then keeps the stored entries. A list of one empty entry decodes to no entries: it clears them.
+ */
+export function requestedEntries(managedFields: unknown, time: string): ManagedEntry[] | undefined {
+  if (!Array.isArray(managedFields) || managedFields.length === 0) return undefined;
+  const entries: ManagedEntry[] = [];
+  for (const item of managedFields) {
+    if (!isRecord(item)) return undefined;
+    if (Object.keys(item).length === 0) continue;
+    const { manager, operation, apiVersion, subresource, fieldsV1 } = item;
+    if (typeof manager !== "string" || (operation !== "Apply" && operation !== "Update") || (subresource !== undefined && subresource !== "status")) return undefined;
+    const fields = fromFieldsV1(fieldsV1 ?? {});
+    if (fields === undefined) return undefined;
+    entries.push(entryOf(manager, operation, typeof apiVersion === "string" ? apiVersion : "", typeof item.time === "string" ? item.time : time, subresource, fields));
+  }
+  return entries;
+}
+
 function entryOf(manager: string, operation: ManagedEntry["operation"], apiVersion: string, time: string, subresource: "status" | undefined, fields: FieldSet): ManagedEntry {
   const entry: ManagedEntry = { manager, operation, apiVersion, time, fields };
   if (subresource !== undefined) entry.subresource = subresource;

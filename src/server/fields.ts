@@ -262,6 +262,27 @@ export function toFieldsV1(fields: FieldSet): Json {
   return root;
 }
 
+/**
+ * A `fieldsV1` tree as a field set, the inverse of `toFieldsV1`: a node without children is a field, and so is a
+ * node with children that holds the `.` member (a list element owned for itself). Undefined when the tree is not
+ * one (a node that is not an object).
+ */
+export function fromFieldsV1(tree: unknown): FieldSet | undefined {
+  const fields: FieldSet = new Set();
+  const walkTree = (node: unknown, path: string[]): boolean => {
+    if (!isRecord(node)) return false;
+    for (const [key, child] of Object.entries(node)) {
+      if (key === ".") continue;
+      if (!isRecord(child)) return false;
+      const at = [...path, key];
+      if (Object.keys(child).length === 0 || Object.hasOwn(child, ".")) fields.add(JSON.stringify(at));
+      if (!walkTree(child, at)) return false;
+    }
+    return true;
+  };
+  return walkTree(tree, []) ? fields : undefined;
+}
+
 /** True when `path` is `prefix` or lies below it. */
 export function isWithin(path: string, prefix: string): boolean {
   return path === prefix || (path.startsWith(prefix.slice(0, -1)) && path.charAt(prefix.length - 1) === ",");

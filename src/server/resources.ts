@@ -8,7 +8,9 @@ import { formatApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Store, StoreListOptions } from "../store/index.ts";
 import { builtinKinds } from "../store/index.ts";
-import { checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate } from "./apply.ts";
+import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
+import { isRecord } from "../api/json.ts";
+import { checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate, requestedEntries } from "./apply.ts";
 import type { ManagedFields } from "./apply.ts";
 import { decodeBody, mediaType, parseJson, parseYaml, prefersProtobuf, sendJson, sendJsonText, sendProtobuf } from "./http.ts";
 import { encodeProtobuf, messageFor } from "./protobuf.ts";
@@ -289,6 +291,7 @@ async function handleUpdate(r: ResourceRequest): Promise<void> {
   const before = currentOrUndefined(r);
   const store = (o: KubeObject, opts: WriteOptions) => (r.route.subresource === "status" ? r.store.updateStatus(o, opts) : r.store.update(o, opts));
   const updated = await admitted(r, options, before === undefined ? "CREATE" : "UPDATE", before, r.route.name ?? "", (dry) => store(object, asDryRun(options, dry)), (m) => store(m, options));
+  if (r.route.subresource === undefined) keepRequestedEntries(r, options, updated, object.metadata.managedFields);
   written(r, options, before, updated);
   sendStored(r, 200, updated);
 }
@@ -332,7 +335,17 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
     if (unknown.length > 0) patch = patch.filter((op) => !(typeof op === "object" && op !== null && (unknown.includes(first(op.path)) || unknown.includes(first(op.from)))));
   }
   let patched: KubeObject;
-  if (type === "strategic") {
+  if (!status && writesManagedFields(type, patch)) {
+    // A patch of managedFields applies to the object as clients see it, with them (kubectl's move of client-side
+    // ownership to server-side apply is such a JSON patch); the entries it leaves replace the object's.
+    const seen = r.managed.decorate(current);
+    const next = (type === "json" ? applyJsonPatch(seen, patch) : type === "merge" ? applyMergePatch(seen, patch) : applyStrategicPatch(seen, patch, schemaOf(r.resource))) as KubeObject;
+    if (!isRecord(next) || !isRecord(next.metadata)) throw badRequest("the patched object has no metadata");
+    const { managedFields, ...metadata } = next.metadata;
+    const object = { ...next, metadata: { ...metadata, resourceVersion: metadata.resourceVersion ?? current.metadata.resourceVersion! } } as KubeObject;
+    patched = await admitted(r, options, "UPDATE", current, ref.name, (dry) => r.store.update(object, asDryRun(options, dry)), (m) => r.store.update(m, options));
+    keepRequestedEntries(r, options, patched, managedFields);
+  } else if (type === "strategic") {
     const next = applyStrategicPatch(current, patch, schemaOf(r.resource)) as unknown as KubeObject;
     dropUnknown(r, next as unknown as Record<string, unknown>);
     // The patch applies to the object read just now: the store is synchronous, so nothing wrote in between.
@@ -399,6 +412,18 @@ function currentOrUndefined(r: ResourceRequest): KubeObject | undefined {
     if (isNotFound(error)) return undefined;
     throw error;
   }
+}
+
+/** True when a patch writes `metadata.managedFields`. */
+function writesManagedFields(type: "merge" | "json" | "strategic", patch: unknown): boolean {
+  if (type === "json") return Array.isArray(patch) && patch.some((op) => isRecord(op) && typeof op.path === "string" && op.path.startsWith("/metadata/managedFields"));
+  return isRecord(patch) && isRecord(patch.metadata) && Object.hasOwn(patch.metadata, "managedFields");
+}
+
+/** Entries a write's client set in `metadata.managedFields` (see `requestedEntries`) replace the object's. */
+function keepRequestedEntries(r: ResourceRequest, options: WriteOptions, written: KubeObject, managedFields: unknown): void {
+  const entries = options.dryRun === true ? undefined : requestedEntries(managedFields, r.managed.now());
+  if (entries !== undefined) r.managed.set(written, entries);
 }
 
 /** After a write through the server: field ownership for its manager, and a kick for the collector. */

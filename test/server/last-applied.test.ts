@@ -72,6 +72,31 @@ test("without the annotation, kubectl's apply conflicts as any manager's does, a
   }
 });
 
+test("a client may write managedFields: a JSON patch or an update replaces the entries, one empty entry clears them", async () => {
+  const t = await testServer();
+  try {
+    await createdClientSide(t, { a: "1" });
+    const entry = (manager: string, fields: unknown) => ({ manager, operation: "Apply", apiVersion: "v1", time: "2026-01-01T00:00:00Z", fieldsType: "FieldsV1", fieldsV1: fields });
+    const moved = [entry("kubectl", { "f:data": { "f:a": {} }, "f:metadata": { "f:annotations": { [`f:${annotation}`]: {} } } })];
+    const patched = await request(t.server, "PATCH", `${path}?fieldManager=kubectl`, { body: [{ op: "replace", path: "/metadata/managedFields", value: moved }], contentType: "application/json-patch+json" });
+    assert.equal(patched.status, 200, patched.text);
+    assert.deepEqual(patched.json.metadata.managedFields, moved);
+    assert.deepEqual((await request(t.server, "GET", path)).json.metadata.managedFields, moved);
+    // An update that also changes a field: its manager's Update entry is recorded on top of the entries it wrote.
+    const current = (await request(t.server, "GET", path)).json;
+    const updated = await request(t.server, "PUT", `${path}?fieldManager=editor`, { body: { ...current, data: { a: "2" }, metadata: { ...current.metadata, managedFields: [entry("other", { "f:data": { "f:a": {} } })] } } });
+    assert.equal(updated.status, 200, updated.text);
+    assert.deepEqual(updated.json.metadata.managedFields.map((e: any) => [e.manager, e.operation]), [["editor", "Update"]], "the field changed hands to the writer");
+    const cleared = await request(t.server, "PATCH", path, { body: { metadata: { managedFields: [{}] } }, contentType: "application/merge-patch+json" });
+    assert.equal(cleared.status, 200, cleared.text);
+    assert.equal(cleared.json.metadata.managedFields, undefined);
+    const kept = await request(t.server, "PATCH", `${path}?fieldManager=x`, { body: { metadata: { managedFields: [{ manager: 1 }] } }, contentType: "application/merge-patch+json" });
+    assert.equal(kept.status, 200, "managedFields that do not decode are ignored, as on a real server");
+  } finally {
+    await t.close();
+  }
+});
+
 test("kubectl 1.35: apply, then apply --server-side of a changed manifest, then apply again, with no conflict", async () => {
   const t = await testServer();
   try {
@@ -85,7 +110,13 @@ test("kubectl 1.35: apply, then apply --server-side of a changed manifest, then 
     manifest("one");
     await run(["apply", "-f", file]);
     manifest("two");
-    assert.match(await run(["apply", "--server-side", "-f", file]), /serverside-applied/);
+    const upgraded = await kubectl(t, ["apply", "--server-side", "-f", file]);
+    assert.equal(upgraded.code, 0, upgraded.stderr);
+    assert.match(upgraded.stdout, /serverside-applied/);
+    // kubectl then moves the client-side entry's fields to its own with a JSON patch of managedFields.
+    assert.doesNotMatch(upgraded.stderr, /rejected managed fields migration/);
+    const managers = parseYaml(await run(["get", "configmap", "app", "-o", "yaml", "--show-managed-fields"])).metadata.managedFields.map((e: any) => e.manager);
+    assert.ok(!managers.includes("kubectl-client-side-apply"), managers.join(" "));
     const cm = parseYaml(await run(["get", "configmap", "app", "-o", "yaml"]));
     assert.equal(cm.data.mode, "two");
     assert.deepEqual(JSON.parse(cm.metadata.annotations[annotation]).data, { keep: "x", mode: "two" });
