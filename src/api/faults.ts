@@ -20,11 +20,16 @@ export type ServerFaultKind = (typeof serverFaultKinds)[number];
 export const failCodes = [409, 429, 500, 504] as const;
 export type FailCode = (typeof failCodes)[number];
 
-/** One parameter of a fault kind. Every parameter is an integer; `oneOf`, when given, narrows it to a list. */
-export interface FaultParam {
+/** One parameter of a fault kind: an integer (`oneOf`, when given, narrows it to a list) or a short string. */
+export type FaultParam = IntegerFaultParam | StringFaultParam;
+
+interface FaultParamBase {
   /** The field that carries it, in a planned fault and in a server fault spec. */
   readonly name: string;
   readonly doc: string;
+}
+
+export interface IntegerFaultParam extends FaultParamBase {
   readonly type: "integer";
   /** The value a fault that leaves the field out gets. */
   readonly default: number;
@@ -33,8 +38,15 @@ export interface FaultParam {
   readonly oneOf?: readonly number[];
 }
 
+export interface StringFaultParam extends FaultParamBase {
+  readonly type: "string";
+  /** The value a fault that leaves the field out gets. */
+  readonly default: string;
+  readonly maxLength: number;
+}
+
 /** How many matching requests a server fault hits before it is spent (a simulator fault is armed for one request). */
-export const faultCountParam: FaultParam = {
+export const faultCountParam: IntegerFaultParam = {
   name: "count",
   doc: "requests a server fault hits before it is spent; close-watch and delay-watch, which act at once, hit every matching open watch when it is left out",
   type: "integer",
@@ -53,6 +65,13 @@ export const faultParams: { readonly [K in BuiltinFaultKind]: readonly FaultPara
       default: 0,
       min: 0,
       max: Number.MAX_SAFE_INTEGER,
+    },
+    {
+      name: "relistKind",
+      doc: "per-kind time travel: only the first watch-cache read of this kind (a kind name, as `Shard`) is served at relistAtRevision, the other kinds read fresh (empty: the first read of any kind)",
+      type: "string",
+      default: "",
+      maxLength: 253,
     },
   ],
   pause: [{ name: "durationMs", doc: "how long the actor takes no step", type: "integer", default: 1000, min: 0, max: 86_400_000 }],
@@ -96,8 +115,19 @@ export function faultParam(kind: BuiltinFaultKind, name: string): FaultParam {
   return param;
 }
 
+/** The integer parameter `name` of `kind`; asking for one it does not have, or a string one, is a programmer error. */
+export function faultIntegerParam(kind: BuiltinFaultKind, name: string): IntegerFaultParam {
+  const param = faultParam(kind, name);
+  assert(param.type === "integer", `fault parameter ${kind}.${name} is an integer`);
+  return param;
+}
+
 /** The field error for `value` as the parameter `param` at `field`, or undefined when the value fits. */
 export function faultParamError(param: FaultParam, value: unknown, field: string): FieldError | undefined {
+  if (param.type === "string") {
+    if (typeof value === "string" && value.length <= param.maxLength) return undefined;
+    return { field, type: "FieldValueInvalid", message: `Invalid value: must be a string of at most ${param.maxLength} characters` };
+  }
   if (param.oneOf !== undefined) {
     if (param.oneOf.includes(value as number)) return undefined;
     return { field, type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(value)}: supported values: ${param.oneOf.join(", ")}` };

@@ -4,7 +4,7 @@
 // `count` times, in arrival order: no randomness, so a drill that arms the same faults sees the same behaviour.
 import { badRequest, invalid, tooManyRequests } from "../api/errors.ts";
 import type { ApiError, FieldError } from "../api/errors.ts";
-import { faultCountParam, faultParam, faultParamError, faultParamErrors, faultParams, injectedRequestError, isServerFaultKind, serverFaultKinds } from "../api/faults.ts";
+import { faultCountParam, faultIntegerParam, faultParamError, faultParamErrors, faultParams, injectedRequestError, isServerFaultKind, serverFaultKinds } from "../api/faults.ts";
 import type { FailCode, ServerFaultKind } from "../api/faults.ts";
 import { isRecord } from "../api/json.ts";
 
@@ -148,11 +148,11 @@ export class FaultTable {
   onRequest(t: RequestTarget, cachedRead: boolean): RequestFaults {
     if (this.#armed.length === 0) return {};
     const fail = this.#take("fail-request", t, () => true);
-    if (fail !== undefined) throw failure(fail.code ?? faultParam("fail-request", "code").default, t);
+    if (fail !== undefined) throw failure(fail.code ?? faultIntegerParam("fail-request", "code").default, t);
     const out: RequestFaults = {};
     if (cachedRead) {
       const stale = this.#take("stale-read", t, (f) => f.verb !== undefined || t.verb === "list" || t.verb === "watch");
-      if (stale !== undefined) out.lagRevisions = stale.lagRevisions ?? faultParam("stale-read", "lagRevisions").default;
+      if (stale !== undefined) out.lagRevisions = stale.lagRevisions ?? faultIntegerParam("stale-read", "lagRevisions").default;
     }
     if (t.verb !== "watch" && this.#take("lost-response", t, () => true) !== undefined) out.loseResponse = true;
     return out;

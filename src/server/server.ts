@@ -18,7 +18,7 @@ import { convertedResource } from "./conversion.ts";
 import type { Store } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
 import { ManagedFields } from "./apply.ts";
-import { faultParam } from "../api/faults.ts";
+import { faultIntegerParam } from "../api/faults.ts";
 import { FaultTable, parseFaultSpecs } from "./faults.ts";
 import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
 import { GcLoop } from "./gc-loop.ts";
@@ -330,7 +330,7 @@ class ApiServer {
       for (const watch of [...this.#watches]) {
         if (hit >= (fault.count ?? Number.MAX_SAFE_INTEGER) || watch.closed || !FaultTable.concerns(fault, watch.target)) continue;
         if (fault.kind === "close-watch") watch.close();
-        else watch.delay(fault.delayMs ?? faultParam("delay-watch", "delayMs").default);
+        else watch.delay(fault.delayMs ?? faultIntegerParam("delay-watch", "delayMs").default);
         hit++;
       }
       fault.hits = hit;

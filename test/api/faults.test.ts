@@ -8,6 +8,7 @@ import {
   failCodes,
   faultCountParam,
   faultDrawDefaults,
+  faultIntegerParam,
   faultParam,
   faultParamErrors,
   faultParams,
@@ -17,8 +18,8 @@ import {
 } from "../../src/api/faults.ts";
 import type { BuiltinFaultKind } from "../../src/api/faults.ts";
 
-const kindTable: ReadonlyArray<{ kind: BuiltinFaultKind; params: Record<string, number>; onServer: boolean }> = [
-  { kind: "crash", params: { relistAtRevision: 0 }, onServer: false },
+const kindTable: ReadonlyArray<{ kind: BuiltinFaultKind; params: Record<string, number | string>; onServer: boolean }> = [
+  { kind: "crash", params: { relistAtRevision: 0, relistKind: "" }, onServer: false },
   { kind: "pause", params: { durationMs: 1000 }, onServer: false },
   { kind: "stale-read", params: { lagRevisions: 1 }, onServer: true },
   { kind: "delay-watch", params: { delayMs: 1000 }, onServer: true },
@@ -41,6 +42,7 @@ test("every built-in kind has its parameters and defaults, and the server applie
 
 test("asking for a parameter a kind does not have is a programmer error", () => {
   assert.throws(() => faultParam("crash", "durationMs"), /fault kind crash has a parameter durationMs/);
+  assert.throws(() => faultIntegerParam("crash", "relistKind"), /fault parameter crash.relistKind is an integer/);
 });
 
 test("the default draw ranges of a budget lie inside the parameters' bounds", () => {
@@ -63,6 +65,8 @@ const invalidTable: ReadonlyArray<{ kind: BuiltinFaultKind; fault: Record<string
   { kind: "delay-watch", fault: { delayMs: 600_001 }, field: "f.delayMs", type: "FieldValueInvalid", message: "Invalid value: must be an integer from 0 to 600000" },
   { kind: "fail-request", fault: { code: 418 }, field: "f.code", type: "FieldValueNotSupported", message: "Unsupported value: 418: supported values: 409, 429, 500, 504" },
   { kind: "fail-request", fault: { code: "500" }, field: "f.code", type: "FieldValueNotSupported", message: 'Unsupported value: "500": supported values: 409, 429, 500, 504' },
+  { kind: "crash", fault: { relistKind: 3 }, field: "f.relistKind", type: "FieldValueInvalid", message: "Invalid value: must be a string of at most 253 characters" },
+  { kind: "crash", fault: { relistKind: "x".repeat(254) }, field: "f.relistKind", type: "FieldValueInvalid", message: "Invalid value: must be a string of at most 253 characters" },
 ];
 
 test("each bad parameter is an error that names the field and says what was expected", () => {
