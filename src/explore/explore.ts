@@ -6,8 +6,9 @@ import { availableParallelism, totalmem } from "node:os";
 import { fifoStrategy } from "../sim/strategy.ts";
 import { findingKey, isFinding, type Verdict } from "../check/verdict.ts";
 import type { PropertyCounter } from "../check/properties.ts";
-import type { PlannedFault } from "../sim/types.ts";
-import { crashableActors, faultableActors, faultPointsOf, systematicKinds, planRun, plannedRunCount, type FaultPoint, type PlanContext, type PlannedRun, type StrategyName } from "./plan.ts";
+import type { FaultKind, PlannedFault, WorldView } from "../sim/types.ts";
+import { crashableActors, faultableActors, faultPointsOf, systematicKinds, planRun, plannedRunCount, type DeclaredPlace, type FaultPoint, type PlanContext, type PlannedRun, type StrategyName } from "./plan.ts";
+import type { TraceRecord } from "../sim/trace.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
@@ -91,24 +92,64 @@ export async function referencePlan(
   options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed"> & { first?: boolean },
 ): Promise<{ points: FaultPoint[]; references: RunSummary[] }> {
   const workloads = options.workload !== undefined ? [options.workload] : Object.keys(scenario.workloads);
-  const points: FaultPoint[] = [];
+  const perWorkload: FaultPoint[][] = [];
   const references: RunSummary[] = [];
   for (const [i, workload] of workloads.entries()) {
     const spec = { variant: options.variant, workload, params: options.params, seed: options.seed };
     const budget = faultBudgetOf(scenario, spec);
     const kinds = new Set(Object.entries(budget?.counts ?? {}).filter(([, count]) => count > 0).map(([kind]) => kind));
+    const declaredKinds = (scenario.faultKinds ?? []).filter((kind) => kinds.has(kind.name));
     // A reference run costs a whole run with a full trace: only worth it when the budget allows a kind to plan.
-    if (!systematicKinds.some((kind) => kinds.has(kind))) continue;
-    const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full" });
+    if (!systematicKinds.some((kind) => kinds.has(kind)) && declaredKinds.length === 0) continue;
+    const faultable = faultableActors(scenario, spec);
+    const declared = new DeclaredPlaces(declaredKinds, faultable);
+    const observe = declaredKinds.length === 0 ? {} : { observe: (record: TraceRecord, view: WorldView) => declared.observe(record, view) };
+    const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full", ...observe });
     const planned: PlannedRun = { index: i - workloads.length, strategy: "reference", spec: { ...spec, strategy: fifoStrategy() } };
     if (isFinding(reference.verdict)) {
       references.push(summarize(planned.index, planned, reference));
       // With --first, the first failing reference is the answer: the other workloads need not be planned.
       if (options.first === true) break;
     }
-    points.push(...faultPointsOf({ workload, trace: reference.trace, crashable: crashableActors(scenario, spec), faultable: faultableActors(scenario, spec), kinds }));
+    perWorkload.push(faultPointsOf({ workload, trace: reference.trace, crashable: crashableActors(scenario, spec), faultable, kinds, declared: declared.places }));
   }
-  return { points, references };
+  return { points: declaredFirst(perWorkload), references };
+}
+
+/** Collects the places of a reference run where its scenario's declared fault kinds can act (see `DeclaredPlace`). */
+class DeclaredPlaces {
+  readonly places: DeclaredPlace[] = [];
+  /** `actor cell` pairs already touched. */
+  private readonly touched = new Set<string>();
+
+  constructor(
+    private readonly kinds: readonly FaultKind[],
+    private readonly faultable: ReadonlySet<string>,
+  ) {}
+
+  observe(record: TraceRecord, view: WorldView): void {
+    if (record.kind !== "external" || record.external === undefined || !this.faultable.has(record.actor)) return;
+    const key = `${record.actor} ${record.external}`;
+    if (this.touched.has(key)) return;
+    this.touched.add(key);
+    const label = `${record.actor} ${record.access ?? "touch"} ${record.external}`;
+    for (const kind of this.kinds) {
+      for (const target of [...kind.targets(view)].sort()) this.places.push({ atStep: record.step + 1, kind: kind.name, target, label });
+    }
+  }
+}
+
+/**
+ * One plan from the points of each workload: the declared-kind points of every workload first, taken in turn (the
+ * first of each workload, then the second of each, ...) so that no workload's waits for all of another's, then
+ * every other point in workload order, as planned.
+ */
+function declaredFirst(perWorkload: readonly FaultPoint[][]): FaultPoint[] {
+  const declared = perWorkload.map((points) => points.filter((p) => p.pointClass === "declared"));
+  const points: FaultPoint[] = [];
+  for (let i = 0; declared.some((d) => i < d.length); i++) for (const d of declared) if (i < d.length) points.push(d[i]!);
+  for (const own of perWorkload) points.push(...own.filter((p) => p.pointClass !== "declared"));
+  return points;
 }
 
 export async function explore(scenario: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {

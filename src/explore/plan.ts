@@ -1,5 +1,6 @@
 // Which run is which: every run of an exploration is a pure function of (scenario, options, run index),
 // so any number of workers or shards gives the same results.
+import { assert } from "../api/assert.ts";
 import { Rng } from "../sim/rng.ts";
 import { fifoStrategy, pctStrategy, randomStrategy, type Strategy } from "../sim/strategy.ts";
 import type { PlannedFault } from "../sim/types.ts";
@@ -80,12 +81,18 @@ export function planRun(ctx: PlanContext, index: number): PlannedRun {
 }
 
 /**
- * The systematic point classes, likeliest to find lost work first; within a class, trace order. A kill mid-work
- * is what loses work most often, so crashes come first, then the restart that relists from a lagging cache (time
- * travel), then writes whose outcome the controller cannot know (lost responses, failures), then stale and late
- * reads, stalls, closed watches, and last failed reads (which most clients retry at once).
+ * The systematic point classes, likeliest to find lost work first; within a class, trace order. The faults a
+ * scenario declares for its own outside systems come first (their author declared them because the system meets
+ * them; they are few: see `declaredPlacesOf`). A kill mid-work is what loses work most often, so crashes come
+ * next, then the restart that relists from a lagging cache (time travel), then writes whose outcome the
+ * controller cannot know (lost responses, failures), then stale and late reads, stalls, closed watches, and failed
+ * reads (which most clients retry at once). Last, the restart whose relist of one kind is served from before an
+ * earlier write while the other kinds list fresh (per-kind time travel): planned for each pair of a write and a
+ * kind the crashed actor lists, so the most numerous class, kept last so that it adds to the plan without moving
+ * any point planned before it.
  */
 export const pointClasses = [
+  "declared",
   "crash",
   "crash-time-travel",
   "lost-response",
@@ -96,6 +103,7 @@ export const pointClasses = [
   "close-watch",
   "delay-watch",
   "fail-read",
+  "crash-kind-time-travel",
 ] as const;
 export type PointClass = (typeof pointClasses)[number];
 
@@ -121,6 +129,24 @@ export interface FaultPointsOptions {
   faultable: ReadonlySet<string>;
   /** The kinds the scenario's budget allows. */
   kinds: ReadonlySet<string>;
+  /** Where the reference run reached the scenario's own fault kinds (see `DeclaredPlace`). Default none. */
+  declared?: readonly DeclaredPlace[];
+}
+
+/**
+ * A place of a scenario-declared fault kind: right after an actor (not the workload) first touches an external
+ * cell, with a target the kind offered there. A declared kind acts on the outside state a scenario models (a
+ * registry, a host): where an actor meets that state is where such a fault can matter, as a request is where a
+ * failed request can. Only the first touch of each cell by each actor is a place, which keeps the class small
+ * (image-refresh: about a dozen places per workload) while every outside system an actor uses gets its fault.
+ */
+export interface DeclaredPlace {
+  /** The step the fault is injected before: the one after the touch. */
+  atStep: number;
+  kind: string;
+  target: string;
+  /** The touch, for the point's label: `kubelet-n1 read registry`. */
+  label: string;
 }
 
 /**
@@ -136,6 +162,7 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
   const { workload, trace, crashable, faultable, kinds } = options;
   const found: Array<{ cls: PointClass; point: FaultPoint }> = [];
   const add = (cls: PointClass, fault: PlannedFault, label: string) => found.push({ cls, point: { workload, fault, label, pointClass: cls } });
+  for (const place of options.declared ?? []) add("declared", { atStep: place.atStep, kind: place.kind, target: place.target }, `${place.kind} ${place.target} after ${place.label}`);
   const responses = new Map<number, TraceRecord>();
   for (const record of trace) if (record.kind === "response" && record.requestSeq !== undefined) responses.set(record.requestSeq, record);
   const watchesClosed = new Set<string>();
@@ -178,6 +205,9 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
       }
     }
   }
+  if (kinds.has("crash") && kinds.has("stale-read")) {
+    for (const { fault, label } of kindTimeTravelPoints(trace, crashable)) add("crash-kind-time-travel", fault, label);
+  }
   const rank = (cls: PointClass) => pointClasses.indexOf(cls);
   const ordered = found.map((f, i) => ({ ...f, i })).sort((a, b) => rank(a.cls) - rank(b.cls) || a.i - b.i);
   const seen = new Set<string>();
@@ -189,6 +219,50 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
     points.push(point);
   }
   return points;
+}
+
+/**
+ * Per-kind time travel: for each applied write W of kind K (by any actor, the workload included) and each crashable
+ * actor A that reads K from the watch cache, A is killed right after its first write at or after W (applied,
+ * response pending), and its restart's first cached read of K is served at the revision before W while every other
+ * kind reads fresh: the cut a restarted controller sees when the API server that answers its K list has a watch
+ * cache behind the one that answers the others (one cache per resource; one per server behind a load balancer).
+ * Cheapest first: the fewest revisions behind the crash, then trace order.
+ */
+function kindTimeTravelPoints(trace: readonly TraceRecord[], crashable: ReadonlySet<string>): Array<{ fault: PlannedFault; label: string; lag: number }> {
+  const cachedKinds = new Map<string, Set<string>>();
+  const writesOf = new Map<string, TraceRecord[]>();
+  const writes: TraceRecord[] = [];
+  for (const record of trace) {
+    if (record.kind !== "request" || record.object === undefined) continue;
+    if (record.cached === true && crashable.has(record.actor)) {
+      const set = cachedKinds.get(record.actor) ?? new Set<string>();
+      set.add(record.object.kind);
+      cachedKinds.set(record.actor, set);
+    }
+    if (record.access !== "write" || record.revisionAfter <= record.revisionBefore) continue;
+    writes.push(record);
+    if (!crashable.has(record.actor)) continue;
+    const own = writesOf.get(record.actor) ?? [];
+    own.push(record);
+    writesOf.set(record.actor, own);
+  }
+  const points: Array<{ fault: PlannedFault; label: string; lag: number }> = [];
+  for (const write of writes) {
+    const kind = write.object!.kind;
+    for (const [actor, listed] of [...cachedKinds.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (!listed.has(kind)) continue;
+      const crashAfter = writesOf.get(actor)?.find((own) => own.step >= write.step);
+      if (crashAfter === undefined) continue;
+      const revision = write.revisionBefore;
+      const by = write.actor === actor ? "its own" : `${write.actor}'s`;
+      const label = `crash ${actor} after ${crashAfter.label}, its restart's first ${kind} list served at revision ${revision}, before ${by} ${write.label} (per-kind time travel)`;
+      const fault: PlannedFault = { atStep: crashAfter.step + 1, kind: "crash", target: actor, relistAtRevision: revision, relistKind: kind };
+      points.push({ fault, label, lag: crashAfter.revisionAfter - revision });
+    }
+  }
+  assert(points.every((p) => p.lag > 0), "a per-kind time travel hides at least one write");
+  return points.map((p, i) => ({ ...p, i })).sort((a, b) => a.lag - b.lag || a.i - b.i);
 }
 
 export function crashableActors(scenario: Scenario, ctx: { variant: string; workload: string; params: Params }): Set<string> {

@@ -37,6 +37,8 @@ export interface RunSpec {
    * with no step ready at the horizon counts as settled.
    */
   semantics?: number;
+  /** Called after each step with its record and the world after it (the planner reads a reference run with it). */
+  observe?: (record: TraceRecord, view: WorldView) => void;
 }
 
 /** The semantics version fresh runs use; replay files record it (see `replayFormatVersion`). */
@@ -226,7 +228,9 @@ async function runPhases({ scenario, spec, sim, monitor, progress, epochMs, sema
   const elapsed = () => sim.clock.now() - epochMs;
   const settledNow = (): boolean => progress.workloadDone && sim.clock.now() - progress.lastChangeMs >= settleWindowMs;
   let healing = false;
+  const observe = spec.observe;
   const onStep = (record: TraceRecord, view: WorldView): "stop" | void => {
+    observe?.(record, view);
     const last = lastStepOf(sim.store, record);
     // A deadline counted from a mark that this step went past is judged on the world before the step.
     const late = monitor.checkMarkedDeadlines(view, record.timeMs, last);

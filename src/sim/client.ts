@@ -137,9 +137,9 @@ export class SimClient implements Client {
   }
 
   /** The revision a `resourceVersion: "0"` read is served at: the latest, or older under a stale-read fault. */
-  private cachedRevision(): number {
+  private cachedRevision(kind: string): number {
     const store = this.kernel.store;
-    const { lagRevisions, atRevision } = this.kernel.takeStale(this.state);
+    const { lagRevisions, atRevision } = this.kernel.takeStale(this.state, kind);
     const floor = Math.max(store.compactedRevision, 0);
     if (atRevision !== undefined) return Math.max(floor, Math.min(atRevision, store.revision));
     if (lagRevisions === undefined) return store.revision;
@@ -172,7 +172,7 @@ export class SimClient implements Client {
         if (resourceVersion !== undefined && resourceVersion !== "" && !cached) {
           throw badRequest(`list at resourceVersion ${resourceVersion} is not supported by the simulator`);
         }
-        if (cached) request.revision = this.cachedRevision();
+        if (cached) request.revision = this.cachedRevision(options.kind);
         return this.kernel.store.list(request);
       },
     });
@@ -269,7 +269,7 @@ export class SimClient implements Client {
     let fromRevision: number;
     if (resourceVersion === undefined || resourceVersion === "" || resourceVersion === "0") {
       // A real server starts such a watch with the current objects as synthetic ADDED events.
-      fromRevision = resourceVersion === "0" ? this.cachedRevision() : store.revision;
+      fromRevision = resourceVersion === "0" ? this.cachedRevision(options.kind) : store.revision;
       const initial = storeListOptions(options);
       initial.revision = fromRevision;
       for (const object of store.list(initial).items) {

@@ -2,7 +2,7 @@
 // A fault whose target no longer fits (an actor already down, a closed watch) is skipped, never an error:
 // shrinking removes faults and choices freely and every such plan must still be a valid run.
 import { assert } from "../api/assert.ts";
-import { builtinFaultKinds, faultDrawDefaults, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
+import { builtinFaultKinds, faultDrawDefaults, faultIntegerParam, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
 import type { Kernel, ActorState } from "./kernel.ts";
 import type { Rng } from "./rng.ts";
 import type { FaultBudget, FaultKind, FaultTarget, PlannedFault, WorldView } from "./types.ts";
@@ -37,7 +37,9 @@ export function applyFault({ kernel, custom, target, fault }: ApplyFaultOptions)
   switch (fault.kind) {
     case "crash": {
       const relistAtRevision = numberParam(fault, "relistAtRevision");
-      return { actor, result: kernel.crash(state, relistAtRevision > 0 ? { relistAtRevision } : {}) };
+      if (relistAtRevision === 0) return { actor, result: kernel.crash(state, {}) };
+      const relistKind = stringParam(fault, "relistKind");
+      return { actor, result: kernel.crash(state, relistKind === "" ? { relistAtRevision } : { relistAtRevision, relistKind }) };
     }
     case "pause":
       return { actor, result: kernel.pause(state, numberParam(fault, "durationMs")) };
@@ -72,12 +74,24 @@ function applyWatchFault(kernel: Kernel, fault: PlannedFault): Applied {
  */
 function numberParam(fault: PlannedFault, name: string): number {
   assert(isBuiltinFaultKind(fault.kind), "a built-in fault's parameter belongs to a built-in kind");
-  const param = faultParam(fault.kind, name);
+  const param = faultIntegerParam(fault.kind, name);
   const value = fault[name];
   if (value === undefined) return param.default;
   const error = faultParamError(param, value, name);
   assert(error === undefined, `fault ${fault.kind} ${name} fits the fault model: ${error?.message ?? ""}`);
   return value as number;
+}
+
+/** A string parameter of a built-in fault, as `numberParam`. */
+function stringParam(fault: PlannedFault, name: string): string {
+  assert(isBuiltinFaultKind(fault.kind), "a built-in fault's parameter belongs to a built-in kind");
+  const param = faultParam(fault.kind, name);
+  assert(param.type === "string", `fault parameter ${fault.kind}.${name} is a string`);
+  const value = fault[name];
+  if (value === undefined) return param.default;
+  const error = faultParamError(param, value, name);
+  assert(error === undefined, `fault ${fault.kind} ${name} fits the fault model: ${error?.message ?? ""}`);
+  return value as string;
 }
 
 /** The valid targets of a kind now, sorted so that draws do not depend on insertion order. */

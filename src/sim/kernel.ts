@@ -49,11 +49,18 @@ export interface Armed {
   staleLagRevisions?: number;
   /** Serve the next cached read at this revision (time travel after a restart). */
   staleAtRevision?: number;
+  /** Only a cached read of this kind takes `staleAtRevision` (per-kind time travel); other kinds read fresh. */
+  staleKind?: string;
 }
 
 export interface CrashOptions {
   /** Time travel: the restarted incarnation's first cached read is served at this older revision. */
   relistAtRevision?: number;
+  /**
+   * Per-kind time travel: only the first cached read of this kind is served at `relistAtRevision` (kube-apiserver
+   * keeps one watch cache per resource, each at its own revision); the other kinds read fresh.
+   */
+  relistKind?: string;
 }
 
 /** What one incarnation holds in the simulation: a crash or exit drops it whole, and the next starts empty. */
@@ -328,7 +335,9 @@ export class Kernel {
     if (options.relistAtRevision === undefined) return `crashed, restart in ${delayMs}ms`;
     // Armed faults survive the restart (a crash clears them first): the new incarnation's first cached read.
     record.held.armed.staleAtRevision = options.relistAtRevision;
-    return `crashed, restart in ${delayMs}ms, first cached read at revision ${options.relistAtRevision}`;
+    if (options.relistKind === undefined) return `crashed, restart in ${delayMs}ms, first cached read at revision ${options.relistAtRevision}`;
+    record.held.armed.staleKind = options.relistKind;
+    return `crashed, restart in ${delayMs}ms, first cached read of ${options.relistKind} at revision ${options.relistAtRevision}`;
   }
 
   /** The actor's code exited on purpose: everything of the incarnation vanishes as in a crash, then it restarts. */
@@ -410,14 +419,19 @@ export class Kernel {
     return lose;
   }
 
-  /** Takes the staleness armed for `state`'s next cached read: a lag behind the latest, or a revision. */
-  takeStale(state: ActorState): { lagRevisions?: number; atRevision?: number } {
+  /**
+   * Takes the staleness armed for `state`'s next cached read of `kind`: a lag behind the latest, or a revision. A
+   * revision armed for another kind stays armed for that kind's first cached read.
+   */
+  takeStale(state: ActorState, kind: string): { lagRevisions?: number; atRevision?: number } {
     const armed = (state as ActorRecord).held.armed;
     const stale: { lagRevisions?: number; atRevision?: number } = {};
     if (armed.staleLagRevisions !== undefined) stale.lagRevisions = armed.staleLagRevisions;
-    if (armed.staleAtRevision !== undefined) stale.atRevision = armed.staleAtRevision;
     delete armed.staleLagRevisions;
+    if (armed.staleKind !== undefined && armed.staleKind !== kind) return stale;
+    if (armed.staleAtRevision !== undefined) stale.atRevision = armed.staleAtRevision;
     delete armed.staleAtRevision;
+    delete armed.staleKind;
     return stale;
   }
 
