@@ -24,6 +24,7 @@ const zooCases: Readonly<Record<string, string>> = {
   "generation-filter": "silent-divergence:configmap tier == widget tier",
   "map-drops-namespace": "silent-divergence:widget status.level == settings data.level",
   "observed-generation-early": "silent-divergence:configmap size == spec.size",
+  "recreated-parent": "safety-violation:a child of a live Shard is never deleted",
   "resync-off-drift": "silent-divergence:configmap data == spec.settings",
   "scale-down-wrong-member": "safety-violation:members 0..spec.members-1 are never removed",
   "selector-overlap": "safety-violation:a member below its pool's spec.members is never deleted",

@@ -279,3 +279,38 @@ test("a later run may plan a fault at the step where the previous run stopped", 
   assert.equal(crash.step, first.steps);
   assert.match(crash.result, /^crashed/);
 });
+
+test("a per-kind time travel serves only that kind's first cached read at the old revision after the restart; the other kinds and later reads are fresh", async () => {
+  const revisionsOf = async (fault: Record<string, string | number>) => {
+    const s = sim();
+    s.store.create({ apiVersion: "v1", kind: "Secret", metadata: { namespace: "ns", name: "s" }, data: {} });
+    const before = s.store.revision;
+    s.store.update({ ...counter(1), metadata: { namespace: "ns", name: "counter" } });
+    s.store.update({ apiVersion: "v1", kind: "Secret", metadata: { namespace: "ns", name: "s" }, data: { k: "dg==" } });
+    const seen: string[] = [];
+    s.addActor(
+      defineActor({
+        name: "reader",
+        async start(ctx) {
+          if (ctx.incarnation === 0) {
+            await ctx.clock.sleep(10);
+            return;
+          }
+          // The restarted incarnation reads Secrets first, then ConfigMaps twice, from the watch cache.
+          for (const kind of ["Secret", "ConfigMap", "ConfigMap"]) {
+            const list = await ctx.client.list({ apiVersion: "v1", kind, namespace: "ns", resourceVersion: "0" });
+            seen.push(`${kind}@${list.metadata.resourceVersion}`);
+          }
+        },
+      }),
+    );
+    await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "crash", target: "reader", relistAtRevision: before, ...fault }] });
+    return { seen, before, latest: s.store.revision };
+  };
+  const perKind = await revisionsOf({ relistKind: "ConfigMap" });
+  assert.deepEqual(perKind.seen, [`Secret@${perKind.latest}`, `ConfigMap@${perKind.before}`, `ConfigMap@${perKind.latest}`]);
+  // Without a kind, the first cached read of any kind travels (the Secret list here): the time travel of every run
+  // planned before per-kind time travel existed, unchanged.
+  const anyKind = await revisionsOf({});
+  assert.deepEqual(anyKind.seen, [`Secret@${anyKind.before}`, `ConfigMap@${anyKind.latest}`, `ConfigMap@${anyKind.latest}`]);
+});
