@@ -1,6 +1,8 @@
 // Which systematic point classes find bugs: for every buggy variant of the bundled examples and the zoo, each
 // point class's points are run (up to a cap per class) and counted as finding the bug or not. This is the
-// measurement behind the order of `pointClasses` (src/explore/plan.ts): likeliest to find first.
+// measurement behind the order of `pointClasses` (src/explore/plan.ts): likeliest to find first. Per buggy variant,
+// the first point in plan order that finds the bug (among those run), its class, and the mix run that covers it
+// (the mix strategy gives point p to run 2p, so it is the (2p+1)-th run after the reference runs).
 // Runnable alone: `node --conditions=settle-source --import tsx bench/points.ts`.
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
@@ -21,6 +23,7 @@ export async function benchPoints(): Promise<Record<string, string | number>> {
   for (const cls of pointClasses) found.set(cls, { points: 0, finding: 0, scenarios: new Set(), first: 0 });
   let scenarios = 0;
   let withoutFault = 0;
+  const perVariant: Record<string, string> = {};
   for (const dir of dirs) {
     const scenario = await loadScenario(resolveScenarioPath(dir));
     for (const [variant, info] of Object.entries(scenario.variants)) {
@@ -34,7 +37,8 @@ export async function benchPoints(): Promise<Record<string, string | number>> {
       scenarios++;
       const ran = new Map<PointClass, number>();
       let firstClass: PointClass | undefined;
-      for (const point of points) {
+      let firstPoint = -1;
+      for (const [index, point] of points.entries()) {
         const cls = point.pointClass;
         const count = ran.get(cls) ?? 0;
         if (count >= perClassMax) continue;
@@ -45,9 +49,14 @@ export async function benchPoints(): Promise<Record<string, string | number>> {
         if (!isFinding(outcome.verdict)) continue;
         entry.finding++;
         entry.scenarios.add(`${scenario.name}/${variant}`);
-        firstClass ??= cls;
+        if (firstClass === undefined) {
+          firstClass = cls;
+          firstPoint = index;
+        }
       }
       if (firstClass !== undefined) found.get(firstClass)!.first++;
+      const where = firstClass === undefined ? "no point run finds it" : `${firstClass}, point ${firstPoint + 1} of ${points.length}, mix run ${2 * firstPoint + 1}`;
+      perVariant[`${scenario.name}/${variant}: first finding point (class, point, mix run)`] = where;
     }
   }
   const figures: Record<string, string | number> = {
@@ -59,7 +68,7 @@ export async function benchPoints(): Promise<Record<string, string | number>> {
     const e = found.get(cls)!;
     figures[`${cls}: variants found / first class to find / points finding / points run`] = `${e.scenarios.size} / ${e.first} / ${e.finding} / ${e.points}`;
   }
-  return figures;
+  return { ...figures, ...perVariant };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) console.log(await benchPoints());
