@@ -73,6 +73,14 @@ export const faultParams: { readonly [K in BuiltinFaultKind]: readonly FaultPara
       default: "",
       maxLength: 253,
     },
+    {
+      name: "relistCatchUpMs",
+      doc: "per-kind time travel: the watch that follows the stale list of relistKind, served by the same lagging cache, delivers nothing for this long (0: it catches up at once)",
+      type: "integer",
+      default: 0,
+      min: 0,
+      max: 600_000,
+    },
   ],
   pause: [{ name: "durationMs", doc: "how long the actor takes no step", type: "integer", default: 1000, min: 0, max: 86_400_000 }],
   "stale-read": [

@@ -111,7 +111,8 @@ export async function referencePlan(
       // With --first, the first failing reference is the answer: the other workloads need not be planned.
       if (options.first === true) break;
     }
-    perWorkload.push(faultPointsOf({ workload, trace: reference.trace, crashable: crashableActors(scenario, spec), faultable, kinds, declared: declared.places }));
+    const faultPhaseEndMs = (reference.trace[0]?.timeMs ?? 0) + scenario.timing.faultPhaseMs;
+    perWorkload.push(faultPointsOf({ workload, trace: reference.trace, crashable: crashableActors(scenario, spec), faultable, kinds, declared: declared.places, faultPhaseEndMs }));
   }
   return { points: declaredFirst(perWorkload), references };
 }

@@ -131,6 +131,8 @@ export interface FaultPointsOptions {
   kinds: ReadonlySet<string>;
   /** Where the reference run reached the scenario's own fault kinds (see `DeclaredPlace`). Default none. */
   declared?: readonly DeclaredPlace[];
+  /** When the reference run's fault phase ended (virtual ms since the epoch): no fault is injected after it. Default: never. */
+  faultPhaseEndMs?: number;
 }
 
 /**
@@ -206,7 +208,7 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
     }
   }
   if (kinds.has("crash") && kinds.has("stale-read")) {
-    for (const { fault, label } of kindTimeTravelPoints(trace, crashable)) add("crash-kind-time-travel", fault, label);
+    for (const { fault, label } of kindTimeTravelPoints(trace, crashable, options.faultPhaseEndMs ?? Number.POSITIVE_INFINITY)) add("crash-kind-time-travel", fault, label);
   }
   const rank = (cls: PointClass) => pointClasses.indexOf(cls);
   const ordered = found.map((f, i) => ({ ...f, i })).sort((a, b) => rank(a.cls) - rank(b.cls) || a.i - b.i);
@@ -223,15 +225,18 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
 
 /**
  * Per-kind time travel: for each applied write W of kind K (by any actor, the workload included) and each crashable
- * actor A that reads K from the watch cache, A is killed right after its first write at or after W (applied,
- * response pending), and its restart's first cached read of K is served at the revision before W while every other
- * kind reads fresh: the cut a restarted controller sees when the API server that answers its K list has a watch
- * cache behind the one that answers the others (one cache per resource; one per server behind a load balancer).
- * Cheapest first: the fewest revisions behind the crash, then trace order.
+ * actor A that reads K from the watch cache, A is killed right after its last write of the fault phase (applied,
+ * response pending), if that comes at or after W, and its restart's first cached read of K is served at the revision
+ * before W while every other kind reads fresh: the cut a restarted controller sees when the API server that answers
+ * its K list has a watch cache behind the one that answers the others (one cache per resource; one per server
+ * behind a load balancer). The watch that follows from the stale list's revision is served by the same lagging
+ * cache, so it delivers nothing for `delayWatchMs` (the lag of a systematic late event). The kill comes after the actor's last write so that everything W led to is in the fresh
+ * kinds (the widest disagreement W can cause), and so that a run whose latencies shift its steps a little still
+ * kills it after that work. Cheapest first: the fewest revisions hidden, then trace order.
  */
-function kindTimeTravelPoints(trace: readonly TraceRecord[], crashable: ReadonlySet<string>): Array<{ fault: PlannedFault; label: string; lag: number }> {
+function kindTimeTravelPoints(trace: readonly TraceRecord[], crashable: ReadonlySet<string>, faultPhaseEndMs: number): Array<{ fault: PlannedFault; label: string; lag: number }> {
   const cachedKinds = new Map<string, Set<string>>();
-  const writesOf = new Map<string, TraceRecord[]>();
+  const lastWrite = new Map<string, TraceRecord>();
   const writes: TraceRecord[] = [];
   for (const record of trace) {
     if (record.kind !== "request" || record.object === undefined) continue;
@@ -242,22 +247,19 @@ function kindTimeTravelPoints(trace: readonly TraceRecord[], crashable: Readonly
     }
     if (record.access !== "write" || record.revisionAfter <= record.revisionBefore) continue;
     writes.push(record);
-    if (!crashable.has(record.actor)) continue;
-    const own = writesOf.get(record.actor) ?? [];
-    own.push(record);
-    writesOf.set(record.actor, own);
+    if (crashable.has(record.actor) && record.timeMs < faultPhaseEndMs) lastWrite.set(record.actor, record);
   }
   const points: Array<{ fault: PlannedFault; label: string; lag: number }> = [];
   for (const write of writes) {
     const kind = write.object!.kind;
     for (const [actor, listed] of [...cachedKinds.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
       if (!listed.has(kind)) continue;
-      const crashAfter = writesOf.get(actor)?.find((own) => own.step >= write.step);
-      if (crashAfter === undefined) continue;
+      const crashAfter = lastWrite.get(actor);
+      if (crashAfter === undefined || crashAfter.step < write.step) continue;
       const revision = write.revisionBefore;
       const by = write.actor === actor ? "its own" : `${write.actor}'s`;
       const label = `crash ${actor} after ${crashAfter.label}, its restart's first ${kind} list served at revision ${revision}, before ${by} ${write.label} (per-kind time travel)`;
-      const fault: PlannedFault = { atStep: crashAfter.step + 1, kind: "crash", target: actor, relistAtRevision: revision, relistKind: kind };
+      const fault: PlannedFault = { atStep: crashAfter.step + 1, kind: "crash", target: actor, relistAtRevision: revision, relistKind: kind, relistCatchUpMs: delayWatchMs };
       points.push({ fault, label, lag: crashAfter.revisionAfter - revision });
     }
   }

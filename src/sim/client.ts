@@ -139,9 +139,13 @@ export class SimClient implements Client {
   /** The revision a `resourceVersion: "0"` read is served at: the latest, or older under a stale-read fault. */
   private cachedRevision(kind: string): number {
     const store = this.kernel.store;
-    const { lagRevisions, atRevision } = this.kernel.takeStale(this.state, kind);
+    const { lagRevisions, atRevision, catchUpMs } = this.kernel.takeStale(this.state, kind);
     const floor = Math.max(store.compactedRevision, 0);
-    if (atRevision !== undefined) return Math.max(floor, Math.min(atRevision, store.revision));
+    if (atRevision !== undefined) {
+      const revision = Math.max(floor, Math.min(atRevision, store.revision));
+      if (catchUpMs !== undefined && catchUpMs > 0) this.kernel.holdWatch(this.state, { kind, revision, ms: catchUpMs });
+      return revision;
+    }
     if (lagRevisions === undefined) return store.revision;
     assert(lagRevisions >= 0, "a stale read lags by a non-negative number of revisions");
     return Math.max(floor, store.revision - lagRevisions);
@@ -280,6 +284,9 @@ export class SimClient implements Client {
       fromRevision = Number(resourceVersion);
     }
     assert(fromRevision <= store.revision, "a watch never starts after the store's revision");
+    // After a per-kind stale list, the watch from its revision is served by the same lagging cache.
+    const holdMs = this.kernel.takeWatchHold(this.state, options.kind, fromRevision);
+    if (holdMs > 0) watch.delay(holdMs);
     const { apiVersion, kind, namespace, labelSelector, fieldSelector } = options;
     watch.attach(store.watch({ apiVersion, kind, namespace, labelSelector, fieldSelector, fromRevision }, (event) => watch.push(event)));
   }

@@ -39,7 +39,8 @@ export function applyFault({ kernel, custom, target, fault }: ApplyFaultOptions)
       const relistAtRevision = numberParam(fault, "relistAtRevision");
       if (relistAtRevision === 0) return { actor, result: kernel.crash(state, {}) };
       const relistKind = stringParam(fault, "relistKind");
-      return { actor, result: kernel.crash(state, relistKind === "" ? { relistAtRevision } : { relistAtRevision, relistKind }) };
+      if (relistKind === "") return { actor, result: kernel.crash(state, { relistAtRevision }) };
+      return { actor, result: kernel.crash(state, { relistAtRevision, relistKind, relistCatchUpMs: numberParam(fault, "relistCatchUpMs") }) };
     }
     case "pause":
       return { actor, result: kernel.pause(state, numberParam(fault, "durationMs")) };

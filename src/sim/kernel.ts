@@ -51,6 +51,20 @@ export interface Armed {
   staleAtRevision?: number;
   /** Only a cached read of this kind takes `staleAtRevision` (per-kind time travel); other kinds read fresh. */
   staleKind?: string;
+  /** With `staleKind`: how long the watch that follows the stale read delivers nothing (see `WatchHold`). */
+  staleCatchUpMs?: number;
+  /** The watch of a kind from a revision that a per-kind stale read served, and how long it is held. */
+  watchHold?: WatchHold;
+}
+
+/**
+ * A watch that follows a per-kind stale list from its revision is served by the same lagging watch cache: it
+ * delivers nothing until that cache catches up, `ms` later.
+ */
+export interface WatchHold {
+  kind: string;
+  revision: number;
+  ms: number;
 }
 
 export interface CrashOptions {
@@ -61,6 +75,8 @@ export interface CrashOptions {
    * keeps one watch cache per resource, each at its own revision); the other kinds read fresh.
    */
   relistKind?: string;
+  /** With `relistKind`: the watch from the stale list's revision delivers nothing for this long. Default 0. */
+  relistCatchUpMs?: number;
 }
 
 /** What one incarnation holds in the simulation: a crash or exit drops it whole, and the next starts empty. */
@@ -337,6 +353,7 @@ export class Kernel {
     record.held.armed.staleAtRevision = options.relistAtRevision;
     if (options.relistKind === undefined) return `crashed, restart in ${delayMs}ms, first cached read at revision ${options.relistAtRevision}`;
     record.held.armed.staleKind = options.relistKind;
+    if ((options.relistCatchUpMs ?? 0) > 0) record.held.armed.staleCatchUpMs = options.relistCatchUpMs!;
     return `crashed, restart in ${delayMs}ms, first cached read of ${options.relistKind} at revision ${options.relistAtRevision}`;
   }
 
@@ -423,16 +440,33 @@ export class Kernel {
    * Takes the staleness armed for `state`'s next cached read of `kind`: a lag behind the latest, or a revision. A
    * revision armed for another kind stays armed for that kind's first cached read.
    */
-  takeStale(state: ActorState, kind: string): { lagRevisions?: number; atRevision?: number } {
+  takeStale(state: ActorState, kind: string): { lagRevisions?: number; atRevision?: number; catchUpMs?: number } {
     const armed = (state as ActorRecord).held.armed;
-    const stale: { lagRevisions?: number; atRevision?: number } = {};
+    const stale: { lagRevisions?: number; atRevision?: number; catchUpMs?: number } = {};
     if (armed.staleLagRevisions !== undefined) stale.lagRevisions = armed.staleLagRevisions;
     delete armed.staleLagRevisions;
     if (armed.staleKind !== undefined && armed.staleKind !== kind) return stale;
     if (armed.staleAtRevision !== undefined) stale.atRevision = armed.staleAtRevision;
+    if (armed.staleCatchUpMs !== undefined) stale.catchUpMs = armed.staleCatchUpMs;
     delete armed.staleAtRevision;
     delete armed.staleKind;
+    delete armed.staleCatchUpMs;
     return stale;
+  }
+
+  /** Holds `state`'s next watch of `hold.kind` from `hold.revision` (see `WatchHold`). */
+  holdWatch(state: ActorState, hold: WatchHold): void {
+    assert(hold.ms > 0, "a watch hold lasts a positive time");
+    (state as ActorRecord).held.armed.watchHold = hold;
+  }
+
+  /** How long `state`'s watch of `kind` from `revision` is held (0: not held); a match takes the hold. */
+  takeWatchHold(state: ActorState, kind: string, revision: number): number {
+    const armed = (state as ActorRecord).held.armed;
+    const hold = armed.watchHold;
+    if (hold === undefined || hold.kind !== kind || hold.revision !== revision) return 0;
+    delete armed.watchHold;
+    return hold.ms;
   }
 
   // ---- Watches ---------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import {
 import type { BuiltinFaultKind } from "../../src/api/faults.ts";
 
 const kindTable: ReadonlyArray<{ kind: BuiltinFaultKind; params: Record<string, number | string>; onServer: boolean }> = [
-  { kind: "crash", params: { relistAtRevision: 0, relistKind: "" }, onServer: false },
+  { kind: "crash", params: { relistAtRevision: 0, relistKind: "", relistCatchUpMs: 0 }, onServer: false },
   { kind: "pause", params: { durationMs: 1000 }, onServer: false },
   { kind: "stale-read", params: { lagRevisions: 1 }, onServer: true },
   { kind: "delay-watch", params: { delayMs: 1000 }, onServer: true },

@@ -314,3 +314,32 @@ test("a per-kind time travel serves only that kind's first cached read at the ol
   const anyKind = await revisionsOf({});
   assert.deepEqual(anyKind.seen, [`Secret@${anyKind.before}`, `ConfigMap@${anyKind.latest}`, `ConfigMap@${anyKind.latest}`]);
 });
+
+test("after a per-kind stale list, the watch from its revision is held for relistCatchUpMs: the same lagging cache serves it", async () => {
+  const firstEventAfterMs = async (catchUpMs: number) => {
+    const s = sim();
+    const before = s.store.revision;
+    s.store.update({ ...counter(1), metadata: { namespace: "ns", name: "counter" } });
+    let waitedMs = -1;
+    s.addActor(
+      defineActor({
+        name: "reader",
+        async start(ctx) {
+          if (ctx.incarnation === 0) return ctx.clock.sleep(10);
+          const kind = { apiVersion: "v1", kind: "ConfigMap", namespace: "ns" };
+          const list = await ctx.client.list({ ...kind, resourceVersion: "0" });
+          const listedMs = ctx.clock.now();
+          for await (const _event of ctx.client.watch({ ...kind, resourceVersion: list.metadata.resourceVersion })) {
+            waitedMs = ctx.clock.now() - listedMs;
+            break;
+          }
+        },
+      }),
+    );
+    await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "crash", target: "reader", relistAtRevision: before, relistKind: "ConfigMap", relistCatchUpMs: catchUpMs }] });
+    return waitedMs;
+  };
+  assert.ok((await firstEventAfterMs(0)) < 100, "without a catch-up time the watch replays the hidden write at once");
+  const held = await firstEventAfterMs(3000);
+  assert.ok(held >= 3000 && held < 3100, `${held} ms`);
+});
