@@ -107,3 +107,12 @@ test("image-refresh b1, whose bug needs a failed registry read, is found by a pl
   assert.equal(run.strategy, "systematic");
   assert.equal(result.points[run.point!]!.fault.kind, "registry-read-fail");
 });
+
+test("the bounded search places per-kind time travel like any planned fault: K=0, F=2 finds recreated-parent", async () => {
+  const zoo = await loadScenario(recreatedParent);
+  const options = { scenarioPath: recreatedParent, variant: "buggy", params: zoo.params, runs: Number.POSITIVE_INFINITY, seed: 1, workers: 1, strategy: "bounded" as const, first: true, bounded: { preemptions: 0, faultPoints: 2 } };
+  const result = await explore(zoo, options, () => 0);
+  assert.deepEqual(result.findings.map((f) => f.key), ["safety-violation:a child of a live Shard is never deleted"]);
+  const faults = result.findings[0]!.run.faults;
+  assert.ok(faults.some((f) => f.kind === "crash" && f.relistKind === "Shard"), JSON.stringify(faults));
+});
