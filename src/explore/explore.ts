@@ -102,7 +102,7 @@ export async function referencePlan(
     // A reference run costs a whole run with a full trace: only worth it when the budget allows a kind to plan.
     if (!systematicKinds.some((kind) => kinds.has(kind)) && declaredKinds.length === 0) continue;
     const faultable = faultableActors(scenario, spec);
-    const declared = new DeclaredPlaces(declaredKinds, faultable);
+    const declared = new DeclaredPlaces(declaredKinds, faultable, scenario.timing.faultPhaseMs);
     const observe = declaredKinds.length === 0 ? {} : { observe: (record: TraceRecord, view: WorldView) => declared.observe(record, view) };
     const reference = await runScenario(scenario, { ...spec, strategy: fifoStrategy(), traceMode: "full", ...observe });
     const planned: PlannedRun = { index: i - workloads.length, strategy: "reference", spec: { ...spec, strategy: fifoStrategy() } };
@@ -122,14 +122,19 @@ class DeclaredPlaces {
   readonly places: DeclaredPlace[] = [];
   /** `actor cell` pairs already touched. */
   private readonly touched = new Set<string>();
+  /** When the run's fault phase ends: a touch after it is no place (no fault is injected then). */
+  private faultPhaseEndMs: number | undefined;
 
   constructor(
     private readonly kinds: readonly FaultKind[],
     private readonly faultable: ReadonlySet<string>,
+    private readonly faultPhaseMs: number,
   ) {}
 
   observe(record: TraceRecord, view: WorldView): void {
+    this.faultPhaseEndMs ??= record.timeMs + this.faultPhaseMs;
     if (record.kind !== "external" || record.external === undefined || !this.faultable.has(record.actor)) return;
+    if (record.timeMs >= this.faultPhaseEndMs) return;
     const key = `${record.actor} ${record.external}`;
     if (this.touched.has(key)) return;
     this.touched.add(key);

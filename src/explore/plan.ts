@@ -83,13 +83,12 @@ export function planRun(ctx: PlanContext, index: number): PlannedRun {
 /**
  * The systematic point classes, likeliest to find lost work first; within a class, trace order. The faults a
  * scenario declares for its own outside systems come first (their author declared them because the system meets
- * them; they are few: see `declaredPlacesOf`). A kill mid-work is what loses work most often, so crashes come
+ * them; they are few: see `DeclaredPlace`). A kill mid-work is what loses work most often, so crashes come
  * next, then the restart that relists from a lagging cache (time travel), then writes whose outcome the
  * controller cannot know (lost responses, failures), then stale and late reads, stalls, closed watches, and failed
  * reads (which most clients retry at once). Last, the restart whose relist of one kind is served from before an
- * earlier write while the other kinds list fresh (per-kind time travel): planned for each pair of a write and a
- * kind the crashed actor lists, so the most numerous class, kept last so that it adds to the plan without moving
- * any point planned before it.
+ * earlier write while the other kinds list fresh (per-kind time travel): one point for each pair of a write and a
+ * kind the crashed actor lists, kept last so that it adds to the plan without moving any point planned before it.
  */
 export const pointClasses = [
   "declared",
@@ -230,9 +229,10 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
  * before W while every other kind reads fresh: the cut a restarted controller sees when the API server that answers
  * its K list has a watch cache behind the one that answers the others (one cache per resource; one per server
  * behind a load balancer). The watch that follows from the stale list's revision is served by the same lagging
- * cache, so it delivers nothing for `delayWatchMs` (the lag of a systematic late event). The kill comes after the actor's last write so that everything W led to is in the fresh
- * kinds (the widest disagreement W can cause), and so that a run whose latencies shift its steps a little still
- * kills it after that work. Cheapest first: the fewest revisions hidden, then trace order.
+ * cache, so it delivers nothing for `delayWatchMs` (the lag of a systematic late event). The kill comes after the
+ * actor's last write so that everything W led to is in the fresh kinds (the widest disagreement W can cause), and
+ * so that a run whose latencies shift its steps a little still kills it after that work. Cheapest first: the
+ * fewest revisions hidden, then trace order.
  */
 function kindTimeTravelPoints(trace: readonly TraceRecord[], crashable: ReadonlySet<string>, faultPhaseEndMs: number): Array<{ fault: PlannedFault; label: string; lag: number }> {
   const cachedKinds = new Map<string, Set<string>>();
