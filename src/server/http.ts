@@ -7,6 +7,7 @@ import { ApiError, badRequest, internalError, isApiError, tooLarge } from "../ap
 import { jsonDepthMax } from "../api/patch.ts";
 import { jsonNestedDeeper, yamlTooMuch } from "./nesting.ts";
 import { decodeProtobuf, encodeProtobuf, protobufContentType } from "./protobuf.ts";
+import { duplicateKeyMessage, yamlBodyParseOptions } from "./yaml-keys.ts";
 
 export const jsonContentType = "application/json";
 
@@ -134,10 +135,13 @@ export function parseYaml(body: Buffer, what: string): unknown {
   const tooMuch = yamlTooMuch(body, { depthMax: jsonDepthMax, nodesMax: yamlNodesMax });
   if (tooMuch === "depth") throw tooDeep(what);
   if (tooMuch === "nodes") throw tooLarge(`${what} has more than ${yamlNodesMax} YAML nodes; send it as JSON`);
-  const documents = yaml().parseAllDocuments(body.toString("utf8"));
+  const text = body.toString("utf8");
+  const documents = yaml().parseAllDocuments(text, yamlBodyParseOptions);
   if (!Array.isArray(documents) || documents.length !== 1) throw badRequest(`${what} must hold exactly one YAML document`);
   const document = documents[0]!;
   if (document.errors.length > 0) throw badRequest(`${what} is not valid YAML: ${document.errors[0]!.message}`);
+  const duplicate = duplicateKeyMessage(yaml(), document.contents, text);
+  if (duplicate !== undefined) throw badRequest(`${what} is not valid YAML: ${duplicate}`);
   let value: unknown;
   try {
     value = document.toJS({ maxAliasCount: 100 });
