@@ -18,8 +18,11 @@ export interface Located {
 export interface GcHost {
   at(loc: string): Located | undefined;
   byUid(uid: string): Located | undefined;
-  /** Live objects in a namespace, in a fixed order. */
-  inNamespace(namespace: string): Located[];
+  /**
+   * The first object of a namespace, in a fixed order (kinds, then keys), that is live and, for "active", not being
+   * deleted; undefined when there is none.
+   */
+  firstInNamespace(namespace: Located, which: "active" | "live"): Located | undefined;
   /** Live objects of the kind a CRD defines. */
   ofCrd(crd: KubeObject): Located[];
   /** True when the kind named by an owner reference is served (else its owners cannot be resolved). */
@@ -43,7 +46,7 @@ function describe(object: KubeObject): string {
   return describeRef({ kind: object.kind, namespace: object.metadata.namespace, name: object.metadata.name });
 }
 
-function isDeleting(object: KubeObject): boolean {
+export function isDeleting(object: KubeObject): boolean {
   return object.metadata.deletionTimestamp !== undefined && object.metadata.deletionTimestamp !== null;
 }
 
@@ -219,15 +222,14 @@ export class GarbageCollector {
 
   /** The namespace controller: delete the namespace's content, then remove its "kubernetes" finalizer. */
   #cleanNamespace(namespace: Located): GcAction | undefined {
-    const content = this.host.inNamespace(namespace.object.metadata.name ?? "");
-    const next = content.find((c) => !isDeleting(c.object));
+    const next = this.host.firstInNamespace(namespace, "active");
     if (next !== undefined) {
       return {
         description: `namespace controller: delete ${describe(next.object)} (namespace terminating)`,
         run: () => this.host.remove(next, "Background"),
       };
     }
-    if (content.length > 0) return undefined;
+    if (this.host.firstInNamespace(namespace, "live") !== undefined) return undefined;
     const spec = { ...(namespace.object.spec as Record<string, unknown>), finalizers: [] };
     return {
       description: `namespace controller: finalize ${describe(namespace.object)} (namespace empty)`,

@@ -27,7 +27,7 @@ import { applySchemaDefaults, crdInfo, crdStatus, createSchemaCompiler, pruneUnk
 import { celRuleDefinitionErrors, celRuleErrors, hasCelRules } from "./cel.ts";
 import type { CustomSchemas } from "./registry.ts";
 import { isFinalized, planDelete } from "./delete.ts";
-import { GarbageCollector, locOf } from "./gc.ts";
+import { GarbageCollector, isDeleting, locOf } from "./gc.ts";
 import type { GcHost, Located } from "./gc.ts";
 import { checkReadRevision, compileSelectors, continueExpiredMessage, decodeContinue, encodeContinue, indexValue, lowerBound } from "./reads.ts";
 import type { CompiledSelector } from "./reads.ts";
@@ -88,6 +88,8 @@ export class MemoryStore implements Store {
   readonly #namespaces: KindState;
   /** Per custom kind (by id): the revision of the CRD write that last registered it, with the schemas now in force. */
   readonly #customRegisteredAt = new Map<string, number>();
+  /** Where the namespace controller's scans of terminating namespaces stand (see `#firstInNamespace`). */
+  readonly #namespaceScans = new Map<string, { stateId: string; key: string } | "done">();
   #revision = 0;
   #compacted = 0;
   #history: Version[] = [];
@@ -927,7 +929,7 @@ export class MemoryStore implements Store {
         const where = this.#uids.get(uid);
         return where === undefined ? undefined : at(where.state, where.key);
       },
-      inNamespace: (namespace) => this.#objectsInNamespace(namespace),
+      firstInNamespace: (namespace, which) => this.#firstInNamespace(namespace, which),
       ofCrd: (crd) => {
         if (validateCrd(crd).length > 0) return [];
         const info = crdInfo(crd);
@@ -959,18 +961,42 @@ export class MemoryStore implements Store {
     return ref;
   }
 
-  #objectsInNamespace(namespace: string): Located[] {
-    const found: Located[] = [];
-    const prefix = `${namespace}/`;
-    for (const state of this.#registry.all()) {
+  /**
+   * `GcHost.firstInNamespace`. A terminating namespace only loses content: nothing may be created in it, and an
+   * object being deleted stays so until it is gone. So the first answer of each kind can only move forward, and each
+   * scan resumes where the last one for the same namespace (by uid) stopped: a namespace of n objects is emptied in
+   * O(n) key visits, not O(n) per deletion (10,000 objects took 16 s).
+   */
+  #firstInNamespace(namespace: Located, which: "active" | "live"): Located | undefined {
+    const meta = namespace.object.metadata;
+    const terminating = meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
+    const scanKey = `${meta.uid ?? ""}|${which}`;
+    const from = terminating ? this.#namespaceScans.get(scanKey) : undefined;
+    if (from === "done") return undefined;
+    const prefix = `${meta.name ?? ""}/`;
+    const states = this.#registry.all();
+    // A kind gone since (its CRD deleted) had its objects deleted first: the scan starts over, which is only slower.
+    const resume = from === undefined ? -1 : states.findIndex((state) => state.id === from.stateId);
+    for (let s = Math.max(0, resume); s < states.length; s++) {
+      const state = states[s]!;
       if (state.versions.values().next().value?.namespaced !== true) continue;
       const keys = state.sortedKeys();
-      for (let i = lowerBound(keys, prefix); i < keys.length && keys[i]!.startsWith(prefix); i++) {
-        const object = liveObject(state.objects.get(keys[i]!));
-        if (object !== undefined) found.push({ state, key: keys[i]!, object });
+      for (let i = lowerBound(keys, s === resume ? from!.key : prefix); i < keys.length && keys[i]!.startsWith(prefix); i++) {
+        const key = keys[i]!;
+        const object = liveObject(state.objects.get(key));
+        if (object === undefined || (which === "active" && isDeleting(object))) continue;
+        if (terminating) this.#namespaceScans.set(scanKey, { stateId: state.id, key });
+        return { state, key, object };
       }
     }
-    return found;
+    if (!terminating) return undefined;
+    // Empty for good: the scans of this namespace are over (bounded by the namespaces terminating at once).
+    if (which === "active") this.#namespaceScans.set(scanKey, "done");
+    else {
+      this.#namespaceScans.delete(scanKey);
+      this.#namespaceScans.delete(`${meta.uid ?? ""}|active`);
+    }
+    return undefined;
   }
 }
 
