@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { realClock } from "../api/clock.ts";
-import { createServerStore, loadSetup, parseFaultSpecs, SetupError, startServer } from "../server/index.ts";
+import { createServerStore, loadSetup, parseFaultSpecs, serverHistoryBytesMax, SetupError, startServer } from "../server/index.ts";
 import type { FaultSpec, SettleServer } from "../server/index.ts";
 import type { Store } from "../store/types.ts";
 import { intOption, parse, UsageError } from "./args.ts";
@@ -16,7 +16,7 @@ import type { ClusterMode } from "./cluster-mode.ts";
 const clusterNodesMax = 100;
 
 export const serveUsage = `Usage: settle serve [--port N] [--host ADDR] [--kubeconfig-out FILE] [--setup FILE|DIR...] [--token T] [--faults FILE]
-                   [--cluster [--nodes N]]
+                   [--history-bytes N] [--cluster [--nodes N]]
 
 Serves a Kubernetes-compatible HTTP API (discovery, OpenAPI v3 stubs, CRUD, merge, JSON and strategic merge patch,
 server-side apply, Tables, watches, CRDs, finalizers and garbage collection) over an in-memory store, for kubectl,
@@ -31,6 +31,9 @@ Options:
   --token T             the bearer token clients must send (default: random, printed in the kubeconfig)
   --faults FILE         arm faults at start (YAML or JSON: a list, or {faults: [...]}); more can be armed
                         while serving with POST /settle/faults (see src/server/README.md)
+  --history-bytes N     bytes of write history kept for watches and reads at older revisions (default
+                        ${serverHistoryBytesMax}, 64 MiB; each write counts its object's JSON size). Older revisions
+                        are compacted, as etcd compacts: a watch or list from before them gets 410 Gone
   --cluster             also run a fake cluster in real time: Ready nodes with kubelets that report pods
                         Running and Ready (no containers run), the scheduler, node lifecycle and the
                         Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, disruption and HPA
@@ -51,6 +54,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     faults: { type: "string" },
     cluster: { type: "boolean" },
     nodes: { type: "string" },
+    "history-bytes": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const port = intOption(values, "port", 0, 0);
@@ -61,7 +65,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (values.nodes !== undefined && values.cluster !== true) throw new UsageError("--nodes needs --cluster");
   const nodes = intOption(values, "nodes", 1, 1);
   if (nodes > clusterNodesMax) throw new UsageError(`--nodes expects an integer from 1 to ${clusterNodesMax}, got "${nodes}"`);
-  const store = createServerStore({ now: () => realClock.now() });
+  const historyBytesMax = intOption(values, "history-bytes", serverHistoryBytesMax, 1);
+  const store = createServerStore({ now: () => realClock.now(), historyBytesMax });
   const setupError = await loadSetupFiles(store, (values.setup as string[] | undefined) ?? []);
   if (setupError !== undefined) {
     process.stderr.write(`settle serve: --setup: ${setupError}\n`);

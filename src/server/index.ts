@@ -1,7 +1,7 @@
 // settle/server: a Kubernetes-compatible HTTP API over a settle store, for kubectl, helm, client-node and
 // controllers in any language.
 export { startServer, isLoopback } from "./server.ts";
-export { createServerStore, serverAdmission } from "./admission.ts";
+export { createServerStore, serverAdmission, serverHistoryBytesMax } from "./admission.ts";
 export type { ServerOptions, SettleServer } from "./server.ts";
 export { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
 export { loadSetup, manifestObjects, SetupError } from "./setup.ts";

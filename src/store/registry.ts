@@ -19,6 +19,8 @@ export interface Version {
   prev: Version | undefined;
   readonly kind: KindState;
   readonly key: string;
+  /** What this version counts for in the store's history byte bound (see `MemoryStore` `#commit`). */
+  readonly bytes: number;
 }
 
 /** The live object of a version, or undefined for a deletion. */
@@ -54,7 +56,7 @@ export class KindState {
   /** The keys of `objects` in etcd key order: sorted on first use, then kept in order as keys come and go. */
   #sortedKeys: string[] | undefined;
   /** This kind's writes in revision order from `#historyHead` on, not yet compacted: what its watches replay. */
-  #history: Version[] = [];
+  #history: Array<Version | undefined> = [];
   #historyHead = 0;
   /** Equality indexes of the live objects, each built on its first use and kept up to date by `reindex`. */
   readonly #indexes = new Map<string, EqualityIndex>();
@@ -83,6 +85,7 @@ export class KindState {
   /** The store compacted `version`, this kind's oldest kept write: drop it from the history. */
   compactVersion(version: Version): void {
     assert(this.#history[this.#historyHead] === version, "a kind's history compacts oldest first");
+    this.#history[this.#historyHead] = undefined;
     this.#historyHead++;
     if (this.#historyHead > 1024 && this.#historyHead * 2 > this.#history.length) {
       this.#history = this.#history.slice(this.#historyHead);

@@ -50,6 +50,14 @@ const defaultNamespaces = ["default", "kube-system", "kube-public", "kube-node-l
 const defaultObjectBytesMax = 1.5 * 1024 * 1024;
 
 /**
+ * What a deletion counts for in the history: its stored object shares every part of the last version's (counted
+ * there), so about the key and the version record, as etcd's tombstone is a key and a revision.
+ */
+function tombstoneBytes(key: string): number {
+  return key.length + 64;
+}
+
+/**
  * The namespace writes of the last fresh store that could share them (see `#createNamespaces`), by its namespace
  * names. One entry: stores of one process nearly always start alike, and a real clock must not grow a cache.
  */
@@ -76,6 +84,7 @@ interface UpdateContext {
 export class MemoryStore implements Store {
   readonly #now: () => number;
   readonly #historyRevisionsMax: number;
+  readonly #historyBytesMax: number;
   readonly #uidOption: (() => string) | undefined;
   readonly #admission: readonly Admission[];
   readonly #admissionByResource = new WeakMap<ResourceType, Map<string, readonly Admission[]>>();
@@ -92,19 +101,24 @@ export class MemoryStore implements Store {
   readonly #namespaceScans = new Map<string, { stateId: string; key: string } | "done">();
   #revision = 0;
   #compacted = 0;
-  #history: Version[] = [];
+  /** Every write from `#historyHead` on (slots before it are cleared at compaction, so their objects can go). */
+  #history: Array<Version | undefined> = [];
   #historyHead = 0;
+  /** The `bytes` of the versions in `#history` from `#historyHead` on. */
+  #historyBytes = 0;
   #uidCount = 0;
   #nameCount = 0;
 
   constructor(options: StoreOptions = {}) {
     this.#now = options.now ?? (() => 0);
     this.#historyRevisionsMax = options.historyRevisionsMax ?? 100_000;
+    this.#historyBytesMax = options.historyBytesMax ?? Infinity;
     this.#uidOption = options.uid;
     this.#admission = [...(options.admission ?? [])];
     this.#objectBytesMax = options.objectBytesMax ?? defaultObjectBytesMax;
     assert(Number.isInteger(this.#historyRevisionsMax), "historyRevisionsMax is an integer");
     assert(this.#historyRevisionsMax >= 1, "historyRevisionsMax >= 1");
+    assert(this.#historyBytesMax > 0, "historyBytesMax > 0");
     assert(this.#objectBytesMax > 0, "objectBytesMax > 0");
     this.#namespaces = this.#registry.lookup({ apiVersion: "v1", kind: "Namespace" }).state;
     this.#gc = new GarbageCollector(this.#gcHost());
@@ -122,6 +136,7 @@ export class MemoryStore implements Store {
       this.#admission.length === 0 &&
       this.#uidOption === undefined &&
       this.#historyRevisionsMax >= names.length &&
+      this.#historyBytesMax === Infinity &&
       this.#objectBytesMax >= defaultObjectBytesMax;
     const key = names.join("\u0000");
     if (shareable && freshWrites?.key === key && this.restore(freshWrites.snapshot)) return;
@@ -139,6 +154,11 @@ export class MemoryStore implements Store {
 
   get compactedRevision(): number {
     return this.#compacted;
+  }
+
+  /** What the history kept for watches and older reads counts for against `historyBytesMax`. */
+  get historyBytes(): number {
+    return this.#historyBytes;
   }
 
   resources(): ResourceType[] {
@@ -244,7 +264,7 @@ export class MemoryStore implements Store {
       throw new ApiError("Expired", 410, `too old resource version: ${afterRevision} (${this.#compacted})`);
     }
     const start = this.#historyHead + Math.max(0, afterRevision - this.#compacted);
-    return this.#history.slice(start).map((version) => version.event);
+    return this.#history.slice(start).map((version) => version!.event);
   }
 
   // ---- writes ----
@@ -252,7 +272,7 @@ export class MemoryStore implements Store {
   create(input: KubeObject, options: WriteOptions = {}): KubeObject {
     return this.#transaction(() => {
       const counters = { uid: this.#uidCount, name: this.#nameCount };
-      const object = this.#cloneInput(input);
+      const { object, bytes } = this.#cloneInput(input);
       const { state, resource } = this.#resolve(object);
       if (state.terminating) {
         throw new ApiError("MethodNotAllowed", 405, "create not allowed while custom resource definition is terminating");
@@ -283,7 +303,7 @@ export class MemoryStore implements Store {
         this.#nameCount = counters.name;
         return this.#view(deepFreeze(object), resource);
       }
-      const version = this.#commit(state, key, "ADDED", object, existing);
+      const version = this.#commit(state, key, "ADDED", object, existing, bytes);
       return this.#view(version.event.object, resource);
     });
   }
@@ -331,9 +351,9 @@ export class MemoryStore implements Store {
       const plan = planDelete(current, state, options, this.#now());
       if (plan !== "remove") this.#finishCrd(plan, current);
       if (options.dryRun === true) return this.#view(plan === "remove" ? current : deepFreeze(plan), resource);
-      if (plan === "remove") return this.#view(this.#commit(state, key, "DELETED", current, currentVersion).event.object, resource);
+      if (plan === "remove") return this.#view(this.#commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key)).event.object, resource);
       if (jsonEqual(plan, current)) return this.#view(current, resource);
-      return this.#view(this.#commit(state, key, "MODIFIED", plan, currentVersion).event.object, resource);
+      return this.#view(this.#commit(state, key, "MODIFIED", plan, currentVersion, currentVersion!.bytes).event.object, resource);
     });
   }
 
@@ -349,7 +369,7 @@ export class MemoryStore implements Store {
     assert(fromRevision >= 0 && fromRevision <= this.#revision, "a snapshot starts at a revision the store has");
     if (this.#compacted > 0 || this.#historyHead !== 0 || this.#uidOption !== undefined) return undefined;
     const base = this.#history[fromRevision - 1];
-    const writes = this.#history.slice(fromRevision).map((v) => ({ kindId: v.kind.id, key: v.key, event: v.event }));
+    const writes = this.#history.slice(fromRevision).map((v) => ({ kindId: v!.kind.id, key: v!.key, event: v!.event, bytes: v!.bytes }));
     return { from, baseEvent: base?.event, writes, uidCount: this.#uidCount, nameCount: this.#nameCount, nowMs: this.#now() };
   }
 
@@ -369,10 +389,10 @@ export class MemoryStore implements Store {
     if (this.#revision !== from.revision || this.#uidCount !== from.uidCount || this.#nameCount !== from.nameCount) return false;
     if (this.#compacted > 0 || this.#uidOption !== undefined || this.#now() !== snapshot.nowMs) return false;
     if (base !== undefined && !jsonEqual(base.event, snapshot.baseEvent)) return false;
-    for (const { kindId, key, event } of snapshot.writes) {
+    for (const { kindId, key, event, bytes } of snapshot.writes) {
       const state = this.#registry.byId(kindId);
       assert(state !== undefined, "a snapshot's kinds are registered by its own writes in order");
-      this.#commit(state, key, event.type, event.object, state.objects.get(key));
+      this.#commit(state, key, event.type, event.object, state.objects.get(key), bytes);
       assert(this.#revision === event.revision, "a restored write keeps its revision");
     }
     this.#uidCount = snapshot.uidCount;
@@ -419,7 +439,7 @@ export class MemoryStore implements Store {
 
   #update(input: KubeObject, context: UpdateContext): KubeObject {
     return this.#transaction(() => {
-      const object = this.#cloneInput(input, context.owned ?? false);
+      const { object, bytes } = this.#cloneInput(input, context.owned ?? false);
       const { target, targetKind } = context;
       // A lookup of the same apiVersion and kind answers the same (the registry does not change during a write).
       const sameKind = targetKind !== undefined && object.apiVersion === target?.apiVersion && object.kind === target.kind;
@@ -449,9 +469,9 @@ export class MemoryStore implements Store {
       this.#validating(admission, "UPDATE", context.sub, resource, next, current, context.options);
       if (jsonEqual(next, current)) return this.#view(current, resource);
       if (context.options.dryRun === true) return this.#view(deepFreeze(next), resource);
-      if (!isFinalized(next)) return this.#view(this.#commit(state, key, "MODIFIED", next, currentVersion).event.object, resource);
+      if (!isFinalized(next)) return this.#view(this.#commit(state, key, "MODIFIED", next, currentVersion, bytes).event.object, resource);
       // Removing the last finalizer of a terminating object deletes it; watchers see its last stored state.
-      const deleted = this.#commit(state, key, "DELETED", current, currentVersion);
+      const deleted = this.#commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key));
       const last = { ...next, metadata: { ...next.metadata, resourceVersion: String(deleted.event.revision) } };
       return this.#view(deepFreeze(last), resource);
     });
@@ -523,7 +543,7 @@ export class MemoryStore implements Store {
    * Clones what the caller passed (the store never keeps a caller's reference) and checks its shape and size.
    * An input that is the store's own (`owned`) or was handed over (`handOver`) is made plain in place instead.
    */
-  #cloneInput(input: unknown, owned: boolean | "sharing-stored" = false): KubeObject {
+  #cloneInput(input: unknown, owned: boolean | "sharing-stored" = false): { object: KubeObject; bytes: number } {
     if (!isRecord(input)) throw badRequest("the request body must be a JSON object");
     let cloned: { clone: KubeObject; bytes: number };
     try {
@@ -543,7 +563,7 @@ export class MemoryStore implements Store {
     if (!isRecord(object.metadata)) {
       throw invalid(object.kind, "", [{ field: "metadata", type: "FieldValueInvalid", message: "Invalid value: must be an object" }]);
     }
-    return object;
+    return { object, bytes: cloned.bytes };
   }
 
   #resolve(object: KubeObject): { state: KindState; resource: ResourceType } {
@@ -800,7 +820,12 @@ export class MemoryStore implements Store {
 
   // ---- commit, history, compaction ----
 
-  #commit(state: KindState, key: string, type: StoreEvent["type"], object: KubeObject, prev: Version | undefined): Version {
+  /**
+   * Stores a write as the next revision. `bytes` is what the write counts for in the history's byte bound: the
+   * object's size as the write pipeline measured its input (a few fields may change after that; an estimate the
+   * pipeline had already, so the bound costs nothing per write), or a tombstone's for a deletion.
+   */
+  #commit(state: KindState, key: string, type: StoreEvent["type"], object: KubeObject, prev: Version | undefined, bytes: number): Version {
     const revision = ++this.#revision;
     let stored: KubeObject;
     if (type === "DELETED") {
@@ -820,11 +845,12 @@ export class MemoryStore implements Store {
       deepFreeze(stored);
     }
     const event: StoreEvent = Object.freeze({ type, object: stored, revision });
-    const version: Version = { event, prev, kind: state, key };
+    const version: Version = { event, prev, kind: state, key, bytes };
     if (!state.objects.has(key)) state.keyAdded(key);
     state.objects.set(key, version);
     state.reindex(key, liveObject(prev), liveObject(version));
     this.#history.push(version);
+    this.#historyBytes += bytes;
     state.recordVersion(version);
     this.#afterCommit(version);
     this.#compact();
@@ -874,9 +900,16 @@ export class MemoryStore implements Store {
   }
 
   #compact(): void {
-    while (this.#revision - this.#compacted > this.#historyRevisionsMax) {
+    // By revisions, and by bytes as etcd's compaction and quota keep its history: the newest revision always stays.
+    while (
+      this.#revision - this.#compacted > this.#historyRevisionsMax ||
+      (this.#historyBytes > this.#historyBytesMax && this.#revision - this.#compacted > 1)
+    ) {
       const version = this.#history[this.#historyHead]!;
+      // The slot goes now, not at the next slice: a few hundred large writes would otherwise stay reachable.
+      this.#history[this.#historyHead] = undefined;
       this.#historyHead++;
+      this.#historyBytes -= version.bytes;
       version.kind.compactVersion(version);
       assert(version.event.revision === this.#compacted + 1, "history is contiguous");
       this.#compacted = version.event.revision;
@@ -1014,7 +1047,7 @@ export interface StoreSnapshot {
   readonly from: StoreMark;
   /** The last write before the snapshot's, which the restoring store must have made too. */
   readonly baseEvent: StoreEvent | undefined;
-  readonly writes: ReadonlyArray<{ kindId: string; key: string; event: StoreEvent }>;
+  readonly writes: ReadonlyArray<{ kindId: string; key: string; event: StoreEvent; bytes: number }>;
   readonly uidCount: number;
   readonly nameCount: number;
   readonly nowMs: number;

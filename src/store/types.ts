@@ -9,6 +9,12 @@ export interface StoreOptions {
   now?: () => number;
   /** Revisions of history kept for watches and reads at an older revision. Default 100_000. */
   historyRevisionsMax?: number;
+  /**
+   * Bytes of history kept (each write counts its object's JSON size, a deletion a tombstone's): older revisions are
+   * compacted beyond it, as etcd compacts, and watches or reads behind the compacted revision get 410 Gone. The
+   * newest revision always stays. Default: no bound by bytes (`settle serve` sets 64 MiB; see `createServerStore`).
+   */
+  historyBytesMax?: number;
   /** Makes `metadata.uid` values. Default: deterministic, derived from a counter. */
   uid?: () => string;
   /** Mutating then validating admission on every write, in registration order (what webhooks do). */
