@@ -13,7 +13,7 @@ import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { describePath, fieldChanges, fieldsOf, fromFieldsV1, isWithin, mergeApplied, removeAt, toFieldsV1, valueAt } from "./fields.ts";
+import { describePath, ElementTables, fieldChanges, fieldsOf, fromFieldsV1, mergeApplied, removeAll, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { schemaOf } from "./schema.ts";
 import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
@@ -276,8 +276,31 @@ const allButStatus = (field: string) => field !== "status";
 const everyField = () => true;
 
 /** Drops owned fields the object no longer has (changed by a writer the table did not see). */
-function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode): ManagedEntry[] {
-  return entries.map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => valueAt(live, JSON.parse(p) as string[], schema) !== undefined)) }));
+function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode, tables: ElementTables): ManagedEntry[] {
+  return entries.map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => valueAt(live, JSON.parse(p) as string[], schema, tables) !== undefined)) }));
+}
+
+/** The texts of a path's proper prefixes (`["f:a","f:b","f:c"]`: `["f:a"]`, `["f:a","f:b"]`), shortest first. */
+function prefixTexts(path: readonly string[]): string[] {
+  const texts: string[] = [];
+  for (let n = 1; n < path.length; n++) texts.push(JSON.stringify(path.slice(0, n)));
+  return texts;
+}
+
+/**
+ * Whether a field is owned by some entry, as the field itself, a field within it or a field it lies within: one
+ * pass over the entries builds the sets, then each question costs a path's prefixes, not a pass over every field.
+ */
+function ownership(entries: readonly ManagedEntry[]): (path: string) => boolean {
+  const owned = new Set<string>();
+  const ancestors = new Set<string>();
+  for (const e of entries) {
+    for (const q of e.fields) {
+      owned.add(q);
+      for (const prefix of prefixTexts(JSON.parse(q) as string[])) ancestors.add(prefix);
+    }
+  }
+  return (p) => owned.has(p) || ancestors.has(p) || prefixTexts(JSON.parse(p) as string[]).some((prefix) => owned.has(prefix));
 }
 
 /**
@@ -402,7 +425,8 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
   const include = includeFor(a.resource, a.subresource);
   const appliedFields = fieldsOf(a.applied, schema, include);
   const base = a.live === undefined ? { apiVersion: a.applied.apiVersion, kind: a.applied.kind, metadata: {} } : a.live;
-  let entries = a.live === undefined ? [] : prune(table.entries(a.live.metadata.uid), a.live, schema);
+  const tables = new ElementTables();
+  let entries = a.live === undefined ? [] : prune(table.entries(a.live.metadata.uid), a.live, schema, tables);
   const isMine = (e: ManagedEntry) => e.manager === a.manager && e.operation === "Apply" && e.subresource === a.subresource;
   const conflicts: Array<{ entry: ManagedEntry; path: string }> = [];
   for (const entry of entries) {
@@ -412,7 +436,7 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
       const path = JSON.parse(p) as string[];
       // An element of a list or set is owned for its existence alone: sharing it is never a conflict.
       if (!path[path.length - 1]!.startsWith("f:")) continue;
-      if (!jsonEqual(valueAt(base, path, schema), valueAt(a.applied, path, schema))) conflicts.push({ entry, path: p });
+      if (!jsonEqual(valueAt(base, path, schema, tables), valueAt(a.applied, path, schema, tables))) conflicts.push({ entry, path: p });
     }
   }
   if (conflicts.length > 0 && !a.force) {
@@ -426,15 +450,18 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
   entries = entries.filter((e) => !isMine(e)).map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => !taken.has(p))) }));
   const appliedBody = include("status") ? a.applied : { ...a.applied, status: undefined };
   const merged = mergeApplied(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema) as KubeObject;
-  const othersOwn = (p: string) => entries.some((e) => [...e.fields].some((q) => isWithin(q, p) || isWithin(p, q)));
+  const othersOwn = ownership(entries);
   // Shortest paths first: an element goes whole, and its fields (keys included) are not looked for again.
   const dropped = [...previous].filter((p) => !appliedFields.has(p) && !othersOwn(p)).sort((x, y) => x.length - y.length);
-  const removed: string[] = [];
+  const removed = new Set<string>();
+  const removals: string[][] = [];
   for (const p of dropped) {
-    if (removed.some((q) => isWithin(p, q))) continue;
-    removeAt(merged as unknown as Record<string, unknown>, JSON.parse(p) as string[], schema);
-    removed.push(p);
+    const path = JSON.parse(p) as string[];
+    if (prefixTexts(path).some((prefix) => removed.has(prefix))) continue;
+    removals.push(path);
+    removed.add(p);
   }
+  removeAll(merged as unknown as Record<string, unknown>, removals, schema, tables);
   entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields: appliedFields });
   refreshLastApplied(a.manager, a.applied, merged);
   return { object: merged, entries };
