@@ -6,7 +6,8 @@
 // server-side apply of a 50-object manifest (objects applied per second, 16 in flight); and the wall time of
 // `helm install` (helm 4.1) of the stock `helm create` chart. The load generator shares the process (and its one
 // event loop) with the servers. Run alone with
-// `node --conditions=settle-source --import tsx bench/server.ts [--rates]`, or through `npm run bench -- server`.
+// `node --conditions=settle-source --import tsx bench/server.ts [--rates|--growth]`, or through `npm run bench -- server`,
+// which ends with the growth figures of bench/server-growth.ts (`--growth` prints only those).
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { Agent, createServer, get, request } from "node:http";
@@ -18,6 +19,7 @@ import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { startServer } from "../src/server/index.ts";
 import { serveFirstGet } from "./startup.ts";
+import { benchServerGrowth } from "./server-growth.ts";
 import type { SettleServer } from "../src/server/index.ts";
 
 const helmPath = new URL("../node_modules/.cache/settle-tools/v35/helm/helm", import.meta.url).pathname;
@@ -297,6 +299,7 @@ export async function benchServer(): Promise<Record<string, string | number>> {
   for (let i = 0; i < 3; i++) spawns.push((await serveFirstGet()).firstGetMs);
   const firstGetMs = spawns.sort((a, b) => a - b)[1]!;
   const helmInstall = await helmInstallMs();
+  const growth = await benchServerGrowth();
   return {
     ...one,
     ...sixteen,
@@ -304,6 +307,7 @@ export async function benchServer(): Promise<Record<string, string | number>> {
     "ms from settle serve spawn to first kubectl get (median of 3, target < 300)": Math.round(firstGetMs),
     "server-side applies/s (50-object manifest, 16 in flight)": applies,
     "ms for helm 4.1 install of the stock helm create chart (median of 3)": helmInstall,
+    ...growth,
   };
 }
 
@@ -323,6 +327,6 @@ async function benchRates(): Promise<Record<string, string | number>> {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const figures = process.argv.includes("--rates") ? await benchRates() : await benchServer();
+  const figures = process.argv.includes("--rates") ? await benchRates() : process.argv.includes("--growth") ? await benchServerGrowth() : await benchServer();
   for (const [key, value] of Object.entries(figures)) process.stdout.write(`${key}: ${value}\n`);
 }

@@ -30,7 +30,7 @@ test("history is bounded by bytes: older revisions are compacted, and reads and 
   const events: string[] = [];
   store.watch({ apiVersion: "v1", kind: "ConfigMap", fromRevision: store.compactedRevision }, (e) => events.push(e.type));
   assert.equal(events.length, store.revision - store.compactedRevision);
-  assert.equal(store.get(ref, { revision: store.compactedRevision }).data!.blob!.length, 50 * kib);
+  assert.equal((store.get(ref, { revision: store.compactedRevision }).data as Record<string, string>).blob!.length, 50 * kib);
 });
 
 test("deleting a large object leaves a small tombstone in the history, and later writes compact its versions away", () => {
