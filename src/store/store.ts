@@ -921,6 +921,8 @@ export class MemoryStore implements Store {
         state.keyRemoved(version.key);
       }
     }
+    assert(this.#historyBytes >= 0, "history bytes count what the history holds");
+    assert(this.#revision - this.#compacted <= this.#historyRevisionsMax, "history within its revision bound");
     if (this.#historyHead > 1024 && this.#historyHead * 2 > this.#history.length) {
       this.#history = this.#history.slice(this.#historyHead);
       this.#historyHead = 0;
