@@ -1,6 +1,7 @@
 // Request paths, as kube-apiserver lays them out, parsed into a route: discovery, OpenAPI, or a resource
 // (collection, item, or an item's subresource, optionally in a namespace; `/watch/` marks the legacy watch paths).
 import { ApiError, badRequest } from "../api/errors.ts";
+import { isPathSegmentName } from "../api/validation.ts";
 
 export type Route =
   | { type: "version" }
@@ -62,18 +63,6 @@ function segmentsOf(pathname: string): string[] {
 
 const isDotSegment = (segment: string | undefined): boolean => segment === "." || segment === "..";
 
-/**
- * Why a name cannot stand in a path, as apimachinery's path-segment check words it (`may not be '..'`, `may not
- * contain '%'`), or undefined when it can.
- */
-export function pathSegmentNameProblems(name: string): string[] | undefined {
-  if (isDotSegment(name)) return [`may not be '${name}'`];
-  const problems: string[] = [];
-  if (name.includes("/")) problems.push("may not contain '/'");
-  if (name.includes("%")) problems.push("may not contain '%'");
-  return problems.length === 0 ? undefined : problems;
-}
-
 /** A control character (Go's URL parser refuses them in a request target; node's HTTP parser does too). */
 const controlCharacter = /[\x00-\x1f\x7f]/;
 /** The scheme and authority of an absolute-form target (`GET http://host/path`, as sent to proxies). */
@@ -123,8 +112,8 @@ function resourceRoute(group: string, version: string, rest: string[]): Resource
 
 /** A name that cannot stand in a path is a 400, as kube-apiserver's storage key functions answer it. */
 function checkPathName(name: string): void {
-  const problems = pathSegmentNameProblems(name);
-  if (problems !== undefined) throw badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${problems.join(";")}`);
+  const problems = isPathSegmentName(name);
+  if (problems.length > 0) throw badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${problems.join(";")}`);
 }
 
 export function parseRoute(pathname: string): Route {
