@@ -122,7 +122,7 @@ test("a read at a resourceVersion the store has not reached waits for it on the 
   }
 });
 
-test("a watch from a revision ahead of the store opens at once and sends what comes after it; a WatchList waits for it", async () => {
+test("a watch from a revision ahead of the store opens at once and sends what comes after it", async () => {
   const clock = new ManualClock();
   const t = await testServer({ clock, store: createServerStore({ now: () => clock.now() }) });
   try {
@@ -134,7 +134,15 @@ test("a watch from a revision ahead of the store opens at once and sends what co
     const events = await readEvents(response, (e) => e.length >= 1);
     assert.deepEqual(events.map((e) => [e.type, e.object.metadata.name]), [["ADDED", "seen"]]);
     abort.abort();
+  } finally {
+    await t.close();
+  }
+});
 
+test("a WatchList (sendInitialEvents=true) from a revision ahead of the store waits for it, then answers 504", async () => {
+  const clock = new ManualClock();
+  const t = await testServer({ clock, store: createServerStore({ now: () => clock.now() }) });
+  try {
     const ahead = t.server.store.revision + 1;
     const query = `watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&resourceVersion=${ahead}`;
     const list = pending(fetch(`${t.server.url}${base}?${query}&timeoutSeconds=1`, { headers: { authorization: `Bearer ${t.server.token}` } }));
