@@ -23,7 +23,8 @@ server-side apply, Tables, watches, CRDs, finalizers and garbage collection) ove
 helm, client-node and any client.
 
 Options:
-  --port N              port to listen on; 0 picks a free one (default 0). The URL is printed once listening.
+  --port N              port to listen on; 0 picks a free one (default 0). Its URLs are printed once listening:
+                        https:// (as in the kubeconfig) and plain http://, one port for both.
   --host ADDR           address to listen on (default 127.0.0.1). Anything but loopback is warned about.
   --kubeconfig-out FILE write a kubeconfig for this server (mode 600, atomically, once listening)
   --setup FILE|DIR      preload manifests (YAML, multi-document, or JSON; a directory's .yaml, .yml and
@@ -86,7 +87,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const cluster = values.cluster === true ? await startCluster(server, nodes) : undefined;
   const kubeconfigOut = values["kubeconfig-out"];
   if (typeof kubeconfigOut === "string") server.writeKubeconfig(kubeconfigOut);
-  process.stdout.write(`settle serve: listening on ${server.url}${typeof kubeconfigOut === "string" ? ` (kubeconfig: ${kubeconfigOut})` : ""}${cluster === undefined ? "" : ` with a cluster of ${nodes} node${nodes === 1 ? "" : "s"}`}\n`);
+  // The port speaks TLS (what the kubeconfig names) and plain HTTP (curl, the /token/ path prefix) alike.
+  const plain = server.url;
+  const secure = plain.replace(/^http:/, "https:");
+  process.stdout.write(`settle serve: listening on ${secure}, also plain ${plain}${typeof kubeconfigOut === "string" ? ` (kubeconfig: ${kubeconfigOut})` : ""}${cluster === undefined ? "" : ` with a cluster of ${nodes} node${nodes === 1 ? "" : "s"}`}\n`);
   await new Promise<void>((resolve) => {
     const stop = () => resolve();
     process.once("SIGINT", stop);

@@ -97,11 +97,23 @@ export interface DrillProxy {
   close(): Promise<void>;
 }
 
+/**
+ * The path and query of a request target, split at the first `?` and taken literally, as the server reads them
+ * (`new URL` would resolve dot segments and show a path other than the one the server was asked for).
+ */
+function splitTarget(target: string): { path: string; query: string } {
+  const mark = target.indexOf("?");
+  return mark < 0 ? { path: target, query: "" } : { path: target.slice(0, mark), query: target.slice(mark) };
+}
+
+/** The values Go's strconv.ParseBool reads as true, as the server reads `watch` (Python's client sends `True`). */
+const goTrue = new Set(["1", "t", "T", "TRUE", "true", "True"]);
+
 function isWatch(req: IncomingMessage): boolean {
-  const url = new URL(req.url ?? "/", "http://proxy.invalid");
-  // Clients spell the flag differently: client-go `true`, Python's client `True`.
-  const flag = url.searchParams.get("watch")?.toLowerCase();
-  return req.method === "GET" && (flag === "true" || flag === "1" || url.pathname.includes("/watch/"));
+  if (req.method !== "GET") return false;
+  const { path, query } = splitTarget(req.url ?? "/");
+  const flag = new URLSearchParams(query).get("watch");
+  return (flag !== null && goTrue.has(flag)) || path.includes("/watch/");
 }
 
 export async function startProxy(upstream: string, now: () => number): Promise<DrillProxy> {
@@ -125,9 +137,9 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
   const socketLane = new WeakMap<import("node:net").Socket, number>();
 
   const record = (req: IncomingMessage, status: number, extra: Partial<RequestSeen> = {}): void => {
-    const url = new URL(redactPath(req.url ?? "/"), "http://proxy.invalid");
+    const { path, query } = splitTarget(redactPath(req.url ?? "/"));
     if (requests.length >= requestsSeenMax) requests.shift();
-    requests.push({ atMs: now(), incarnation: laneOf.get(req) ?? state.incarnation, method: req.method ?? "", path: url.pathname, query: url.search, status, watch: isWatch(req), ...extra });
+    requests.push({ atMs: now(), incarnation: laneOf.get(req) ?? state.incarnation, method: req.method ?? "", path, query, status, watch: isWatch(req), ...extra });
   };
 
   const activity = (req: IncomingMessage, res: ServerResponse): void => {

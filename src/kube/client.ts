@@ -15,7 +15,8 @@ import type {
   Watch,
   WatchOptions,
 } from "../api/client.ts";
-import { ApiError, internalError } from "../api/errors.ts";
+import { ApiError, badRequest, internalError } from "../api/errors.ts";
+import { isPathSegmentName } from "../api/validation.ts";
 import { parseApiVersion, type KindRef, type KubeObject, type ObjectList, type WatchEvent } from "../api/object.ts";
 import { checkClientOptions } from "../api/client-options.ts";
 
@@ -128,9 +129,9 @@ class KubeClient implements Client {
     const info = await this.resource(kind);
     const { group, version } = parseApiVersion(kind.apiVersion);
     let path = group === "" ? `/api/${version}` : `/apis/${group}/${version}`;
-    if (info.namespaced && namespace !== undefined) path += `/namespaces/${encodeURIComponent(namespace)}`;
+    if (info.namespaced && namespace !== undefined) path += `/namespaces/${encodeURIComponent(checkSegment("namespace", namespace))}`;
     path += `/${info.plural}`;
-    if (name !== undefined) path += `/${encodeURIComponent(name)}`;
+    if (name !== undefined) path += `/${encodeURIComponent(checkSegment("resource name", name))}`;
     if (subresource !== undefined) path += `/${subresource}`;
     return path;
   }
@@ -243,4 +244,15 @@ async function* watchEvents<T extends KubeObject>(open: () => Promise<Readable>,
   } finally {
     body.destroy();
   }
+}
+
+/**
+ * A name or namespace must stand in the path as itself, as client-go's request builder checks: `.` and `..` are not
+ * escaped by encodeURIComponent, and fetch's URL parser would resolve them (a ConfigMap named `..` would address its
+ * namespace). Refused before anything is sent.
+ */
+function checkSegment(what: string, value: string): string {
+  const problems = isPathSegmentName(value);
+  if (problems.length > 0) throw badRequest(`invalid ${what} ${JSON.stringify(value)}: ${problems.join(", ")}`);
+  return value;
 }

@@ -6,6 +6,7 @@ import { ApiError, badRequest, conflict, invalid, notFound } from "../api/errors
 import type { KubeObject, ObjectRef } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
+import type { Clock } from "../api/clock.ts";
 import type { Store, StoreListOptions } from "../store/index.ts";
 import { builtinKinds } from "../store/index.ts";
 import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
@@ -43,6 +44,47 @@ export interface ResourceRequest {
   tables: Tables | undefined;
   /** A stale-read fault: this `resourceVersion=0` list or watch is served this many revisions behind. */
   lagRevisions?: number;
+  /**
+   * Resolves once the store has reached `revision`: at once when it has, otherwise after waiting for it on the
+   * server's clock, as long as kube-apiserver's watch cache waits (3 s); then rejects with 504 Too large resource
+   * version. Other requests go on meanwhile.
+   */
+  untilRevision(revision: number): Promise<void>;
+}
+
+/** How long a read at a revision the store has not reached waits for it: kube-apiserver's watch cache's blockTimeout. */
+export const revisionWaitMsDefault = 3000;
+
+/** 504 for a revision the store did not reach in time, as kube-apiserver's storage words it (a Timeout StatusError). */
+export function tooLargeResourceVersion(revision: number, current: number): ApiError {
+  return new ApiError("Timeout", 504, `Timeout: Too large resource version: ${revision}, current: ${current}`, {
+    causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
+    retryAfterSeconds: 1,
+  });
+}
+
+/** How often a waiting read looks at the store's revision again. */
+const revisionPollMs = 10;
+
+/**
+ * Waits until `store` reaches `revision`, for at most `waitMs` of `clock`'s time, looking every few milliseconds (the
+ * store has no revision event to wait on, and the wait is rare and short); `signal` ends it early (a client gone).
+ */
+export async function waitForRevision(store: Store, clock: Clock, revision: number, waitMs: number, signal?: AbortSignal): Promise<void> {
+  const startMs = clock.now();
+  while (store.revision < revision) {
+    const leftMs = startMs + waitMs - clock.now();
+    if (leftMs <= 0 || signal?.aborted === true) throw tooLargeResourceVersion(revision, store.revision);
+    await clock.sleep(Math.min(revisionPollMs, leftMs), signal === undefined ? undefined : { signal }).catch(() => undefined);
+  }
+}
+
+/** The revision named by a `resourceVersion` parameter (absent, empty and "0" are none); 400 when it is not a number. */
+function revisionParam(r: ResourceRequest): number | undefined {
+  const rv = r.query.get("resourceVersion");
+  if (rv === null || rv === "" || rv === "0") return undefined;
+  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(Number(rv))) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
+  return Number(rv);
 }
 
 const builtinIds = new Set(builtinKinds.map((k) => `${k.resource.group}/${k.resource.kind}`));
@@ -221,20 +263,23 @@ export function listOptions(r: ResourceRequest): StoreListOptions {
   return options;
 }
 
-/** The revision a list reads: the latest, or an exact older one (`resourceVersionMatch=Exact`). */
-function listRevision(r: ResourceRequest): number | undefined {
-  const rv = r.query.get("resourceVersion");
+/**
+ * The revision a list reads: the latest, or an exact older one (`resourceVersionMatch=Exact`). Either way the store
+ * must have reached the one asked for first (`untilRevision`).
+ */
+async function listRevision(r: ResourceRequest, continued: boolean): Promise<number | undefined> {
   const match = r.query.get("resourceVersionMatch");
   if (match !== null && match !== "" && match !== "Exact" && match !== "NotOlderThan") {
     throw badRequest(`resourceVersionMatch: unsupported value ${JSON.stringify(match)}: supported values: "Exact", "NotOlderThan"`);
   }
-  if (rv === null || rv === "" || rv === "0") {
+  const revision = revisionParam(r);
+  if (revision === undefined) {
     if (match === "Exact") throw badRequest("resourceVersionMatch: Exact requires a resourceVersion other than 0");
     return undefined;
   }
-  if (!/^\d+$/.test(rv) || !Number.isSafeInteger(Number(rv))) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
-  const revision = Number(rv);
-  if (revision > r.store.revision) throw new ApiError("Timeout", 504, `Too large resource version: ${revision}, current: ${r.store.revision}`, { retryAfterSeconds: 1 });
+  // A continue token carries its own revision: kube-apiserver's storage refuses a second one ("0" aside).
+  if (continued) throw badRequest("specifying resource version is not allowed when using continue");
+  if (revision > r.store.revision) await r.untilRevision(revision);
   return match === "Exact" ? revision : undefined;
 }
 
@@ -243,8 +288,8 @@ async function handleList(r: ResourceRequest): Promise<void> {
   const limit = intParam(r.query, "limit");
   if (limit !== undefined && limit > 0) options.limit = limit;
   const token = r.query.get("continue");
-  const revision = listRevision(r);
   if (token !== null && token !== "") options.continue = token;
+  const revision = await listRevision(r, options.continue !== undefined);
   if (revision !== undefined) options.revision = revision;
   else if (r.lagRevisions !== undefined && options.continue === undefined) options.revision = staleRevision(r.store, r.lagRevisions);
   const list = r.store.list(options);
@@ -257,7 +302,11 @@ export function staleRevision(store: Store, lagRevisions: number): number {
   return Math.max(store.compactedRevision, 1, store.revision - lagRevisions);
 }
 
-function handleGet(r: ResourceRequest): void {
+function handleGet(r: ResourceRequest): Promise<void> | void {
+  // A read at a resourceVersion is served once the store has reached it, as from kube-apiserver's watch cache.
+  const rv = r.query.get("resourceVersion");
+  const revision = rv !== null && /^\d{1,15}$/.test(rv) ? Number(rv) : 0;
+  if (revision > r.store.revision) return r.untilRevision(revision).then(() => handleGet(r));
   const stored = r.store.get(refOf(r));
   if (r.tables !== undefined) return sendJson(r.res, 200, r.tables.fromObject(r.resource, r.managed.decorate(stored), includeObjectOf(r.query)));
   sendStored(r, 200, stored);

@@ -1,6 +1,7 @@
 // Request paths, as kube-apiserver lays them out, parsed into a route: discovery, OpenAPI, or a resource
 // (collection, item, or an item's subresource, optionally in a namespace; `/watch/` marks the legacy watch paths).
 import { ApiError, badRequest } from "../api/errors.ts";
+import { isPathSegmentName } from "../api/validation.ts";
 
 export type Route =
   | { type: "version" }
@@ -34,6 +35,11 @@ export function pathNotFound(): ApiError {
 
 const pathSegmentsMax = 16;
 
+/**
+ * The segments of a path, each percent-decoded on its own (an escaped slash stays inside its segment). Dot segments
+ * are kept as they are: a request acts on exactly what its path names, so `..` is never resolved (it is refused
+ * where the route is read). An empty segment (a doubled slash) or one that decodes to a slash names nothing: 404.
+ */
 function segmentsOf(pathname: string): string[] {
   const raw = pathname.split("/").slice(1);
   if (raw.length > 0 && raw[raw.length - 1] === "") raw.pop();
@@ -41,7 +47,7 @@ function segmentsOf(pathname: string): string[] {
   return raw.map((segment) => {
     // Most segments hold no escape: decoding would return them unchanged.
     if (!segment.includes("%")) {
-      if (segment === "" || segment === "." || segment === "..") throw pathNotFound();
+      if (segment === "") throw pathNotFound();
       return segment;
     }
     let decoded: string;
@@ -50,36 +56,36 @@ function segmentsOf(pathname: string): string[] {
     } catch {
       throw badRequest(`invalid path segment: ${JSON.stringify(segment)}`);
     }
-    if (decoded === "" || decoded === "." || decoded === ".." || decoded.includes("/")) throw pathNotFound();
+    if (decoded === "" || decoded.includes("/")) throw pathNotFound();
     return decoded;
   });
 }
 
-/**
- * Request targets that `new URL` would read the same: printable ASCII without `#` (a fragment) or `\` (a slash to
- * URL), and no dot segment. Characters URL would percent-encode come out of segment decoding unchanged either way.
- */
-const plainTarget = /^\/[\x21\x22\x24-\x5b\x5d-\x7e]*$/;
-const dotSegment = /\/\.|%2e/i;
+const isDotSegment = (segment: string | undefined): boolean => segment === "." || segment === "..";
+
+/** A control character (Go's URL parser refuses them in a request target; node's HTTP parser does too). */
+const controlCharacter = /[\x00-\x1f\x7f]/;
+/** The scheme and authority of an absolute-form target (`GET http://host/path`, as sent to proxies). */
+const absoluteForm = /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\/(?:[^/?#@[\]]*@)?(?:\[[0-9a-fA-F:.]+\]|[^/?#@[\]:]*)(?::\d*)?(?=[/?]|$)/;
 
 /**
- * The path and query of a request target, as `new URL(target, base)` reads them. Most targets need no normalizing
- * (no dot segments, escapes of dots, or characters URL would escape), and are split at the first `?` instead: the
- * same answer without building a URL per request. Anything else goes through URL; a target it cannot read is a 400.
+ * The path and query of a request target, read as Go's `url.ParseRequestURI` reads one for kube-apiserver: the path
+ * is everything before the first `?`, taken literally. No dot segment is resolved, no backslash turned into a
+ * slash, no `#` cut off (WHATWG's URL parser, `new URL`, does all three, and would route `configmaps/%2e%2e` to the
+ * namespace). A target that is neither a path nor an absolute URL is a 400.
  */
 export function requestTarget(target: string): { pathname: string; query: URLSearchParams } {
-  if (plainTarget.test(target)) {
-    const mark = target.indexOf("?");
-    const pathname = mark < 0 ? target : target.slice(0, mark);
-    if (!dotSegment.test(pathname)) return { pathname, query: new URLSearchParams(mark < 0 ? "" : target.slice(mark + 1)) };
+  if (target.charCodeAt(0) !== 0x2f) {
+    const prefix = absoluteForm.exec(target);
+    if (prefix === null) throw badRequest("malformed request URL");
+    target = target.slice(prefix[0].length);
+    if (target === "" || target.charCodeAt(0) === 0x3f) target = `/${target}`;
+    if (target.charCodeAt(0) !== 0x2f) throw badRequest("malformed request URL");
   }
-  let url: URL;
-  try {
-    url = new URL(target, "http://server.invalid");
-  } catch {
-    throw badRequest("malformed request URL");
-  }
-  return { pathname: url.pathname, query: url.searchParams };
+  const mark = target.indexOf("?");
+  const pathname = mark < 0 ? target : target.slice(0, mark);
+  if (controlCharacter.test(pathname)) throw badRequest("malformed request URL");
+  return { pathname, query: new URLSearchParams(mark < 0 ? "" : target.slice(mark + 1)) };
 }
 
 /** Namespace subresources share the shape of a namespaced collection: `/api/v1/namespaces/{ns}/status`. */
@@ -97,12 +103,25 @@ function resourceRoute(group: string, version: string, rest: string[]): Resource
     rest = rest.slice(2);
   }
   if (rest.length === 0 || rest.length > 3) throw pathNotFound();
-  return { type: "resource", group, version, plural: rest[0]!, namespace, name: rest[1], subresource: rest[2], watchPath };
+  const [plural, name, subresource] = rest;
+  // Dot segments name no group, version, resource, namespace or subresource.
+  if (isDotSegment(group) || isDotSegment(version) || isDotSegment(plural) || isDotSegment(namespace) || isDotSegment(subresource)) throw pathNotFound();
+  if (name !== undefined) checkPathName(name);
+  return { type: "resource", group, version, plural: plural!, namespace, name, subresource, watchPath };
+}
+
+/** A name that cannot stand in a path is a 400, as kube-apiserver's storage key functions answer it. */
+function checkPathName(name: string): void {
+  const problems = isPathSegmentName(name);
+  if (problems.length > 0) throw badRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${problems.join(";")}`);
 }
 
 export function parseRoute(pathname: string): Route {
   const s = segmentsOf(pathname);
   const [first, second, third, fourth] = s;
+  // Only an item's name may be a dot segment, to be refused by name (resourceRoute); elsewhere one names nothing.
+  const resourcePath = (first === "api" && s.length > 2) || (first === "apis" && s.length > 3);
+  if (!resourcePath && s.some(isDotSegment)) throw pathNotFound();
   if (first === "version" && s.length === 1) return { type: "version" };
   if (first === "settle" && second === "faults" && s.length === 2) return { type: "faults" };
   if ((first === "healthz" || first === "livez" || first === "readyz") && s.length === 1) return { type: "health" };

@@ -26,7 +26,7 @@ import { QuotaStatusLoop } from "./quota.ts";
 import { ensureKubernetesService } from "./bootstrap.ts";
 import { acceptsJson, decodeBody, notAcceptable, prefersProtobuf, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./kubeconfig.ts";
-import { boolParam, handleResource, isBuiltin } from "./resources.ts";
+import { boolParam, handleResource, isBuiltin, revisionWaitMsDefault, waitForRevision } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { handleEviction, handleReview, handleTokenRequest, reviewOf, reviewResourceType } from "./reviews.ts";
 import { handleBinding, handleServedSubresource, isServedSubresource } from "./subresources.ts";
@@ -66,6 +66,11 @@ export interface ServerOptions {
   log?: (line: string) => void;
   /** Faults armed from the start (see `injectFaults`). Default none. */
   faults?: readonly FaultSpec[];
+  /**
+   * How long a read at a `resourceVersion` the store has not reached waits for it (on `clock`) before its 504 Too
+   * large resource version. Default 3000, as kube-apiserver's watch cache.
+   */
+  revisionWaitMs?: number;
 }
 
 export interface SettleServer {
@@ -126,6 +131,7 @@ interface Resolved {
   gcRetryDelayMs: number;
   log: (line: string) => void;
   faults: readonly FaultSpec[];
+  revisionWaitMs: number;
 }
 
 function resolveOptions(options: ServerOptions): Resolved {
@@ -144,12 +150,14 @@ function resolveOptions(options: ServerOptions): Resolved {
     gcRetryDelayMs: options.gcRetryDelayMs ?? 1000,
     log: options.log ?? ((line) => void process.stderr.write(`${line}\n`)),
     faults: parseFaultSpecs(options.faults ?? []),
+    revisionWaitMs: options.revisionWaitMs ?? revisionWaitMsDefault,
   };
   assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
   assert(resolved.token.length >= 1 && /^[\x21-\x7e]+$/.test(resolved.token), "token is printable ASCII");
   assert(resolved.bodyBytesMax > 0, "bodyBytesMax > 0");
   assert(resolved.watchBufferBytesMax > 0, "watchBufferBytesMax > 0");
   assert(resolved.bookmarkIntervalMs > 0, "bookmarkIntervalMs > 0");
+  assert(Number.isFinite(resolved.revisionWaitMs) && resolved.revisionWaitMs >= 0, "revisionWaitMs >= 0");
   return resolved;
 }
 
@@ -188,7 +196,7 @@ class ServedRequest implements ResourceRequest {
   readonly #loops: Loops;
   #body: Promise<Buffer> | undefined;
 
-  constructor(fields: Omit<ResourceRequest, "body" | "wrote" | "lagRevisions">, bodyBytesMax: number, loops: Loops) {
+  constructor(fields: Omit<ResourceRequest, "body" | "wrote" | "lagRevisions" | "untilRevision">, bodyBytesMax: number, loops: Loops) {
     this.store = fields.store;
     this.route = fields.route;
     this.resource = fields.resource;
@@ -211,12 +219,24 @@ class ServedRequest implements ResourceRequest {
     this.#loops.gc.kick();
     this.#loops.quotas.kick();
   }
+
+  untilRevision(revision: number): Promise<void> {
+    if (this.store.revision >= revision) return Promise.resolve();
+    // A client that hangs up ends the wait: nobody is left to answer.
+    const gone = new AbortController();
+    const onClose = () => gone.abort();
+    this.res.once("close", onClose);
+    const { clock, revisionWaitMs } = this.#loops;
+    return waitForRevision(this.store, clock, revision, revisionWaitMs, gone.signal).finally(() => this.res.off("close", onClose));
+  }
 }
 
-/** The control-plane loops that run beside the server on its store. */
+/** The control-plane loops that run beside the server on its store, and the clock and wait reads at a revision use. */
 interface Loops {
   gc: GcLoop;
   quotas: QuotaStatusLoop;
+  clock: Clock;
+  revisionWaitMs: number;
 }
 
 class ApiServer {
@@ -246,7 +266,7 @@ class ApiServer {
     this.#quotas = new QuotaStatusLoop(options.store, options.clock);
     // What the collector deletes no longer counts against quotas.
     this.#gc = new GcLoop(options.store, options.clock, { retryDelayMs: options.gcRetryDelayMs, log: () => this.#quotas.kick() });
-    this.#loops = { gc: this.#gc, quotas: this.#quotas };
+    this.#loops = { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs };
     this.#tables = new Tables(options.store, options.clock);
     this.#managed = new ManagedFields(options.clock, (ref, uid) => {
       try {
@@ -511,12 +531,10 @@ class ApiServer {
     const limits = { clock: this.#o.clock, bufferBytesMax: this.#o.watchBufferBytesMax, timeoutSecondsMax: this.#o.watchTimeoutSecondsMax, bookmarkIntervalMs: this.#o.bookmarkIntervalMs };
     const stream = new WatchStream(r, limits, (s) => this.#watches.delete(s));
     this.#watches.add(stream);
-    try {
-      stream.open();
-    } catch (error) {
+    return stream.open().catch((error: unknown) => {
       this.#watches.delete(stream);
       throw error;
-    }
+    });
   }
 }
 

@@ -67,6 +67,8 @@ type WatchState = "opening" | "streaming" | "closed";
 export class WatchStream {
   #state: WatchState = "opening";
   #pending: Chunk[] = [];
+  /** The revision the watch started after. */
+  #from = 0;
   #watcher: StoreWatcher | undefined;
   #timers: Timer[] = [];
   #held: { until: number; timer: Timer } | undefined;
@@ -96,8 +98,12 @@ export class WatchStream {
     return this.#state === "closed";
   }
 
-  /** Opens the watch; checks that fail before any event is sent answer with a plain Status. */
-  open(): void {
+  /**
+   * Opens the watch; checks that fail before any event is sent answer with a plain Status. A watch from a revision
+   * the store has not reached opens at once (kube-apiserver's watch cache lets the client wait for the events), but
+   * a WatchList (`sendInitialEvents=true`) waits for its revision first, up to the server's wait, then 504.
+   */
+  async open(): Promise<void> {
     const q = this.r.query;
     const rv = q.get("resourceVersion") ?? "";
     const bookmarks = boolParam(q, "allowWatchBookmarks");
@@ -109,7 +115,9 @@ export class WatchStream {
     // Legacy semantics: no resourceVersion (or "0") starts with the current objects as ADDED.
     const initial = sendInitial ?? (rv === "" || rv === "0");
     let from = rv === "" ? this.r.store.revision : Number(rv);
-    if (from > this.r.store.revision) throw new ApiError("Timeout", 504, `Too large resource version: ${from}, current: ${this.r.store.revision}`, { retryAfterSeconds: 1 });
+    if (initial && from > this.r.store.revision) await this.r.untilRevision(from);
+    if (this.#state === "closed" || this.r.res.writableEnded) return;
+    this.#from = from;
     if (initial) {
       const stale = this.r.lagRevisions === undefined ? {} : { revision: staleRevision(this.r.store, this.r.lagRevisions) };
       const list = this.r.store.list({ ...listOptions(this.r), ...stale });
@@ -160,8 +168,9 @@ export class WatchStream {
         this.#timers = this.#timers.filter((t) => t !== timer);
         return this.#scheduleBookmark();
       }
-      // Every event up to the store's revision was delivered synchronously already: the bookmark is safe.
-      this.#write(this.#bookmarkLine(this.r.store.revision, false));
+      // Every event up to the store's revision was delivered synchronously already: the bookmark is safe. A watch
+      // from a revision the store has not reached yet gets none until it does (a bookmark must not go back).
+      if (this.r.store.revision >= this.#from) this.#write(this.#bookmarkLine(this.r.store.revision, false));
       this.#timers = this.#timers.filter((t) => t !== timer);
       this.#scheduleBookmark();
     });

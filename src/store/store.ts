@@ -223,6 +223,9 @@ export class MemoryStore implements Store {
     }
     const metadata: ObjectList["metadata"] = { resourceVersion: String(revision) };
     if (more) metadata.continue = encodeContinue(revision, last);
+    // As etcd's count of the keys left in the range: only without a selector (a count of the keys would include
+    // objects the selector leaves out, so kube-apiserver leaves the field out rather than answer wrongly).
+    if (more && selector.matches === undefined) metadata.remainingItemCount = countLive(state, keys, i, prefix, revision);
     return { apiVersion, kind: resource.listKind, metadata, items };
   }
 
@@ -1147,4 +1150,15 @@ function factsOf(resource: ResourceType): ResourceFacts {
 
 function apiVersionOf(resource: ResourceType): string {
   return factsOf(resource).apiVersion;
+}
+
+/** Objects that exist at `revision` under the keys from `start` on (those that begin with `prefix`). */
+function countLive(state: KindState, keys: readonly string[], start: number, prefix: string, revision: number): number {
+  let count = 0;
+  for (let i = start; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (prefix !== "" && !key.startsWith(prefix)) break;
+    if (objectAt(state.objects.get(key), revision) !== undefined) count++;
+  }
+  return count;
 }

@@ -46,7 +46,7 @@ const lazy = ["@bufbuild/cel", "@bufbuild/protobuf", "ajv", "yaml", "@kubernetes
 
 test("settle serve listens without loading CEL, ajv, yaml or the Kubernetes client", async () => {
   const { packages, stdout } = await packagesAtListen([]);
-  assert.match(stdout, /settle serve: listening on http:\/\/127\.0\.0\.1:\d+/);
+  assert.match(stdout, /settle serve: listening on https:\/\/127\.0\.0\.1:(\d+), also plain http:\/\/127\.0\.0\.1:\1\n/);
   assert.ok(packages.size > 0, "the hook reports the packages the server loads");
   for (const name of lazy) assert.equal(packages.has(name), false, `${name} is loaded at start: ${[...packages].join(", ")}`);
 });

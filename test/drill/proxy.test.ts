@@ -96,3 +96,39 @@ test("given points wait for the reference's write too, and none runs when the re
   // The reference made fewer writes than asked: the point still runs, and reports it (as before).
   assert.deepEqual(await point, { index: 0, point: { afterWrite: 3, fault: "kill" } });
 });
+
+/** A GET with its path sent as given (a URL string would be parsed, and its dot segments resolved, first). */
+function get(base: string, path: string): Promise<number> {
+  const { hostname, port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: hostname, port, path, method: "GET" }, (res) => {
+      resolve(res.statusCode ?? 0);
+      res.resume();
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+test("the proxy records a request's path as sent, dot segments unresolved, and knows every spelling of watch=true the server does", async () => {
+  const store = createStore({ now: () => realClock.now() });
+  const server = await startServer({ store, token, log: () => {} });
+  const proxy = await startProxy(server.url, () => realClock.now());
+  try {
+    const base = `/api/v1/namespaces/default/configmaps`;
+    assert.equal(await get(proxy.url, `/token/${token}${base}/x/..?limit=1`), 404);
+    assert.deepEqual(proxy.requests.map((r) => [r.path, r.query, r.watch]), [[`${base}/x/..`, "?limit=1", false]]);
+    // Go's strconv.ParseBool reads `t` as true: the server opens a watch, and the proxy must not count it in flight.
+    const watched = get(proxy.url, `/token/${token}${base}?watch=t&timeoutSeconds=5`);
+    const seen = await Promise.race([proxy.waitForWatch().then(() => true), realClock.sleep(3000).then(() => false)]);
+    assert.ok(seen, "the proxy did not see the watch open");
+    assert.equal(proxy.watchesOpen, 1);
+    assert.equal(proxy.requestsInFlight, 0);
+    assert.equal(proxy.closeWatches(), 1);
+    await watched.catch(() => 0);
+  } finally {
+    proxy.closeWatches();
+    await proxy.close();
+    await server.close();
+  }
+});

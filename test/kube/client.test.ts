@@ -108,3 +108,13 @@ test("runControllerProcess runs a controller as a process from $KUBECONFIG, logs
   assert.ok(lines.some((l) => l.msg === "stopping"));
   assert.ok(lines.every((l) => l.component === "mirror"));
 });
+
+test("a name or namespace that is a dot segment is refused before it is sent: fetch would resolve it to another path", async () => {
+  await client.create({ object: cm("kept") });
+  for (const name of ["..", ".", "a/b", "a%b"]) {
+    await assert.rejects(client.delete(ref(name)), (error: unknown) => error instanceof Error && error.message.includes(`invalid resource name ${JSON.stringify(name)}`), name);
+  }
+  await assert.rejects(client.list({ apiVersion: "v1", kind: "ConfigMap", namespace: ".." }), /invalid namespace "\.\."/);
+  assert.equal((await client.get({ apiVersion: "v1", kind: "Namespace", name: "default" })).metadata.deletionTimestamp, undefined);
+  assert.equal((await client.get(ref("kept"))).metadata.name, "kept");
+});

@@ -329,7 +329,7 @@ test("settle serve --cluster --nodes 2 registers two Ready nodes and stops on SI
     const env = { PATH: process.env.PATH ?? "", HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache") };
     const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
     for (let attempt = 0; attempt < 100 && !/with a cluster of 2 nodes/.test(stdout); attempt++) await sleep(100);
-    assert.match(stdout, /listening on http:\/\/127\.0\.0\.1:\d+ \(kubeconfig: .*\) with a cluster of 2 nodes/);
+    assert.match(stdout, /listening on https:\/\/127\.0\.0\.1:\d+, also plain http:\/\/127\.0\.0\.1:\d+ \(kubeconfig: .*\) with a cluster of 2 nodes/);
     // The kubelets register their Nodes just after the server listens; until then `kubectl wait` fails at once.
     let ready = spawnSync(kubectlPath, ["version"], { env });
     for (let attempt = 0; attempt < 20; attempt++) {

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { execFileSync, spawnSync } from "node:child_process";
@@ -20,7 +20,7 @@ function run(args: string[]) {
   const exited = new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? -1)));
   const listening = new Promise<string>((resolve, reject) => {
     child.stdout.on("data", () => {
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      const match = /listening on https:\/\/\S+, also plain (http:\/\/[^\s,)]+)/.exec(stdout);
       if (match !== null) resolve(match[1]!);
     });
     void exited.then((code) => reject(new Error(`exited ${code}: ${stderr}`)));
@@ -50,6 +50,10 @@ test("settle serve preloads --setup manifests, writes a private kubeconfig, serv
     const url = await serve.listening;
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(statSync(kubeconfig).mode & 0o777, 0o600);
+    // The start-up line names first what the kubeconfig names: the same port over TLS.
+    const server = /^\s*server: (\S+)$/m.exec(readFileSync(kubeconfig, "utf8"))?.[1];
+    assert.equal(server, url.replace("http:", "https:"));
+    assert.match(serve.output().stdout, new RegExp(`listening on ${server!.replace(/[.:/]/g, "\\$&")}, also plain ${url.replace(/[.:/]/g, "\\$&")} \\(kubeconfig: `));
     const env = { PATH: process.env.PATH ?? "", HOME: dir, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, "cache") };
     const names = execFileSync(kubectlPath, ["get", "configmaps,namespaces", "-A", "-o", "name"], { env }).toString();
     assert.match(names, /configmap\/preloaded/);
