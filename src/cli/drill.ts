@@ -167,11 +167,13 @@ function printText(result: DrillResult, artifacts: Map<DrillRun, string>): void 
   const { reference, target } = result;
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`${target.name} / ${target.variant} / ${target.workload}: reference run ${reference.verdict} in ${reference.timings.totalMs} ms, ${reference.writes} writes${reference.world ? `; ${reference.world}` : ""}`);
+  const width = Math.max(28, ...result.runs.map((r) => (r.point === undefined ? 0 : pointLabel(r.point).length + 1)));
   for (const run of result.runs) {
     const where = run.write === undefined ? "" : ` ${run.write.method} ${shortPath(run.write.path)}`;
     const label = run.point === undefined ? "reference" : pointLabel(run.point);
-    out(`  ${label.padEnd(28)}${where}: ${run.verdict.toUpperCase()} (${run.timings.totalMs} ms)${run.world ? `  [${run.world}]` : ""}`);
+    out(`  ${label.padEnd(width)}${where}: ${run.verdict.toUpperCase()} (${run.timings.totalMs} ms)${run.world ? `  [${run.world}]` : ""}`);
     if (run.verdict === "ok") continue;
+    if (run.applied !== undefined) out(`      the fault: ${run.applied}`);
     if (run.failed.length > 0) out(`      false once quiet: ${run.failed.join("; ")}`);
     else out(`      ${run.detail}`);
     const artifact = artifacts.get(run);

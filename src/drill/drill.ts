@@ -240,7 +240,8 @@ export class PointFeed {
   private readonly explicit: readonly DrillPoint[] | undefined;
   private seen = 0;
   private final: number | undefined;
-  private resources: readonly string[] = [];
+  /** Each slot's per-resource points, once the reference is done. */
+  private aimed: ReadonlyArray<{ fault: DrillFaultKind; resource: string }> = [];
   private taken = 0;
   private cancelled = false;
   private waiters: Array<() => void> = [];
@@ -258,7 +259,7 @@ export class PointFeed {
   get planned(): number {
     if (this.final === undefined) throw new Error("drill: the plan is known only once the reference run is done");
     if (this.explicit !== undefined) return this.explicit.length;
-    return (this.kinds.length + this.perResource.length * this.resources.length) * this.slots(this.final);
+    return (this.kinds.length + this.aimed.length) * this.slots(this.final);
   }
 
   /** Every point's fault restarts the controller (so a run may start its replacement before it knows its point). */
@@ -281,7 +282,8 @@ export class PointFeed {
   finish(writes: number | "none", resources: readonly string[] = []): void {
     this.cancelled = writes === "none";
     this.final = writes === "none" ? 0 : writes;
-    this.resources = resources;
+    // A delay past another resource's events needs another resource.
+    this.aimed = this.perResource.flatMap((fault) => (fault === "delay-kind" && resources.length < 2 ? [] : resources.map((resource) => ({ fault, resource }))));
     this.wakeAll();
   }
 
@@ -327,11 +329,10 @@ export class PointFeed {
     if (this.perResource.length === 0) return "done";
     if (this.final === undefined) return "wait";
     const j = index - this.kinds.length * this.slots(this.final);
-    const perSlot = this.perResource.length * this.resources.length;
+    const perSlot = this.aimed.length;
     if (perSlot === 0 || j >= perSlot * this.slots(this.final)) return "done";
     const afterWrite = this.writeAt(Math.floor(j / perSlot)) as number;
-    const within = j % perSlot;
-    return { afterWrite, fault: this.perResource[Math.floor(within / this.resources.length)]!, resource: this.resources[within % this.resources.length]! };
+    return { afterWrite, ...this.aimed[j % perSlot]! };
   }
 
   private wakeAll(): void {
