@@ -663,7 +663,7 @@ function finish(ctx: RunContext, verdict: DrillVerdict, failed: string[], detail
   const run: DrillRun = { verdict, failed, writes: ctx.proxy.writes.length, detail, timings: ctx.timings, watched: watchedResources(ctx.proxy.requests) };
   if (ctx.point !== undefined) {
     run.point = ctx.point;
-    if (ctx.applied !== undefined) run.applied = appliedNow(ctx);
+    if (ctx.applied !== undefined || ctx.proxy.watchShaper !== undefined) run.applied = appliedNow(ctx);
     if (ctx.point.fault === "kill") run.killAfterWrite = ctx.point.afterWrite;
     const write = ctx.proxy.writes[ctx.point.afterWrite - 1];
     if (write !== undefined) run.write = write;
