@@ -8,7 +8,7 @@
 // (see `acceptJson`), which a real API server may answer with as well.
 import { realClock } from "../api/clock.ts";
 import type { Timer } from "../api/clock.ts";
-import { drillFaultParam, drillFaults, type DrillFaultKind, type WatchStreamFaultKind } from "../api/faults.ts";
+import { drillFaultModelParams, drillFaultParam, drillFaults, faultParamError, type DrillFaultKind, type WatchStreamFaultKind } from "../api/faults.ts";
 
 /** Lines kept back per stream at most; past it the stream is delivered as it is (never an unbounded buffer). */
 const heldEventsMax = 10_000;
@@ -28,7 +28,7 @@ export function resourceOfPath(path: string): string | undefined {
 /** The Accept header a shaped watch is sent with: JSON, so that its events can be read one by one. */
 export const acceptJson = "application/json";
 
-interface ParsedEvent {
+export interface ParsedEvent {
   type: string;
   /** `namespace/name` of the object, as an informer keys it. */
   key: string;
@@ -86,6 +86,8 @@ export interface WatchShaperOptions {
   resource: string;
   /** Called when events start being held (true) and when nothing is held any more (false): quiet waits meanwhile. */
   onHolding(holding: boolean): void;
+  /** Parameters of the fault's model kind other than the drill's (tests: shorter windows); checked against the model. */
+  params?: Readonly<Record<string, number>>;
 }
 
 /** The watch-stream fault of one drill point, on the controller's watches of one resource. */
@@ -103,6 +105,7 @@ export class WatchShaper {
   private otherDelivered = false;
   private readonly counts = { held: 0, delivered: 0, hiddenDeletes: 0, lateDeletes: 0 };
   private readonly recreateTimers = new Map<Stream, Timer>();
+  private readonly params: Readonly<Record<string, number>>;
 
   constructor(options: WatchShaperOptions) {
     const model = drillFaults[options.fault].model;
@@ -111,6 +114,18 @@ export class WatchShaper {
     this.fault = options.fault;
     this.resource = options.resource;
     this.onHolding = options.onHolding;
+    const params: Record<string, number> = {};
+    for (const param of drillFaultModelParams(options.fault)) {
+      const given = options.params?.[param.name];
+      const error = given === undefined ? undefined : faultParamError(param, given, param.name);
+      if (error !== undefined) throw new RangeError(`drill: ${options.fault}: ${error.field}: ${error.message}`);
+      params[param.name] = given ?? drillFaultParam(options.fault, param.name);
+    }
+    this.params = params;
+  }
+
+  private param(name: string): number {
+    return this.params[name]!;
   }
 
   /** The point is reached: the fault starts. */
@@ -118,10 +133,10 @@ export class WatchShaper {
     if (this.phase !== "idle") return;
     this.phase = "active";
     if (this.kind === "coalesce-watch") {
-      this.timer = realClock.setTimer(drillFaultParam(this.fault, "windowMs"), () => this.release());
+      this.timer = realClock.setTimer(this.param("windowMs"), () => this.release());
       this.updateHolding();
     } else if (this.kind === "delay-past-write") {
-      this.timer = realClock.setTimer(drillFaultParam(this.fault, "maxDelayMs"), () => this.release());
+      this.timer = realClock.setTimer(this.param("maxDelayMs"), () => this.release());
       this.updateHolding();
     }
   }
@@ -153,12 +168,12 @@ export class WatchShaper {
     const { held, delivered, hiddenDeletes, lateDeletes } = this.counts;
     if (this.phase === "idle") return `the point was never reached, so no ${this.resource} event was reshaped`;
     if (this.kind === "hide-recreate") {
-      const late = lateDeletes > 0 ? `; ${lateDeletes} delete(s) with no create after them delivered ${drillFaultParam(this.fault, "windowMs")} ms late` : "";
+      const late = lateDeletes > 0 ? `; ${lateDeletes} delete(s) with no create after them delivered ${this.param("windowMs")} ms late` : "";
       return hiddenDeletes === 0 ? `no ${this.resource} object was deleted and created again after the point, so no delete was hidden${late}` : `hid ${hiddenDeletes} ${this.resource} delete(s) followed by a create under the same name${late}`;
     }
     if (held === 0) return `no ${this.resource} event came while the fault held them, so nothing was reshaped`;
-    if (this.kind === "coalesce-watch") return `held ${held} ${this.resource} event(s) for ${drillFaultParam(this.fault, "windowMs")} ms and delivered ${delivered}: each object's last state`;
-    return `held ${held} ${this.resource} event(s) ${this.otherDelivered ? "past an event of another resource and the controller's next write" : `for ${drillFaultParam(this.fault, "maxDelayMs")} ms (no other resource changed)`}`;
+    if (this.kind === "coalesce-watch") return `held ${held} ${this.resource} event(s) for ${this.param("windowMs")} ms and delivered ${delivered}: each object's last state`;
+    return `held ${held} ${this.resource} event(s) ${this.otherDelivered ? "past an event of another resource and the controller's next write" : `for ${this.param("maxDelayMs")} ms (no other resource changed)`}`;
   }
 
   private push(stream: Stream, text: string): void {
@@ -204,7 +219,7 @@ export class WatchShaper {
     if (!this.recreateTimers.has(stream)) {
       this.recreateTimers.set(
         stream,
-        realClock.setTimer(drillFaultParam(this.fault, "windowMs"), () => {
+        realClock.setTimer(this.param("windowMs"), () => {
           this.recreateTimers.delete(stream);
           this.counts.lateDeletes += stream.held.filter((e) => e.type === "DELETED").length;
           this.flush(stream);

@@ -96,3 +96,51 @@ test("given points wait for the reference's write too, and none runs when the re
   // The reference made fewer writes than asked: the point still runs, and reports it (as before).
   assert.deepEqual(await point, { index: 0, point: { afterWrite: 3, fault: "kill" } });
 });
+
+test("per-resource points follow the plain ones once the reference is done, for each resource it watched; a delay needs two", async () => {
+  const target = { defaults: { faultKinds: ["kill", "coalesce", "delay-kind"] } } as unknown as DrillTarget;
+  const feed = new PointFeed({ killPoints: [1, 2] }, target);
+  feed.reached(2);
+  assert.deepEqual(await feed.next(), { index: 0, point: { afterWrite: 1, fault: "kill" } });
+  assert.deepEqual(await feed.next(), { index: 1, point: { afterWrite: 2, fault: "kill" } });
+  let third: unknown = "pending";
+  void feed.next().then((p) => (third = p));
+  await realClock.sleep(20);
+  assert.equal(third, "pending", "a per-resource point handed out before the watched resources are known");
+  feed.finish(2, ["configmaps"]);
+  await realClock.sleep(0);
+  assert.deepEqual(third, { index: 2, point: { afterWrite: 1, fault: "coalesce", resource: "configmaps" } });
+  assert.deepEqual(await feed.next(), { index: 3, point: { afterWrite: 2, fault: "coalesce", resource: "configmaps" } });
+  assert.equal(await feed.next(), undefined, "no delay-kind point with one watched resource");
+  assert.equal(feed.planned, 4);
+  const two = new PointFeed({ killPoints: [1] }, target);
+  two.finish(1, ["ensembles", "configmaps"]);
+  const points: unknown[] = [];
+  for (let p = await two.next(); p !== undefined; p = await two.next()) points.push(p.point);
+  assert.deepEqual(points, [
+    { afterWrite: 1, fault: "kill" },
+    { afterWrite: 1, fault: "coalesce", resource: "ensembles" },
+    { afterWrite: 1, fault: "coalesce", resource: "configmaps" },
+    { afterWrite: 1, fault: "delay-kind", resource: "ensembles" },
+    { afterWrite: 1, fault: "delay-kind", resource: "configmaps" },
+  ]);
+});
+
+test("given points (a replay) are handed out as given, repeats included, each once the reference reached its write", async () => {
+  const target = { defaults: { faultKinds: ["kill"] } } as unknown as DrillTarget;
+  const point = { afterWrite: 2, fault: "hide-recreate" as const, resource: "configmaps" };
+  const feed = new PointFeed({ points: [point, point] }, target);
+  let first: unknown = "pending";
+  void feed.next().then((p) => (first = p));
+  feed.reached(1);
+  await realClock.sleep(20);
+  assert.equal(first, "pending");
+  feed.reached(2);
+  await realClock.sleep(0);
+  assert.deepEqual(first, { index: 0, point });
+  assert.deepEqual(await feed.next(), { index: 1, point });
+  feed.finish(3, ["configmaps"]);
+  assert.equal(await feed.next(), undefined);
+  assert.equal(feed.planned, 2);
+  assert.equal(feed.restartsOnly, false);
+});
