@@ -329,5 +329,7 @@ export function drillFaultParam(kind: DrillFaultKind, name: string): number {
   if (fixed !== undefined) return fixed;
   const param = drillFaultModelParams(kind).find((p) => p.name === name);
   assert(param !== undefined, `drill fault ${kind} has a parameter ${name}`);
+  // The drill's parameters are integers (a model kind may also have others, which the drill does not set).
+  assert(typeof param.default === "number", `drill fault parameter ${kind}.${name} is an integer`);
   return param.default;
 }
