@@ -1,9 +1,11 @@
 // `settle drill`: the black-box version of exploration, for a controller process in any language. The
 // scenario's world is served by `settle serve` semantics in this process; the controller runs as a real
 // process group whose every request goes through a proxy; the drill applies the scenario's workload and, at
-// each point of a reference run (right after the controller's k-th applied write), applies one fault: a kill of
-// the whole group (the write's response held until the group is dead), optionally followed by a stale first list
-// (time travel), a closed watch, a failed request (500 or 409) or a lost response. It then waits for a quiet
+// each point of a reference run (right after the controller's k-th applied write, one made before its first watch
+// included), applies one fault of `drillFaults` (api/faults.ts): a kill of the whole group (the write's response
+// held until the group is dead), optionally followed by a stale first list (of every resource, or of one), a closed
+// watch, a failed request (500 or 409), a lost response, or an unobserved state on the watch of one resource the
+// controller watches (watch-faults.ts: coalesced, delayed, a delete hidden before a create). It then waits for a quiet
 // window (no store write, no request in flight; its length learned from the reference run, see quiet.ts) and checks
 // the scenario's properties against the server's store. Every phase is bounded by `timeoutMs`.
 //
@@ -66,7 +68,10 @@ export interface DrillOptions {
    * reference has made its write.
    */
   points?: readonly DrillPoint[];
-  /** Also apply the server-side faults at every point (time travel, closed watch, 500, 409, lost response). */
+  /**
+   * Apply every fault of `drillFaults` at every point, not only the target's (default: kill): the per-resource
+   * ones for each resource the controller watched in the reference run.
+   */
   faults?: boolean;
   /** Points drilled at once, each with its own server and process group. Default: the machine's cores. */
   concurrency?: number;
