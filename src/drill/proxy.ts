@@ -293,6 +293,10 @@ function shapeWatch(shaper: WatchShaper, resource: string, upstreamRes: Incoming
     stream.close();
     res.end();
   });
+  upstreamRes.once("error", () => {
+    stream.close();
+    res.destroy();
+  });
   res.once("close", () => stream.close());
 }
 
