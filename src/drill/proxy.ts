@@ -287,6 +287,8 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
 
 /** Feeds a watch's events through the shaper instead of piping them. */
 function shapeWatch(shaper: WatchShaper, resource: string, upstreamRes: IncomingMessage, res: ServerResponse): void {
+  // The server sent its headers at once; so does the proxy, though the shaper may hold the first events back.
+  res.flushHeaders();
   const stream = shaper.attach(resource, (text) => void (res.writableEnded ? undefined : res.write(text)));
   upstreamRes.on("data", (chunk: Buffer) => stream.push(chunk));
   upstreamRes.once("end", () => {
