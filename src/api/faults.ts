@@ -240,3 +240,96 @@ export function injectedRequestError(code: number, failure: InjectedFailure): Ap
   else if (meaning.retryAfterSeconds !== undefined) details = { retryAfterSeconds: meaning.retryAfterSeconds };
   return new ApiError(meaning.reason, code, message, details);
 }
+
+/**
+ * Watch-stream faults: what a watcher that falls behind sees instead of every event one by one (Sieve's unobserved
+ * states). Only a drill applies them, in its proxy between the controller and the server (`drill/watch-faults.ts`):
+ * they reshape the event stream of one resource, which the simulator's watches do not carry as a stream.
+ * - `coalesce-watch`: the events of `windowMs` are held and only each object's last state is delivered, as a
+ *   relist after a dropped watch shows it (an object created and deleted within the window is never seen; one
+ *   deleted and created again is seen as modified).
+ * - `delay-past-write`: the events are held until an event of another resource has been delivered (the next write
+ *   of another kind), or `maxDelayMs` at most: one informer's cache behind another's.
+ * - `hide-recreate`: a delete followed within `windowMs` by a create under the same name is delivered as the
+ *   create alone (a delete the watcher never saw; a delete left alone is delivered late, after `windowMs`).
+ */
+export const watchStreamFaultKinds = ["coalesce-watch", "delay-past-write", "hide-recreate"] as const;
+export type WatchStreamFaultKind = (typeof watchStreamFaultKinds)[number];
+
+export const watchStreamFaultParams: { readonly [K in WatchStreamFaultKind]: readonly FaultParam[] } = {
+  "coalesce-watch": [{ name: "windowMs", doc: "how long events are held before each object's last state is delivered", type: "integer", default: 1500, min: 1, max: 600_000 }],
+  "delay-past-write": [{ name: "maxDelayMs", doc: "the longest events are held when no other resource changes", type: "integer", default: 5000, min: 1, max: 600_000 }],
+  "hide-recreate": [{ name: "windowMs", doc: "how long a delete is held, waiting for a create under the same name", type: "integer", default: 2000, min: 1, max: 600_000 }],
+};
+
+export function isWatchStreamFaultKind(kind: unknown): kind is WatchStreamFaultKind {
+  return watchStreamFaultKinds.includes(kind as WatchStreamFaultKind);
+}
+
+/** The model kind a drill fault is an instance of: a built-in kind, or a watch-stream kind. */
+export type DrillFaultModel = BuiltinFaultKind | WatchStreamFaultKind;
+
+/** One fault `settle drill` applies at a point: which model kind it is, with which fixed parameters, and where. */
+export interface DrillFaultDef {
+  readonly model: DrillFaultModel;
+  /** Parameters of the model kind fixed by this drill fault (checked against the model's definitions). */
+  readonly params: Readonly<Record<string, number>>;
+  /** Aimed at one resource the controller watches (each such resource is a point of its own). */
+  readonly perResource: boolean;
+  /** The controller's process group is killed at the point and started again. */
+  readonly restarts: boolean;
+  readonly doc: string;
+}
+
+/**
+ * The drill's faults by the name a point's line, `faults.kinds` of a scenario.yaml and `--faults` use. Each is one
+ * kind of the model above: the names and parameters live here, not in the drill or the YAML schema.
+ */
+export const drillFaults = {
+  kill: { model: "crash", params: {}, perResource: false, restarts: true, doc: "SIGKILL of the process group right after the write, its response held" },
+  "time-travel": {
+    model: "crash",
+    params: {},
+    perResource: false,
+    restarts: true,
+    doc: "kill, then the restart's first resourceVersion=0 list (or watch) of every resource served from before the write (relistAtRevision)",
+  },
+  "stale-kind": {
+    model: "crash",
+    params: {},
+    perResource: true,
+    restarts: true,
+    doc: "kill, then the restart's first resourceVersion=0 list (or watch) of one resource served from before its last change (relistAtRevision), the others fresh",
+  },
+  "close-watch": { model: "close-watch", params: {}, perResource: false, restarts: false, doc: "every open watch of the controller ended" },
+  "fail-500": { model: "fail-request", params: { code: 500 }, perResource: false, restarts: false, doc: "the controller's next write fails with 500" },
+  "fail-409": { model: "fail-request", params: { code: 409 }, perResource: false, restarts: false, doc: "the controller's next write fails with 409" },
+  "lost-response": { model: "lost-response", params: {}, perResource: false, restarts: false, doc: "the controller's next write is applied and its response lost" },
+  coalesce: { model: "coalesce-watch", params: {}, perResource: true, restarts: false, doc: "one resource's events of a window coalesced to each object's last state" },
+  "delay-kind": { model: "delay-past-write", params: {}, perResource: true, restarts: false, doc: "one resource's events held past the next event of another resource" },
+  "hide-recreate": { model: "hide-recreate", params: {}, perResource: true, restarts: false, doc: "a delete and create under the same name of one resource delivered as the create alone" },
+} as const satisfies Readonly<Record<string, DrillFaultDef>>;
+
+export type DrillFaultKind = keyof typeof drillFaults;
+export const drillFaultKinds = Object.keys(drillFaults) as DrillFaultKind[];
+
+export function isDrillFaultKind(kind: unknown): kind is DrillFaultKind {
+  return typeof kind === "string" && Object.hasOwn(drillFaults, kind);
+}
+
+/** The parameters of a drill fault's model kind. */
+export function drillFaultModelParams(kind: DrillFaultKind): readonly FaultParam[] {
+  const model = drillFaults[kind].model;
+  return isWatchStreamFaultKind(model) ? watchStreamFaultParams[model] : faultParams[model];
+}
+
+/** A parameter of a drill fault: its fixed value, else its model's default. */
+export function drillFaultParam(kind: DrillFaultKind, name: string): number {
+  const fixed = (drillFaults[kind].params as Readonly<Record<string, number>>)[name];
+  if (fixed !== undefined) return fixed;
+  const param = drillFaultModelParams(kind).find((p) => p.name === name);
+  assert(param !== undefined, `drill fault ${kind} has a parameter ${name}`);
+  // The drill's parameters are integers (a model kind may also have others, which the drill does not set).
+  assert(typeof param.default === "number", `drill fault parameter ${kind}.${name} is an integer`);
+  return param.default;
+}

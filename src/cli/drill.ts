@@ -1,6 +1,8 @@
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { writeDrillArtifact } from "../drill/artifact.ts";
+import { resolve } from "node:path";
+import { writeDrillArtifact, type DrillReplayInfo } from "../drill/artifact.ts";
+import { DrillArtifactError, readDrillArtifact, replayCaveat, replayDrill, replayRepeatMax } from "../drill/replay.ts";
 import { drill, pointLabel, shortPath, type DrillResult, type DrillRun } from "../drill/drill.ts";
 import { targetFromScenario, type DrillTarget } from "../drill/target.ts";
 import { loadScenario, resolveScenarioPath } from "../explore/load.ts";
@@ -9,6 +11,7 @@ import { isYamlScenarioPath, loadYamlScenario, ScenarioYamlError, yamlDrillTarge
 import { intOption, paramOptions, parse, UsageError } from "./args.ts";
 
 export const drillUsage = `Usage: settle drill <scenario.yaml | scenario-file | example-dir> [options] [-- <command...>]
+       settle drill --replay ARTIFACT [--repeat N] [--parallel N] [-- <command...>]
 
 Drills a real controller process, in any language, against the scenario: serves the scenario's world over a
 Kubernetes-compatible API, runs the controller in its own process group with KUBECONFIG pointing at it, waits for
@@ -28,8 +31,13 @@ Options:
   --workload W        the workload to apply (TypeScript scenarios; default: the first)
   --param k=v         override a scenario parameter (TypeScript scenarios; repeatable)
   --kill-points LIST  comma-separated write numbers (default: every write of the reference run)
-  --faults            at every point also: time travel (kill, then a stale first list), a closed watch, a
-                      failed write (500, 409) and a lost response
+  --faults            at every point also: time travel (kill, then a stale first list of every resource), a
+                      closed watch, a failed write (500, 409), a lost response; and, for each resource the
+                      controller watched in the reference run: stale-kind (kill, then only that resource's
+                      first list stale), and the unobserved states of its watch: coalesce (a window's events
+                      delivered as each object's last state, as after a relist), delay-kind (its events held
+                      past the next event of another resource; planned when it watches two or more) and
+                      hide-recreate (a delete and a create under the same name delivered as the create alone)
   --quiet-ms N        every run waits exactly this quiet window: no learning (default: learned, see above)
   --cold-start        start each controller process only at its turn (for a controller whose start-up, before
                       its first API request, acts outside the API server or reads what its predecessor wrote)
@@ -38,6 +46,11 @@ Options:
   --artifacts DIR     where failing points write their artifact (default .settle/drills/<scenario>);
                       \`settle report --html out.html <artifact>\` renders one
   --json              print { target, reference, runs } on stdout (no token, no timelines)
+  --replay ARTIFACT   drill again exactly the point of a failing run's artifact (its scenario, variant, write
+                      number, fault and resource); the scenario is loaded from where the artifact says
+  --repeat N          with --replay: run the point N times (1 to ${replayRepeatMax}, default 1) and count how many
+                      fail again as recorded. The controller is a real process, not deterministic: a replay is
+                      the same point drilled again, not the recorded run reproduced byte for byte
 
 Exit codes, as settle explore's: 0 every point passed, 1 a point failed (a finding; the last line says whether
 the variant expected one), 2 usage or input error (also: in the reference run, the controller never watched or exited before watching, or
@@ -46,9 +59,11 @@ the workload failed).
 
 interface LoadedTarget {
   target: DrillTarget;
+  /** A TypeScript scenario's parameters, as resolved. */
+  params?: Record<string, unknown>;
 }
 
-async function loadTarget(path: string, values: Record<string, unknown>): Promise<LoadedTarget> {
+async function loadTarget(path: string, values: Record<string, unknown>, givenParams?: Record<string, unknown>): Promise<LoadedTarget> {
   const variant = typeof values.variant === "string" ? values.variant : undefined;
   if (isYamlScenarioPath(path)) {
     if (values.param !== undefined || values.workload !== undefined) throw new UsageError("--param and --workload are for TypeScript scenarios; a YAML scenario has one workload");
@@ -60,7 +75,7 @@ async function loadTarget(path: string, values: Record<string, unknown>): Promis
   const scenario = await loadScenario(resolveScenarioPath(path));
   let params;
   try {
-    params = resolveParams(scenario, paramOptions(values.param as string[] | undefined));
+    params = givenParams === undefined ? resolveParams(scenario, paramOptions(values.param as string[] | undefined)) : { ...scenario.params, ...(givenParams as typeof scenario.params) };
   } catch (error) {
     throw new UsageError(`--param: ${error instanceof Error ? error.message : String(error)}`);
   }
@@ -68,7 +83,7 @@ async function loadTarget(path: string, values: Record<string, unknown>): Promis
   if (!(workload in scenario.workloads)) throw new UsageError(`--workload: scenario ${scenario.name} has no workload "${workload}"`);
   const name = variant ?? Object.keys(scenario.variants)[0]!;
   if (!(name in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${name}"`);
-  return { target: targetFromScenario(scenario, { variant: name, workload, params }, path) };
+  return { target: targetFromScenario(scenario, { variant: name, workload, params }, path), params };
 }
 
 function killPointsOption(text: unknown): number[] | undefined {
@@ -85,6 +100,7 @@ export async function drillCommand(argv: string[]): Promise<number> {
     return await drillMain(argv);
   } catch (error) {
     // A scenario.yaml that does not load: the message names the file, line and field (or expression).
+    if (error instanceof DrillArtifactError) throw new UsageError(`--replay: ${error.message}`);
     if (!(error instanceof ScenarioYamlError)) throw error;
     process.stderr.write(`settle drill: ${error.message}\n`);
     return 2;
@@ -107,13 +123,27 @@ async function drillMain(argv: string[]): Promise<number> {
     parallel: { type: "string" },
     artifacts: { type: "string" },
     json: { type: "boolean" },
+    replay: { type: "string" },
+    repeat: { type: "string" },
   });
+  if (values.replay !== undefined) return replayMain(values, positionals, command);
+  if (values.repeat !== undefined) throw new UsageError("--repeat is for --replay");
   if (positionals.length !== 1) throw new UsageError("expects exactly one scenario (a scenario.yaml, a scenario file or an example directory)");
-  const { target } = await loadTarget(positionals[0]!, values);
+  const { target, params } = await loadTarget(positionals[0]!, values);
   if (command === undefined && target.command === undefined) throw new UsageError("expects the controller's command after -- (the scenario's variant declares none)");
   const killPoints = killPointsOption(values["kill-points"]);
   const artifactsDir = typeof values.artifacts === "string" ? values.artifacts : join(".settle", "drills", target.name);
   const artifacts = new Map<DrillRun, string>();
+  const replay: DrillReplayInfo = {
+    path: resolve(positionals[0]!),
+    variant: target.variant,
+    workload: target.workload,
+    ...(params === undefined ? {} : { params }),
+    ...(command === undefined ? {} : { command }),
+    ...(values["quiet-ms"] === undefined ? {} : { quietMs: intOption(values, "quiet-ms", 2000, 1) }),
+    ...(values["timeout-ms"] === undefined ? {} : { timeoutMs: intOption(values, "timeout-ms", 60_000, 1) }),
+    ...(values["cold-start"] === true ? { coldStart: true } : {}),
+  };
   const result = await drill({
     target,
     ...(command === undefined ? {} : { command }),
@@ -125,7 +155,7 @@ async function drillMain(argv: string[]): Promise<number> {
     ...(killPoints === undefined ? {} : { killPoints }),
     onProgress: (line) => process.stderr.write(`settle drill: ${line}\n`),
     onRun: (run) => {
-      if (run.verdict !== "ok") artifacts.set(run, writeDrillArtifact(artifactsDir, { target }, run, rerunCommand(target, run, command)));
+      if (run.verdict !== "ok") artifacts.set(run, writeDrillArtifact(artifactsDir, { target }, run, rerunCommand(target, run, command), replay));
     },
   });
   if (result.reference.verdict === "controller-failed" || result.reference.verdict === "no-watch" || result.reference.verdict === "workload-failed") {
@@ -141,6 +171,39 @@ async function drillMain(argv: string[]): Promise<number> {
     process.stdout.write(`${found ? "a finding" : "no finding"}; the variant expects ${target.expect === "finding" ? "a finding" : "none"}${matched ? "" : " (unexpected)"}\n`);
   }
   return found ? 1 : 0;
+}
+
+/** `--replay ARTIFACT [--repeat N]`: the artifact's point, N times; exit 1 if any run failed again, else 0. */
+async function replayMain(values: Record<string, unknown>, positionals: string[], command: string[] | undefined): Promise<number> {
+  if (positionals.length > 0) throw new UsageError("--replay takes the scenario from the artifact: give no scenario");
+  for (const option of ["variant", "workload", "param", "kill-points", "faults", "quiet-ms", "timeout-ms", "cold-start", "artifacts"]) {
+    if (values[option] !== undefined) throw new UsageError(`--${option} does not go with --replay: the artifact says how its point was drilled`);
+  }
+  const path = values.replay as string;
+  const artifact = readDrillArtifact(path);
+  const repeat = intOption(values, "repeat", 1, 1);
+  if (repeat > replayRepeatMax) throw new UsageError(`--repeat expects 1 to ${replayRepeatMax}, got ${repeat}`);
+  const { target } = await loadTarget(artifact.replay.path, { variant: artifact.replay.variant, ...(isYamlScenarioPath(artifact.replay.path) ? {} : { workload: artifact.replay.workload }) }, artifact.replay.params);
+  const label = pointLabel(artifact.run.point);
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  const replayed = await replayDrill(artifact, target, {
+    repeat,
+    concurrency: intOption(values, "parallel", availableParallelism(), 1),
+    ...(command === undefined ? {} : { command }),
+    onProgress: (line) => process.stderr.write(`settle drill: ${line}\n`),
+  });
+  const recorded = artifact.run;
+  out(`${target.name} / ${target.variant} / ${target.workload}: ${label}, recorded ${recorded.verdict.toUpperCase()}${recorded.failed.length > 0 ? ` (${recorded.failed.join("; ")})` : ""}`);
+  if (replayed.result.runs.length === 0) {
+    process.stderr.write(`settle drill: the reference run ${replayed.result.reference.verdict}: ${replayed.result.reference.detail}\n${indent(replayed.result.reference.output ?? [])}`);
+    return 2;
+  }
+  replayed.result.runs.forEach((run, i) => {
+    out(`  run ${i + 1} of ${repeat}: ${run.verdict.toUpperCase()} (${run.timings.totalMs} ms)${run.failed.length > 0 ? `; false once quiet: ${run.failed.join("; ")}` : ""}${run.applied === undefined ? "" : `; ${run.applied}`}`);
+  });
+  out(`failed again as recorded in ${replayed.again} of ${repeat} run(s) of ${label}`);
+  out(`note: ${replayCaveat}`);
+  return replayed.again > 0 ? 1 : 0;
 }
 
 /** The command that drills the same point again (with the controller command given after --, if any). */
@@ -167,11 +230,13 @@ function printText(result: DrillResult, artifacts: Map<DrillRun, string>): void 
   const { reference, target } = result;
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`${target.name} / ${target.variant} / ${target.workload}: reference run ${reference.verdict} in ${reference.timings.totalMs} ms, ${reference.writes} writes${reference.world ? `; ${reference.world}` : ""}`);
+  const width = Math.max(28, ...result.runs.map((r) => (r.point === undefined ? 0 : pointLabel(r.point).length + 1)));
   for (const run of result.runs) {
     const where = run.write === undefined ? "" : ` ${run.write.method} ${shortPath(run.write.path)}`;
     const label = run.point === undefined ? "reference" : pointLabel(run.point);
-    out(`  ${label.padEnd(28)}${where}: ${run.verdict.toUpperCase()} (${run.timings.totalMs} ms)${run.world ? `  [${run.world}]` : ""}`);
+    out(`  ${label.padEnd(width)}${where}: ${run.verdict.toUpperCase()} (${run.timings.totalMs} ms)${run.world ? `  [${run.world}]` : ""}`);
     if (run.verdict === "ok") continue;
+    if (run.applied !== undefined) out(`      the fault: ${run.applied}`);
     if (run.failed.length > 0) out(`      false once quiet: ${run.failed.join("; ")}`);
     else out(`      ${run.detail}`);
     const artifact = artifacts.get(run);

@@ -2,7 +2,8 @@
 // and the timeline (every request of the controller, every write the store saw, the objects before and after).
 // `settle report --html` renders it as it renders a simulator finding: swimlanes for the controller's starts, the
 // workload and the garbage collector, a row per object. A drill cannot be replayed step by step (the controller is
-// a real process), so the report's "replay" line is the command that drills the same point again.
+// a real process), so the report's "replay" line is the command that drills the same point again:
+// `settle drill --replay ARTIFACT`, from what the artifact records of how the drill ran (`DrillReplayInfo`).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { isRecord } from "../api/json.ts";
@@ -15,6 +16,21 @@ import { pointLabel } from "./drill.ts";
 
 export const drillArtifactKind = "settle-drill-finding";
 
+/** What a replay needs beyond the run's point: how the drill that found it was run. */
+export interface DrillReplayInfo {
+  /** The scenario as the drill loaded it (a scenario.yaml, a scenario file or an example folder), absolute. */
+  path: string;
+  variant: string;
+  workload: string;
+  /** A TypeScript scenario's parameters, as resolved. */
+  params?: Record<string, unknown>;
+  /** The controller command given after --, if any (else the variant's own). */
+  command?: string[];
+  quietMs?: number;
+  timeoutMs?: number;
+  coldStart?: boolean;
+}
+
 export interface DrillArtifact {
   kind: typeof drillArtifactKind;
   format: 1;
@@ -24,14 +40,23 @@ export interface DrillArtifact {
   /** The command that drills this point again (the controller command after `--` is the user's). */
   rerun: string;
   run: DrillRun;
+  /** Absent in artifacts written before `--replay` existed. */
+  replay?: DrillReplayInfo;
 }
 
-/** Writes the artifact of a failed run into `dir` and returns its path. */
-export function writeDrillArtifact(dir: string, result: Pick<DrillResult, "target">, run: DrillRun, rerun: string): string {
-  const point = run.point === undefined ? "reference" : `${run.point.fault}-${run.point.afterWrite}`;
+/**
+ * Writes the artifact of a failed run into `dir` and returns its path. With `replay`, the artifact can be drilled
+ * again with `settle drill --replay`, which becomes its rerun command.
+ */
+export function writeDrillArtifact(dir: string, result: Pick<DrillResult, "target">, run: DrillRun, rerun: string, replay?: DrillReplayInfo): string {
+  const point = run.point === undefined ? "reference" : `${run.point.fault}${run.point.resource === undefined ? "" : `-${run.point.resource}`}-${run.point.afterWrite}`;
   const path = join(dir, `${result.target.variant}-${point}.json`);
   mkdirSync(dir, { recursive: true });
   const artifact: DrillArtifact = { kind: drillArtifactKind, format: 1, scenario: result.target.name, variant: result.target.variant, workload: result.target.workload, rerun, run };
+  if (replay !== undefined && run.point !== undefined) {
+    artifact.replay = replay;
+    artifact.rerun = `npx settle drill --replay ${path}`;
+  }
   writeFileSync(path, `${JSON.stringify(artifact)}\n`);
   return path;
 }

@@ -1,9 +1,11 @@
 // `settle drill`: the black-box version of exploration, for a controller process in any language. The
 // scenario's world is served by `settle serve` semantics in this process; the controller runs as a real
 // process group whose every request goes through a proxy; the drill applies the scenario's workload and, at
-// each point of a reference run (right after the controller's k-th applied write), applies one fault: a kill of
-// the whole group (the write's response held until the group is dead), optionally followed by a stale first list
-// (time travel), a closed watch, a failed request (500 or 409) or a lost response. It then waits for a quiet
+// each point of a reference run (right after the controller's k-th applied write, one made before its first watch
+// included), applies one fault of `drillFaults` (api/faults.ts): a kill of the whole group (the write's response
+// held until the group is dead), optionally followed by a stale first list (of every resource, or of one), a closed
+// watch, a failed request (500 or 409), a lost response, or an unobserved state on the watch of one resource the
+// controller watches (watch-faults.ts: coalesced, delayed, a delete hidden before a create). It then waits for a quiet
 // window (no store write, no request in flight; its length learned from the reference run, see quiet.ts) and checks
 // the scenario's properties against the server's store. Every phase is bounded by `timeoutMs`.
 //
@@ -17,6 +19,7 @@ import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { realClock } from "../api/clock.ts";
+import { drillFaultKinds, drillFaultParam, drillFaults, isDrillFaultKind, type DrillFaultKind } from "../api/faults.ts";
 import { isNotFound } from "../api/errors.ts";
 import { PropertyMonitor, unknownStep, type EventuallyProperty, type Property } from "../check/properties.ts";
 import type { Scenario, ScenarioContext } from "../explore/scenario.ts";
@@ -30,15 +33,18 @@ import { startProxy, type DrillProxy, type RequestSeen, type WriteSeen } from ".
 import { startProcess, type ControllerProcess } from "./process.ts";
 import { fixedQuietWindow, learnQuietWindow, QuietTracker, type QuietWindow } from "./quiet.ts";
 import { targetFromScenario, type DrillTarget } from "./target.ts";
+import { resourceOfPath, WatchShaper } from "./watch-faults.ts";
 
-/** What the drill does at a point: `kill` the group, or one of the server-side faults (`--faults`). */
-export const drillFaultKinds = ["kill", "time-travel", "close-watch", "fail-500", "fail-409", "lost-response"] as const;
-export type DrillFaultKind = (typeof drillFaultKinds)[number];
+// What the drill does at a point: `kill` the group, or one of the other faults (`--faults`); names and parameters
+// are the shared fault model's (`api/faults.ts`).
+export { drillFaultKinds, type DrillFaultKind };
 
 export interface DrillPoint {
   /** Right after the controller's k-th applied write (1-based) of this run. */
   afterWrite: number;
   fault: DrillFaultKind;
+  /** The resource (plural) a per-resource fault aims at (`drillFaults[fault].perResource`). */
+  resource?: string;
 }
 
 export interface DrillOptions {
@@ -57,7 +63,15 @@ export interface DrillOptions {
   timeoutMs?: number;
   /** Kill after these writes (1-based). Default: every write of the reference run. */
   killPoints?: readonly number[];
-  /** Also apply the server-side faults at every point (time travel, closed watch, 500, 409, lost response). */
+  /**
+   * Exactly these points, in this order (a point may repeat), instead of a plan: `--replay`. Each runs once the
+   * reference has made its write.
+   */
+  points?: readonly DrillPoint[];
+  /**
+   * Apply every fault of `drillFaults` at every point, not only the target's (default: kill): the per-resource
+   * ones for each resource the controller watched in the reference run.
+   */
   faults?: boolean;
   /** Points drilled at once, each with its own server and process group. Default: the machine's cores. */
   concurrency?: number;
@@ -115,6 +129,8 @@ export interface DrillRun {
   output?: string[];
   /** The controller's requests and the world's writes, for the report; kept for runs that are not ok. */
   timeline?: DrillTimeline;
+  /** The resources the controller watched, in the order of their first watch (per-resource faults aim at these). */
+  watched?: string[];
 }
 
 export interface DrillTimeline {
@@ -188,7 +204,7 @@ export async function drill(options: DrillOptions): Promise<DrillResult> {
     await Promise.all(workers);
     return { target: describe(target), reference, runs: [] };
   }
-  feed.finish(reference.writes);
+  feed.finish(reference.writes, reference.watched ?? []);
   if (feed.planned > 0) progress(pointsWindow(reference, referenceWindow, options.quietMs !== undefined).why);
   await Promise.all(workers);
   return { target: describe(target), reference, runs };
@@ -217,33 +233,44 @@ function usable(reference: DrillRun): boolean {
 }
 
 /**
- * The points of the drill, in plan order (every write of the reference, or the given ones, times the fault
- * kinds), each handed out as soon as it is known to exist: point k once the reference has made k writes.
+ * The points of the drill, in plan order, each handed out as soon as it is known to exist: first every write of
+ * the reference (or the given ones) times the faults that aim at no resource, point k once the reference has made
+ * k writes; then, once the reference is done and it is known which resources the controller watched, the same
+ * writes times the per-resource faults times those resources. Given `points`, exactly those.
  */
 export class PointFeed {
   private readonly kinds: readonly DrillFaultKind[];
+  private readonly perResource: readonly DrillFaultKind[];
   private readonly given: readonly number[] | undefined;
+  private readonly explicit: readonly DrillPoint[] | undefined;
   private seen = 0;
   private final: number | undefined;
+  /** Each slot's per-resource points, once the reference is done. */
+  private aimed: ReadonlyArray<{ fault: DrillFaultKind; resource: string }> = [];
   private taken = 0;
   private cancelled = false;
   private waiters: Array<() => void> = [];
 
   constructor(options: DrillOptions, target: DrillTarget) {
-    const declared = (target.defaults?.faultKinds ?? ["kill"]).filter((k): k is DrillFaultKind => (drillFaultKinds as readonly string[]).includes(k));
-    this.kinds = options.faults === true ? drillFaultKinds : declared;
+    const declared = (target.defaults?.faultKinds ?? ["kill"]).filter(isDrillFaultKind);
+    const kinds = options.faults === true ? drillFaultKinds : declared;
+    this.kinds = kinds.filter((k) => !drillFaults[k].perResource);
+    this.perResource = kinds.filter((k) => drillFaults[k].perResource);
     this.given = options.killPoints ?? target.defaults?.afterWrites;
+    this.explicit = options.points;
   }
 
   /** Points planned in all, once the reference is done. */
   get planned(): number {
     if (this.final === undefined) throw new Error("drill: the plan is known only once the reference run is done");
-    return this.kinds.length * (this.given ?? Array.from({ length: this.final })).length;
+    if (this.explicit !== undefined) return this.explicit.length;
+    return (this.kinds.length + this.aimed.length) * this.slots(this.final);
   }
 
   /** Every point's fault restarts the controller (so a run may start its replacement before it knows its point). */
   get restartsOnly(): boolean {
-    return this.kinds.every((k) => k === "kill" || k === "time-travel");
+    if (this.explicit !== undefined) return this.explicit.every((p) => drillFaults[p.fault].restarts);
+    return [...this.kinds, ...this.perResource].every((k) => drillFaults[k].restarts);
   }
 
   /** No point is left to hand out (false while the reference may still make writes). */
@@ -256,10 +283,12 @@ export class PointFeed {
     this.wakeAll();
   }
 
-  /** The reference is done with `writes` writes; `"none"`: no point may run. */
-  finish(writes: number | "none"): void {
+  /** The reference is done with `writes` writes, having watched `resources`; `"none"`: no point may run. */
+  finish(writes: number | "none", resources: readonly string[] = []): void {
     this.cancelled = writes === "none";
     this.final = writes === "none" ? 0 : writes;
+    // A delay past another resource's events needs another resource.
+    this.aimed = this.perResource.flatMap((fault) => (fault === "delay-kind" && resources.length < 2 ? [] : resources.map((resource) => ({ fault, resource }))));
     this.wakeAll();
   }
 
@@ -272,18 +301,43 @@ export class PointFeed {
     }
   }
 
-  private at(index: number): DrillPoint | "wait" | "done" {
-    if (this.kinds.length === 0 || this.cancelled) return "done";
-    const slot = Math.floor(index / this.kinds.length);
-    const fault = this.kinds[index % this.kinds.length]!;
+  private slots(final: number): number {
+    return this.given?.length ?? final;
+  }
+
+  /** Write number of slot `slot`, or undefined past the last (known) one. */
+  private writeAt(slot: number): number | "wait" | undefined {
     if (this.given !== undefined) {
-      if (slot >= this.given.length) return "done";
+      if (slot >= this.given.length) return undefined;
       const afterWrite = this.given[slot]!;
-      return this.final !== undefined || afterWrite <= this.seen ? { afterWrite, fault } : "wait";
+      return this.final !== undefined || afterWrite <= this.seen ? afterWrite : "wait";
     }
     const afterWrite = slot + 1;
-    if (afterWrite <= this.seen || afterWrite <= (this.final ?? 0)) return { afterWrite, fault };
-    return this.final === undefined ? "wait" : "done";
+    if (afterWrite <= this.seen || afterWrite <= (this.final ?? 0)) return afterWrite;
+    return this.final === undefined ? "wait" : undefined;
+  }
+
+  private at(index: number): DrillPoint | "wait" | "done" {
+    if (this.cancelled) return "done";
+    if (this.explicit !== undefined) {
+      const point = this.explicit[index];
+      if (point === undefined) return "done";
+      return this.final !== undefined || point.afterWrite <= this.seen ? point : "wait";
+    }
+    if (this.kinds.length > 0) {
+      const slot = Math.floor(index / this.kinds.length);
+      const afterWrite = this.writeAt(slot);
+      if (afterWrite === "wait") return "wait";
+      if (afterWrite !== undefined) return { afterWrite, fault: this.kinds[index % this.kinds.length]! };
+    }
+    // The plain points are all handed out: the per-resource ones follow, once the reference is done.
+    if (this.perResource.length === 0) return "done";
+    if (this.final === undefined) return "wait";
+    const j = index - this.kinds.length * this.slots(this.final);
+    const perSlot = this.aimed.length;
+    if (perSlot === 0 || j >= perSlot * this.slots(this.final)) return "done";
+    const afterWrite = this.writeAt(Math.floor(j / perSlot)) as number;
+    return { afterWrite, ...this.aimed[j % perSlot]! };
   }
 
   private wakeAll(): void {
@@ -298,7 +352,7 @@ function describe(target: DrillTarget): DrillResult["target"] {
 }
 
 export function pointLabel(point: DrillPoint): string {
-  return point.fault === "kill" ? `kill after write ${point.afterWrite}` : `${point.fault} after write ${point.afterWrite}`;
+  return `${point.fault}${point.resource === undefined ? "" : ` ${point.resource}`} after write ${point.afterWrite}`;
 }
 
 export function shortPath(path: string): string {
@@ -502,6 +556,18 @@ async function warmUp(options: DrillOptions, target: DrillTarget, command: reado
 /** Runs the opened run at `point` (the reference run: undefined) and closes it. */
 async function drillOnce(ctx: RunContext, point: DrillPoint | undefined, coldStart: boolean): Promise<DrillRun> {
   ctx.point = point;
+  if (point !== undefined && point.resource !== undefined && !drillFaults[point.fault].restarts) {
+    // Quiet waits while the fault holds events back: the controller has not seen the world it would react to.
+    ctx.proxy.watchShaper = new WatchShaper({
+      fault: point.fault,
+      resource: point.resource,
+      onHolding: (holding) => {
+        ctx.quiet.changed();
+        if (holding) ctx.quiet.wait("held-events");
+        else ctx.quiet.ready("held-events");
+      },
+    });
+  }
   ctx.startMs = realClock.now();
   ctx.timeline.startMs = ctx.startMs;
   ctx.deadlineMs = ctx.startMs + ctx.timeoutMs;
@@ -514,6 +580,7 @@ async function drillOnce(ctx: RunContext, point: DrillPoint | undefined, coldSta
 
 async function closeRun(ctx: RunContext): Promise<void> {
   ctx.closing = true;
+  ctx.proxy.watchShaper?.stop();
   await dropStandby(ctx);
   await Promise.all(ctx.processes.map((p) => p.kill().catch(() => {})));
   ctx.quiet.stop();
@@ -536,11 +603,16 @@ async function beforeDeadline<T>(ctx: RunContext, promise: Promise<T>): Promise<
 }
 
 async function runPhases(ctx: RunContext, coldStart: boolean): Promise<DrillRun> {
+  // Armed before the first process is let through: a controller may write before it watches (a client-node
+  // informer fires its add handlers from the initial list before its watch opens), and such a write is a point.
+  const pointDone = armPoint(ctx);
   const first = ctx.standbys.length === 0 ? startController(ctx) : promoteOrStart(ctx, false);
   // The replacement starts now if it has not yet: on a loaded machine its cold start takes longer than the
   // workload takes to reach the point.
   if (!coldStart && restarts(ctx.point) && ctx.standbys.length === 0) prestart(ctx);
-  const started = await beforeDeadline(ctx, Promise.race([ctx.proxy.waitForWatch().then(() => "watching" as const), first.exited.then((code) => `exited ${code}`)]));
+  // A first process the point killed before it watched is not a failure: its replacement's watch is awaited.
+  const exitedUnkilled = first.exited.then((code) => (ctx.killed.has(first) ? new Promise<never>(() => {}) : `exited ${code}`));
+  const started = await beforeDeadline(ctx, Promise.race([ctx.proxy.waitForWatch().then(() => "watching" as const), exitedUnkilled]));
   if (started === "timeout") {
     const made = ctx.proxy.requests.length;
     return finish(ctx, "no-watch", [], `the controller opened no watch within ${ctx.deadlineMs - ctx.startMs} ms (it made ${made} request(s)${made > 0 ? `, the last ${lastRequest(ctx)}` : ""})`);
@@ -549,7 +621,6 @@ async function runPhases(ctx: RunContext, coldStart: boolean): Promise<DrillRun>
   ctx.timings.firstWatchMs = realClock.now() - ctx.startMs;
   // The controller's cold start is not think time: it counts from its first watch.
   ctx.quiet.watching();
-  const pointDone = armPoint(ctx);
   const client = createKubeClient({ kubeconfig: join(ctx.dir, "admin.kubeconfig") });
   const workload = ctx.target.runWorkload(client, ctx.view, { nextChange: ctx.nextChange }).then(
     () => {
@@ -585,7 +656,7 @@ function lastRequest(ctx: RunContext): string {
 function timeoutReason(ctx: RunContext): string {
   const within = `within ${ctx.deadlineMs - ctx.startMs} ms`;
   if (ctx.point !== undefined && ctx.timings.faultMs === undefined) return `the controller made fewer than ${ctx.point.afterWrite} writes ${within}`;
-  if (ctx.point?.fault === "kill" || ctx.point?.fault === "time-travel") {
+  if (ctx.point !== undefined && drillFaults[ctx.point.fault].restarts) {
     if (ctx.timings.rewatchMs === undefined) return `the restarted controller opened no watch ${within}`;
   }
   if (!ctx.quiet.isReady("workload")) return `the workload did not finish ${within}`;
@@ -594,10 +665,10 @@ function timeoutReason(ctx: RunContext): string {
 
 function finish(ctx: RunContext, verdict: DrillVerdict, failed: string[], detail: string): DrillRun {
   ctx.timings.totalMs = realClock.now() - ctx.startMs;
-  const run: DrillRun = { verdict, failed, writes: ctx.proxy.writes.length, detail, timings: ctx.timings };
+  const run: DrillRun = { verdict, failed, writes: ctx.proxy.writes.length, detail, timings: ctx.timings, watched: watchedResources(ctx.proxy.requests) };
   if (ctx.point !== undefined) {
     run.point = ctx.point;
-    if (ctx.applied !== undefined) run.applied = appliedNow(ctx);
+    if (ctx.applied !== undefined || ctx.proxy.watchShaper !== undefined) run.applied = appliedNow(ctx);
     if (ctx.point.fault === "kill") run.killAfterWrite = ctx.point.afterWrite;
     const write = ctx.proxy.writes[ctx.point.afterWrite - 1];
     if (write !== undefined) run.write = write;
@@ -623,29 +694,36 @@ function armPoint(ctx: RunContext): Promise<void> {
         if (write.index !== point.afterWrite) return "deliver";
         ctx.timings.faultMs = realClock.now() - ctx.startMs;
         ctx.quiet.changed();
-        if (point.fault !== "kill" && point.fault !== "time-travel") {
+        const shaper = ctx.proxy.watchShaper;
+        if (shaper !== undefined) {
+          shaper.arm();
+          done();
+          return "deliver";
+        }
+        if (!drillFaults[point.fault].restarts) {
           applyServerFault(ctx, point.fault);
           done();
           return "deliver";
         }
-        await restart(ctx, point.fault === "time-travel" ? write : undefined).then(done);
+        await restart(ctx, point, write).then(done);
         return "drop";
       },
     });
   });
 }
 
-function applyServerFault(ctx: RunContext, fault: Exclude<DrillFaultKind, "kill" | "time-travel">): void {
+function applyServerFault(ctx: RunContext, fault: DrillFaultKind): void {
   if (fault === "close-watch") ctx.applied = `closed ${ctx.proxy.closeWatches()} watch(es)`;
-  else if (fault === "fail-500") ctx.proxy.armFault({ kind: "fail-request", code: 500 });
-  else if (fault === "fail-409") ctx.proxy.armFault({ kind: "fail-request", code: 409 });
+  else if (drillFaults[fault].model === "fail-request") ctx.proxy.armFault({ kind: "fail-request", code: drillFaultParam(fault, "code") as 409 | 500 });
   else ctx.proxy.armFault({ kind: "lost-response" });
   if (fault !== "close-watch") ctx.applied = `armed ${fault} for the controller's next write`;
 }
 
 /** The point's fault as it played out: a time-travel list that no request used is said so. */
 function appliedNow(ctx: RunContext): string {
-  const unused = ctx.point?.fault === "time-travel" && ctx.server.faults.some((f) => f.kind === "stale-read" && f.hits === 0);
+  if (ctx.proxy.watchShaper !== undefined) return ctx.proxy.watchShaper.describe();
+  const stale = ctx.point?.fault === "time-travel" || ctx.point?.fault === "stale-kind";
+  const unused = stale && ctx.server.faults.some((f) => f.kind === "stale-read" && f.hits === 0);
   if (unused) return `${ctx.applied}; but the restarted controller made no resourceVersion=0 list or watch (it reads consistently, as a real API server serves it), so no stale state was served`;
   if (ctx.proxy.faultsArmed > 0) return `${ctx.applied}; but the controller made no further write, so it was not applied`;
   return ctx.applied!;
@@ -653,19 +731,29 @@ function appliedNow(ctx: RunContext): string {
 
 /**
  * Kills the group while the write's response is held, starts the controller again and resolves once it watches.
- * With `staleFrom` (time travel), the restarted process's first list is served from before that write: a lagging
- * API server cache, as after a restart behind a load balancer.
+ * Time travel: the restarted process's first list is served from before that write, a lagging API server cache, as
+ * after a restart behind a load balancer. A stale kind: only the point's resource lags, from before its last change
+ * (kube-apiserver keeps one watch cache per resource, each at its own revision), the others are fresh.
  */
-async function restart(ctx: RunContext, staleFrom: WriteSeen | undefined): Promise<void> {
+async function restart(ctx: RunContext, point: DrillPoint, write: WriteSeen): Promise<void> {
   const current = ctx.processes.at(-1)!;
   ctx.killed.add(current);
   await current.kill();
   ctx.proxy.dropConnections();
-  if (staleFrom !== undefined) {
-    const writeRevision = staleFrom.revision ?? ctx.store.revision;
+  if (point.fault === "time-travel") {
+    const writeRevision = write.revision ?? ctx.store.revision;
     const lagRevisions = Math.max(1, ctx.store.revision - writeRevision + 1);
     ctx.server.injectFaults([{ kind: "stale-read", lagRevisions, count: 1 }]);
     ctx.applied = `killed the process group; its restart's first list (or watch) served ${lagRevisions} revision(s) behind`;
+  } else if (point.fault === "stale-kind" && point.resource !== undefined) {
+    const changed = lastChangeOf(ctx, point.resource);
+    if (changed === undefined) {
+      ctx.applied = `killed the process group; no ${point.resource} object had changed, so its first list could not be stale`;
+    } else {
+      const lagRevisions = Math.max(1, ctx.store.revision - changed + 1);
+      ctx.server.injectFaults([{ kind: "stale-read", resource: point.resource, lagRevisions, count: 1 }]);
+      ctx.applied = `killed the process group; its restart's first list (or watch) of ${point.resource} served ${lagRevisions} revision(s) behind (before its last change), the other resources fresh`;
+    }
   } else {
     ctx.applied = "killed the process group with the write's response held";
   }
@@ -693,7 +781,33 @@ function prestart(ctx: RunContext): void {
 
 /** Whether the point's fault restarts the controller (so a replacement process is needed). */
 function restarts(point: DrillPoint | undefined): boolean {
-  return point?.fault === "kill" || point?.fault === "time-travel";
+  return point !== undefined && drillFaults[point.fault].restarts;
+}
+
+/** The revision of the last change to an object of `resource` the run has seen, if any. */
+function lastChangeOf(ctx: RunContext, resource: string): number | undefined {
+  for (let i = ctx.timeline.events.length - 1; i >= 0; i--) {
+    const event = ctx.timeline.events[i]!;
+    const object = event.object as { apiVersion?: string; kind?: string };
+    if (object.apiVersion === undefined || object.kind === undefined) continue;
+    try {
+      if (ctx.store.resourceFor({ apiVersion: object.apiVersion, kind: object.kind }).plural === resource) return event.revision;
+    } catch {
+      // A kind no longer served (its CRD deleted): not the resource asked for.
+    }
+  }
+  return undefined;
+}
+
+/** The resources the controller watched (a watch the server accepted), in the order of their first watch. */
+function watchedResources(requests: readonly RequestSeen[]): string[] {
+  const out: string[] = [];
+  for (const request of requests) {
+    if (!request.watch || request.status !== 200) continue;
+    const resource = resourceOfPath(request.path);
+    if (resource !== undefined && !out.includes(resource)) out.push(resource);
+  }
+  return out;
 }
 
 /**

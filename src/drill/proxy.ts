@@ -7,6 +7,7 @@
 // before its point begins) reaches the server only once its turn comes.
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { acceptJson, resourceOfPath, type WatchShaper } from "./watch-faults.ts";
 
 const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 /** Requests held for lanes not promoted yet; a client waiting for its first answer sends one or a few. */
@@ -92,6 +93,11 @@ export interface DrillProxy {
   readonly faultsArmed: number;
   /** Ends the controller's open watches normally, as a server restart does; returns how many. */
   closeWatches(): number;
+  /**
+   * A watch-stream fault (`watch-faults.ts`): watches opened from now on are asked for JSON and fed through it.
+   * Set before the run's first process is let through.
+   */
+  watchShaper: WatchShaper | undefined;
   /** Ends every connection of the processes let through so far (after a kill, nothing of it may linger); held lanes keep theirs. */
   dropConnections(): void;
   close(): Promise<void>;
@@ -146,6 +152,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     if (isWatch(req)) return;
     const write = writeMethods.has(req.method ?? "");
     state.inFlight++;
+    if (write) proxy.watchShaper?.controllerWrote();
     proxy.onActivity?.("start", write);
     res.once("close", () => {
       state.inFlight--;
@@ -174,6 +181,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     const write = writeMethods.has(req.method ?? "");
     activity(req, res);
     const fault = write ? armed.shift() : undefined;
+    if (watch && proxy.watchShaper !== undefined) req.headers.accept = acceptJson;
     if (fault?.kind === "fail-request") return void failRequest(req, res, fault.code, record);
     const upstreamReq = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent },
@@ -219,6 +227,9 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
         upstreamRes.destroy();
       };
       res.once("close", done);
+      const shaper = proxy.watchShaper;
+      const resource = resourceOfPath(redactPath(req.url ?? ""));
+      if (shaper !== undefined && resource !== undefined && (upstreamRes.headers["content-type"] ?? "").includes("json")) return shapeWatch(shaper, resource, upstreamRes, res);
     }
     upstreamRes.pipe(res);
   };
@@ -258,6 +269,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
       held.splice(0, held.length, ...held.filter((h) => h.lane > state.promoted));
       for (const h of ready) forward(h.req, h.res);
     },
+    watchShaper: undefined,
     armFault: (fault) => void armed.push(fault),
     get faultsArmed() {
       return armed.length;
@@ -283,6 +295,23 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
       }),
   };
   return proxy;
+}
+
+/** Feeds a watch's events through the shaper instead of piping them. */
+function shapeWatch(shaper: WatchShaper, resource: string, upstreamRes: IncomingMessage, res: ServerResponse): void {
+  // The server sent its headers at once; so does the proxy, though the shaper may hold the first events back.
+  res.flushHeaders();
+  const stream = shaper.attach(resource, (text) => void (res.writableEnded ? undefined : res.write(text)));
+  upstreamRes.on("data", (chunk: Buffer) => stream.push(chunk));
+  upstreamRes.once("end", () => {
+    stream.close();
+    res.end();
+  });
+  upstreamRes.once("error", () => {
+    stream.close();
+    res.destroy();
+  });
+  res.once("close", () => stream.close());
 }
 
 /** Answers a write with an injected Status error instead of forwarding it: the write is not applied. */

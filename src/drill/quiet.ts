@@ -40,7 +40,7 @@ export function fixedQuietWindow(ms: number): QuietWindow {
   return { ms, maxMs: ms, adaptive: false, why: `quiet window ${ms} ms (given)` };
 }
 
-export type QuietCondition = "workload" | "point" | "restart";
+export type QuietCondition = "workload" | "point" | "restart" | "held-events";
 
 /**
  * Tracks one run's quiet: one timer, re-armed on each change; no polling. It also measures the controller's think

@@ -1,5 +1,7 @@
 // The JSON Schema of `scenario.yaml`: what the loader validates against (with ajv) and what editors complete from
 // (`examples/scenario.schema.json` is this object, written out; a test keeps the two equal).
+import { drillFaultKinds } from "../api/faults.ts";
+
 const celExpression = { type: "string", minLength: 1, description: "A CEL expression over the world: get(kind, ns, name), get(kind, name), list(kind), list(kind, ns), list(kind, ns, selector)." };
 
 const objectRef = {
@@ -94,7 +96,7 @@ export const scenarioSchema = {
           type: "object",
           additionalProperties: false,
           properties: {
-            kinds: { type: "array", items: { enum: ["kill", "time-travel", "close-watch", "fail-500", "fail-409", "lost-response"] }, description: "Default [kill]; --faults adds every kind." },
+            kinds: { type: "array", items: { enum: drillFaultKinds }, description: "Default [kill]; --faults adds every kind." },
             afterWrites: { type: "array", items: { type: "integer", minimum: 1 }, description: "Points (write numbers). Default: every write of the reference run." },
           },
         },

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -61,15 +61,18 @@ test("the python3-kubernetes delta operator is found and its artifact renders as
   assert.match(readFileSync(html, "utf8"), /kill after write 2/);
 });
 
-test("the python3-kubernetes level operator passes a kill and every server-side fault at one point", async () => {
+test("the python3-kubernetes level operator passes a kill and every other fault at one point, per-resource ones for the one resource it watches", async () => {
   const result = await drill({ target: yamlDrillTarget(python, "level"), killPoints: [3], faults: true, concurrency: 3 });
   assert.equal(result.reference.verdict, "ok", result.reference.detail);
-  assert.deepEqual(result.runs.map((r) => `${r.point?.fault} ${r.verdict}`), ["kill ok", "time-travel ok", "close-watch ok", "fail-500 ok", "fail-409 ok", "lost-response ok"], result.runs.map((r) => r.output?.join("\n")).join("\n"));
-  // Every fault but time travel was applied, not merely armed. The Python client lists and watches without
+  assert.deepEqual(result.reference.watched, ["ensembles"]);
+  const expected = ["kill", "time-travel", "close-watch", "fail-500", "fail-409", "lost-response", "stale-kind ensembles", "coalesce ensembles", "hide-recreate ensembles"];
+  assert.deepEqual(result.runs.map((r) => `${r.point?.fault}${r.point?.resource ? ` ${r.point.resource}` : ""} ${r.verdict}`), expected.map((p) => `${p} ok`), result.runs.map((r) => r.output?.join("\n")).join("\n"));
+  // Every fault but the stale lists was applied, not merely armed. The Python client lists and watches without
   // resourceVersion=0, which a real API server answers consistently (never from a lagging cache), so the drill
   // says it served no stale state rather than claiming a time travel that cannot happen to this client.
-  for (const run of result.runs.filter((r) => r.point?.fault !== "time-travel")) assert.doesNotMatch(run.applied ?? "", /but/, `${run.point?.fault}: ${run.applied}`);
-  assert.match(result.runs[1]!.applied ?? "", /made no resourceVersion=0 list or watch/);
+  const stale = (r: (typeof result.runs)[number]) => r.point?.fault === "time-travel" || r.point?.fault === "stale-kind";
+  for (const run of result.runs.filter((r) => !stale(r))) assert.doesNotMatch(run.applied ?? "", /but/, `${run.point?.fault}: ${run.applied}`);
+  for (const run of result.runs.filter(stale)) assert.match(run.applied ?? "", /made no resourceVersion=0 list or watch/);
 });
 
 test("a controller that never opens a watch is reported as such within --timeout-ms, and its group is killed", async () => {
@@ -128,3 +131,52 @@ test("processes started ahead of their turn reach the server only once it comes:
   // Its start-up lines come before the kill's in the output, so the output says when the server began to see it.
   assert.ok(run.output!.some((l) => l === "[drill] [1] was started ahead; its requests reach the server from now on"), run.output!.join("\n"));
 });
+
+const mirrorScenario = join(repo, "examples/mirror-operator/scenario.yaml");
+
+/** An artifact as a drill of the mirror operator's edge variant writes it for its hide-recreate point. */
+function mirrorArtifact(dir: string, options: { reference?: boolean } = {}): string {
+  const path = join(dir, "edge-hide-recreate-configmaps-1.json");
+  const point = options.reference === true ? {} : { point: { afterWrite: 1, fault: "hide-recreate", resource: "configmaps" } };
+  const run = { ...point, verdict: "violated", failed: ["the mirror is of the current source"], writes: 1, detail: "", timings: { totalMs: 1 } };
+  const artifact = { kind: "settle-drill-finding", format: 1, scenario: "mirror-operator", variant: "edge", workload: "steps", rerun: "", run, replay: { path: mirrorScenario, variant: "edge", workload: "steps" } };
+  writeFileSync(path, JSON.stringify(artifact));
+  return path;
+}
+
+test("settle drill --replay --repeat drills the artifact's point again and counts the runs that fail again; the fixed command fails in none", async () => {
+  // The mirror operator's edge form keeps a deleted source's mirror when the delete never reaches it: under
+  // hide-recreate its watch shows the source's delete and create again as the create alone. Every kill point passes.
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-replay-"));
+  const artifact = mirrorArtifact(dir);
+  const found = await runCli(["drill", "--replay", artifact, "--repeat", "2", "--parallel", "2"], dir);
+  assert.equal(found.code, 1, found.stderr);
+  assert.match(found.stdout, /^mirror-operator \/ edge \/ steps: hide-recreate configmaps after write 1, recorded VIOLATED/m);
+  assert.equal(found.stdout.match(/^ {2}run \d of 2: VIOLATED .*hid 1 configmaps delete\(s\) followed by a create under the same name$/gm)?.length, 2, found.stdout);
+  assert.match(found.stdout, /^failed again as recorded in 2 of 2 run\(s\) of hide-recreate configmaps after write 1$/m);
+  assert.match(found.stdout, /^note: a real process is not deterministic .* it does not reproduce the recorded run byte for byte$/m);
+  // The same point with the level form's command (after --) passes: the replay counts, it does not presume.
+  const fixed = await runCli(["drill", "--replay", artifact, "--", "/usr/bin/python3", "operator.py"], dir);
+  assert.equal(fixed.code, 0, fixed.stderr);
+  assert.match(fixed.stdout, /^ {2}run 1 of 1: OK/m);
+  assert.match(fixed.stdout, /^failed again as recorded in 0 of 1 run\(s\) of hide-recreate configmaps after write 1$/m);
+});
+
+test("settle drill --replay refuses, with exit 2, an artifact of the reference run and options the artifact decides", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-replay-"));
+  const reference = await runCli(["drill", "--replay", mirrorArtifact(dir, { reference: true })], dir);
+  assert.equal(reference.code, 2);
+  assert.match(reference.stderr, /--replay: .*edge-hide-recreate-configmaps-1\.json: run\.point: absent: the artifact is of the reference run/);
+  const variant = await runCli(["drill", "--replay", mirrorArtifact(dir), "--variant", "level"], dir);
+  assert.equal(variant.code, 2);
+  assert.match(variant.stderr, /--variant does not go with --replay/);
+});
+
+function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(repo, "bin/settle.js"), ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
+}

@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { drill } from "../../src/drill/drill.ts";
+import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
 import ensemble from "../../examples/ensemble/scenario.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
@@ -118,4 +119,36 @@ test("settle serve --setup scenario.yaml serves the scenario's world", async () 
   } finally {
     child.kill("SIGTERM");
   }
+});
+
+test("a write the controller makes before its first watch is a point the drill reaches: kill after write 1 of a client-node informer", async () => {
+  // Its informer fires the add handler for the initial list's ConfigMap before it opens its watch, and the handler
+  // writes. The point used to be armed only once the controller watched: it never came, and the run timed out.
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-list-writer-"));
+  const fixture = join(repo, "test/drill/fixtures/list-writer.mjs");
+  writeFileSync(
+    join(dir, "scenario.yaml"),
+    `name: list-writer
+variants:
+  plain: { command: [${JSON.stringify(process.execPath)}, ${JSON.stringify(fixture)}] }
+world:
+  manifests:
+    - { apiVersion: v1, kind: Namespace, metadata: { name: lab } }
+    - { apiVersion: v1, kind: ConfigMap, metadata: { name: a, namespace: lab, labels: { role: source } }, data: { k: v } }
+workload:
+  - sleep: 200
+  - apply: { apiVersion: v1, kind: ConfigMap, metadata: { name: b, namespace: lab, labels: { role: source } }, data: { k: w } }
+properties:
+  - eventually: every source has its copy
+    expr: "list('ConfigMap', 'lab', 'role=source').all(s, get('ConfigMap', 'lab', s.metadata.name + '-copy') != null)"
+`,
+  );
+  const target = yamlDrillTarget(loadYamlScenario(join(dir, "scenario.yaml")), "plain");
+  const result = await drill({ target, killPoints: [1], quietMs: 800, timeoutMs: 10_000 });
+  assert.equal(result.reference.verdict, "ok", result.reference.detail);
+  const run = result.runs[0]!;
+  assert.equal(run.verdict, "ok", `${run.detail}\n${(run.output ?? []).join("\n")}`);
+  assert.equal(run.write?.path.split("?")[0], "/api/v1/namespaces/lab/configmaps");
+  assert.ok(run.timings.faultMs! < run.timings.firstWatchMs!, `the point (at ${run.timings.faultMs} ms) came before the first watch (at ${run.timings.firstWatchMs} ms)`);
+  assert.equal(run.applied, "killed the process group with the write's response held");
 });

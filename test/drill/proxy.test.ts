@@ -5,6 +5,7 @@ import { realClock } from "../../src/api/clock.ts";
 import { PointFeed } from "../../src/drill/drill.ts";
 import { startProxy } from "../../src/drill/proxy.ts";
 import type { DrillTarget } from "../../src/drill/target.ts";
+import { WatchShaper } from "../../src/drill/watch-faults.ts";
 import { startServer } from "../../src/server/index.ts";
 import { createStore } from "../../src/store/index.ts";
 
@@ -97,6 +98,81 @@ test("given points wait for the reference's write too, and none runs when the re
   assert.deepEqual(await point, { index: 0, point: { afterWrite: 3, fault: "kill" } });
 });
 
+test("per-resource points follow the plain ones once the reference is done, for each resource it watched; a delay needs two", async () => {
+  const target = { defaults: { faultKinds: ["kill", "coalesce", "delay-kind"] } } as unknown as DrillTarget;
+  const feed = new PointFeed({ killPoints: [1, 2] }, target);
+  feed.reached(2);
+  assert.deepEqual(await feed.next(), { index: 0, point: { afterWrite: 1, fault: "kill" } });
+  assert.deepEqual(await feed.next(), { index: 1, point: { afterWrite: 2, fault: "kill" } });
+  let third: unknown = "pending";
+  void feed.next().then((p) => (third = p));
+  await realClock.sleep(20);
+  assert.equal(third, "pending", "a per-resource point handed out before the watched resources are known");
+  feed.finish(2, ["configmaps"]);
+  await realClock.sleep(0);
+  assert.deepEqual(third, { index: 2, point: { afterWrite: 1, fault: "coalesce", resource: "configmaps" } });
+  assert.deepEqual(await feed.next(), { index: 3, point: { afterWrite: 2, fault: "coalesce", resource: "configmaps" } });
+  assert.equal(await feed.next(), undefined, "no delay-kind point with one watched resource");
+  assert.equal(feed.planned, 4);
+  const two = new PointFeed({ killPoints: [1] }, target);
+  two.finish(1, ["ensembles", "configmaps"]);
+  const points: unknown[] = [];
+  for (let p = await two.next(); p !== undefined; p = await two.next()) points.push(p.point);
+  assert.deepEqual(points, [
+    { afterWrite: 1, fault: "kill" },
+    { afterWrite: 1, fault: "coalesce", resource: "ensembles" },
+    { afterWrite: 1, fault: "coalesce", resource: "configmaps" },
+    { afterWrite: 1, fault: "delay-kind", resource: "ensembles" },
+    { afterWrite: 1, fault: "delay-kind", resource: "configmaps" },
+  ]);
+});
+
+test("given points (a replay) are handed out as given, repeats included, each once the reference reached its write", async () => {
+  const target = { defaults: { faultKinds: ["kill"] } } as unknown as DrillTarget;
+  const point = { afterWrite: 2, fault: "hide-recreate" as const, resource: "configmaps" };
+  const feed = new PointFeed({ points: [point, point] }, target);
+  let first: unknown = "pending";
+  void feed.next().then((p) => (first = p));
+  feed.reached(1);
+  await realClock.sleep(20);
+  assert.equal(first, "pending");
+  feed.reached(2);
+  await realClock.sleep(0);
+  assert.deepEqual(first, { index: 0, point });
+  assert.deepEqual(await feed.next(), { index: 1, point });
+  feed.finish(3, ["configmaps"]);
+  assert.equal(await feed.next(), undefined);
+  assert.equal(feed.planned, 2);
+  assert.equal(feed.restartsOnly, false);
+});
+
+/** Waits for a condition of events delivered by the proxy; a bounded wait, so a test that is wrong fails, not hangs. */
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !condition(); i++) await realClock.sleep(5);
+  assert.ok(condition(), "the events never came");
+}
+
+/** Opens a watch through the proxy, asking for protobuf first as client-go's typed clients do; collects its events. */
+function watchEvents(url: string, events: string[]): Promise<() => void> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers: { accept: "application/vnd.kubernetes.protobuf, application/json" } }, (res) => {
+      assert.match(res.headers["content-type"] ?? "", /json/, "a shaped watch is served as JSON");
+      let partial = "";
+      res.on("data", (chunk: Buffer) => {
+        const lines = (partial + chunk.toString("utf8")).split("\n");
+        partial = lines.pop()!;
+        for (const line of lines) {
+          const event = JSON.parse(line) as { type: string; object: { kind: string; metadata: { name: string } } };
+          events.push(`${event.type} ${event.object.kind} ${event.object.metadata.name}`);
+        }
+      });
+      resolve(() => req.destroy());
+    });
+    req.on("error", (error) => (error.message.includes("socket hang up") ? undefined : reject(error)));
+    req.end();
+  });
+}
+
 /** A GET with its path sent as given (a URL string would be parsed, and its dot segments resolved, first). */
 function get(base: string, path: string): Promise<number> {
   const { hostname, port } = new URL(base);
@@ -128,6 +204,43 @@ test("the proxy records a request's path as sent, dot segments unresolved, and k
     await watched.catch(() => 0);
   } finally {
     proxy.closeWatches();
+    await proxy.close();
+    await server.close();
+  }
+});
+
+test("through the proxy, delay-kind holds one resource's watch events until another's is delivered and the controller writes", async () => {
+  const store = createStore({ now: () => realClock.now() });
+  const server = await startServer({ store, token, log: () => {} });
+  const proxy = await startProxy(server.url, () => realClock.now());
+  const holding: boolean[] = [];
+  const shaper = new WatchShaper({ fault: "delay-kind", resource: "configmaps", onHolding: (h) => holding.push(h) });
+  proxy.watchShaper = shaper;
+  const base = `${proxy.url}/token/${token}/api/v1/namespaces/default`;
+  const events: string[] = [];
+  const stops: Array<() => void> = [];
+  try {
+    stops.push(await watchEvents(`${base}/configmaps?watch=true`, events));
+    stops.push(await watchEvents(`${base}/secrets?watch=true`, events));
+    assert.equal(await post(`${base}/configmaps`, configMap("before")), 201);
+    await waitFor(() => events.length >= 1);
+    shaper.arm();
+    assert.equal(await post(`${base}/configmaps`, configMap("held")), 201);
+    await realClock.sleep(100);
+    assert.deepEqual(events, ["ADDED ConfigMap before"], "the configmap event was delivered while held");
+    assert.equal(await post(`${base}/secrets`, { apiVersion: "v1", kind: "Secret", metadata: { name: "other", namespace: "default" } }), 201);
+    await waitFor(() => events.length >= 2);
+    await realClock.sleep(100);
+    // The secret came through; the held configmap waits for the controller's next write (the secret's POST was sent
+    // before the secret's event, so it does not count).
+    assert.deepEqual(events, ["ADDED ConfigMap before", "ADDED Secret other"]);
+    assert.equal(await post(`${base}/configmaps`, configMap("after")), 201);
+    await waitFor(() => events.length >= 4);
+    assert.deepEqual(events, ["ADDED ConfigMap before", "ADDED Secret other", "ADDED ConfigMap held", "ADDED ConfigMap after"]);
+    assert.deepEqual(holding, [true, false]);
+  } finally {
+    for (const stop of stops) stop();
+    shaper.stop();
     await proxy.close();
     await server.close();
   }
