@@ -6,6 +6,7 @@ import type { KubeObject } from "../api/object.ts";
 import type { Store, StoreOptions } from "../store/types.ts";
 import { createStore } from "../store/index.ts";
 import { VirtualClock, type TimerEntry } from "./clock.ts";
+import { kernelAccessKey, type KernelAccess } from "./access.ts";
 import { SimClient } from "./client.ts";
 import { cloneJson } from "../api/json.ts";
 import { applyFault, drawFault } from "./faults.ts";
@@ -209,7 +210,7 @@ class SimulationImpl implements Simulation {
         return { cancel: () => kernel.cancelTimer(state, entry) };
       },
     };
-    return {
+    const context: ActorContext = {
       name: state.name,
       incarnation,
       client: new SimClient(kernel, state),
@@ -223,6 +224,10 @@ class SimulationImpl implements Simulation {
       },
       external: <T>(name: string) => this.externalHandle<T>(state, incarnation, name),
     };
+    // Not enumerable, and keyed by a symbol only src/ holds: actors built on the kernel itself (a module's wire).
+    const access: KernelAccess = { kernel, state, incarnation, rng: (label) => this.rng.fork(`${label}/${state.name}/${incarnation}`) };
+    Object.defineProperty(context, kernelAccessKey, { value: access });
+    return context;
   }
 
   private externalHandle<T>(state: ActorState, incarnation: number, name: string): ExternalHandle<T> {
