@@ -10,6 +10,8 @@ import type { Plugin } from "esbuild";
 import { realClock } from "../api/clock.ts";
 import { isScenario, type Scenario } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
+import { isYamlScenarioPath, loadYamlScenario, ScenarioYamlError } from "../scenario-yaml/load.ts";
+import { loadYamlExplore } from "../module/yaml.ts";
 
 const scenarioFiles = ["scenario.ts", "scenario.mts", "scenario.cts", "scenario.js", "scenario.mjs", "scenario.cjs"];
 
@@ -159,6 +161,14 @@ function describeExport(module: Record<string, unknown>): string {
  * assign it to `module.exports` or `exports.default`.
  */
 export async function loadScenario(path: string): Promise<Scenario> {
+  if (isYamlScenarioPath(path)) {
+    try {
+      return await loadYamlExplore(loadYamlScenario(path));
+    } catch (error) {
+      if (error instanceof ScenarioYamlError) throw new ScenarioError(error.message);
+      throw error;
+    }
+  }
   let module: Record<string, unknown>;
   try {
     module = (await importUserFile(path)) as Record<string, unknown>;
@@ -191,7 +201,8 @@ export function workerBundle(path: string): Promise<string | undefined> {
 }
 
 function workerBundleInUse(path: string, rebuildsLeft: number): Promise<string | undefined> {
-  if (runningFromSource) return Promise.resolve(undefined);
+  // A YAML scenario is no module to bundle: each worker loads it (and bundles its controller module) itself.
+  if (runningFromSource || isYamlScenarioPath(path)) return Promise.resolve(undefined);
   // Once per file and process: exploring every variant of a scenario bundles it once.
   let bundle = workerBundles.get(path);
   if (bundle === undefined) {

@@ -224,9 +224,9 @@ class SimulationImpl implements Simulation {
       },
       external: <T>(name: string) => this.externalHandle<T>(state, incarnation, name),
     };
-    // Not enumerable, and keyed by a symbol only src/ holds: actors built on the kernel itself (a module's wire).
+    // Keyed by a symbol only src/ holds (enumerable, so a context spread into a workload context keeps it).
     const access: KernelAccess = { kernel, state, incarnation, rng: (label) => this.rng.fork(`${label}/${state.name}/${incarnation}`) };
-    Object.defineProperty(context, kernelAccessKey, { value: access });
+    Object.defineProperty(context, kernelAccessKey, { value: access, enumerable: true });
     return context;
   }
 
