@@ -134,6 +134,16 @@ export function makeBindings(host: EnvHost): ModuleBindings {
     toJSON: () => ({ timeOrigin: startMs }),
   };
 
+  // Node's `AbortSignal.timeout` arms a real timer (and keeps the signal, with whatever listens to it, for that
+  // long): the module's fires on the simulation clock instead. Everything else is the real class.
+  const timeoutSignal = (ms: number): AbortSignal => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), ms).unref();
+    return controller.signal;
+  };
+  const abortSignal = new Proxy(globalThis.AbortSignal, {
+    get: (target, key, receiver) => (key === "timeout" ? timeoutSignal : Reflect.get(target, key, receiver) as unknown),
+  });
   const console = makeConsole(host.ctx);
   const process = makeProcess(host, elapsedMs);
   const builtin = (name: string): unknown => {
@@ -152,7 +162,7 @@ export function makeBindings(host: EnvHost): ModuleBindings {
         return nodeRequire(`node:${name}`);
     }
   };
-  return { process, console, setTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, performance, builtin };
+  return { process, console, setTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, performance, AbortSignal: abortSignal, builtin };
 }
 
 function sleepWith(set: (fn: () => void, ms: number) => unknown, clear: (handle: unknown) => void, ms: number, value: unknown, signal: AbortSignal | undefined): Promise<unknown> {

@@ -23,6 +23,8 @@ export interface ModuleBindings {
   setImmediate: unknown;
   clearImmediate: unknown;
   performance: unknown;
+  /** `AbortSignal` with `timeout(ms)` on the simulation clock (Node's own sets a real timer). */
+  AbortSignal: unknown;
   /** A builtin module by name (`node:` prefix removed), as this incarnation sees it. */
   builtin(name: string): unknown;
 }
@@ -50,7 +52,7 @@ export interface CompiledModule {
   instantiate(bindings: ModuleBindings): Promise<Record<string, unknown>>;
 }
 
-const PARAMS = ["require", "__settle_exports", "__settle_builtin", "__settle_meta_url", "__filename", "__dirname", "process", "console", "setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "performance"] as const;
+const PARAMS = ["require", "__settle_exports", "__settle_builtin", "__settle_meta_url", "__filename", "__dirname", "process", "console", "setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "performance", "AbortSignal"] as const;
 
 /** Compiled modules by path and modification time: one compilation per file version per process. */
 const compiled = new Map<string, { mtimeMs: number; module: CompiledModule }>();
@@ -120,7 +122,7 @@ function compile(path: string, absolute: string): CompiledModule {
         return baseRequire(name);
       };
       const setExports = (values: Record<string, unknown>) => Object.assign(exports, values);
-      await factory(requireFn, setExports, bindings.builtin, metaUrl, absolute, dir, bindings.process, bindings.console, bindings.setTimeout, bindings.clearTimeout, bindings.setInterval, bindings.clearInterval, bindings.setImmediate, bindings.clearImmediate, bindings.performance);
+      await factory(requireFn, setExports, bindings.builtin, metaUrl, absolute, dir, bindings.process, bindings.console, bindings.setTimeout, bindings.clearTimeout, bindings.setInterval, bindings.clearInterval, bindings.setImmediate, bindings.clearImmediate, bindings.performance, bindings.AbortSignal);
       return exports;
     },
   };

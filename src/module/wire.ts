@@ -34,9 +34,16 @@ export class WireHub {
   readonly server: InProcessServer;
   /** The server end of each connection, to find the connection of a request or watch. */
   readonly byServerSocket = new WeakMap<WireSocket, Connection>();
+  /** Every connection not yet closed or dropped. */
+  readonly connections = new Set<Connection>();
   private nextPort = 40000;
 
   constructor(readonly kernel: Kernel) {
+    // One simulation runs at a time per process: a new one means the others are over. Their connections go, so
+    // nothing of theirs stays reachable (see `Connection.drop`).
+    for (const hub of liveHubs) hub.dispose();
+    liveHubs.clear();
+    liveHubs.add(this);
     const inert: Clock = {
       now: () => kernel.clock.now(),
       sleep: () => new Promise<void>(() => {}),
@@ -52,12 +59,33 @@ export class WireHub {
     });
   }
 
+  /** Drops every connection (the simulation is over). */
+  dispose(): void {
+    for (const connection of [...this.connections]) connection.drop();
+  }
+
   port(): number {
     return this.nextPort++;
   }
 
   private connectionOf(req: IncomingMessage): Connection | undefined {
     return this.byServerSocket.get(req.socket as unknown as WireSocket);
+  }
+}
+
+const liveHubs = new Set<WireHub>();
+
+/** Closes the HTTP parser Node attached to a socket, without any event reaching the code that used it. */
+function releaseParser(socket: WireSocket): void {
+  const holder = socket as unknown as { parser?: { close?(): void; socket?: unknown } | null };
+  const parser = holder.parser;
+  if (parser === undefined || parser === null) return;
+  holder.parser = null;
+  parser.socket = null;
+  try {
+    parser.close?.();
+  } catch {
+    // Already closed.
   }
 }
 
@@ -134,6 +162,7 @@ export class Connection {
       { local: API_PORT, remote: port },
     );
     owner.hub.byServerSocket.set(this.server, this);
+    owner.hub.connections.add(this);
     owner.hub.server.connect(this.server);
   }
 
@@ -427,10 +456,18 @@ export class Connection {
     this.streaming?.watch?.finished();
     this.server.destroy();
     this.owner.forget(this);
+    this.owner.hub.connections.delete(this);
   }
 
-  /** Crash or exit: the server side goes; the module's end is left as it is (its code never runs again). */
+  /**
+   * Crash, exit, or the end of the simulation: the server side goes; the module's end is left as it is (its code
+   * never runs again). Node's HTTP parsers of both ends are closed here: an active parser is held by a global
+   * handle, and with it the socket, the connection, the module instance and the whole simulation.
+   */
   drop(): void {
+    releaseParser(this.client);
+    releaseParser(this.server);
+    this.owner.hub.connections.delete(this);
     if (this.closed) return;
     this.closed = true;
     this.deliveries.length = 0;
