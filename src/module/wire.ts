@@ -107,14 +107,18 @@ export interface WireOwner {
   noteWatch(): void;
 }
 
+type Collection = NonNullable<StepFacts["object"]>;
+
 type Delivery =
-  | { type: "bytes"; bytes: Buffer; kind: "response" | "watch"; label: string; result: string; facts: StepFacts; latency: boolean }
-  | { type: "end"; kind: "watch"; label: string; facts: StepFacts }
+  | { type: "bytes"; bytes: Buffer; kind: "response" | "watch"; label: string; result: string; facts: StepFacts; latency: boolean; collection?: Collection }
+  | { type: "end"; kind: "watch"; label: string; facts: StepFacts; collection?: Collection }
   | { type: "reset"; label: string; facts: StepFacts; latency: boolean };
 
 interface InFlight {
   verb: Verb;
   label: string;
+  /** What it is on, for people: `ConfigMap default`. */
+  ref: string;
   facts: StepFacts;
   method: string;
   watch: WireWatch | undefined;
@@ -135,7 +139,8 @@ export class Connection {
   private streaming: InFlight | undefined;
   private readonly deliveries: Delivery[] = [];
   private deliveryStep: Step | undefined;
-  private deliveryTimer: TimerEntry | undefined;
+  /** A delivery step waiting out a latency or a delay (the kernel promotes it when due). */
+  private deliveryDeferred = false;
   private delayNextMs = 0;
   private lag: { lagRevisions?: number } | undefined;
   private idleTimer: TimerEntry | undefined;
@@ -191,6 +196,13 @@ export class Connection {
     const { kernel, state } = this.owner;
     const [method = "GET", target = "/"] = head.firstLine.split(" ");
     const described = describeRequest(kernel, method, target);
+    if (described.verb === "create" && described.object !== undefined && described.object.name === undefined) {
+      const name = createdName(head, bytes);
+      if (name !== undefined) {
+        described.object.name = name;
+        described.ref = `${described.ref}/${name}`;
+      }
+    }
     const requestSeq = kernel.nextRequestSeq();
     const facts: StepFacts = { verb: described.verb, access: described.write ? "write" : "read", requestSeq };
     if (described.object !== undefined) facts.object = described.object;
@@ -202,7 +214,7 @@ export class Connection {
       facts.watchId = watch.id;
     }
     const label = watch === undefined ? `${described.verb} ${described.ref}` : `watch ${watch.id} ${described.ref}`;
-    const flight: InFlight = { verb: described.verb, label, facts, method, watch, lose: false };
+    const flight: InFlight = { verb: described.verb, label, ref: described.ref, facts, method, watch, lose: false };
     const step: Omit<Step, "seq"> = {
       actor: state.name,
       kind: "request",
@@ -305,13 +317,16 @@ export class Connection {
     this.fromServer = this.fromServer.subarray(chunk.next);
     const watch = flight.watch!;
     const facts: StepFacts = { watchId: watch.id };
+    // The collection the watch follows: its deliveries do not commute with writes into it (src/sim/commute.ts).
+    const collection = flight.facts.object;
+    const label = `watch ${watch.id} ${flight.ref}`;
     if (chunk.last) {
       this.streaming = undefined;
-      this.deliver({ type: "end", kind: "watch", label: `watch ${watch.id}`, facts });
+      this.deliver({ type: "end", kind: "watch", label, facts, ...(collection === undefined ? {} : { collection }) });
       return true;
     }
     for (const line of splitLines(chunk.data)) {
-      this.deliver({ type: "bytes", bytes: encodeChunk(line), kind: "watch", label: `watch ${watch.id}`, result: describeEvent(line), facts, latency: false });
+      this.deliver({ type: "bytes", bytes: encodeChunk(line), kind: "watch", label, result: describeEvent(line), facts, latency: false, ...(collection === undefined ? {} : { collection }) });
     }
     return true;
   }
@@ -321,7 +336,7 @@ export class Connection {
     if (this.serverEnded) return;
     this.serverEnded = true;
     if (this.closed || !this.owner.current()) return;
-    if (this.deliveries.length === 0 && this.deliveryStep === undefined && this.deliveryTimer === undefined) this.client.push(null);
+    if (this.deliveries.length === 0 && this.deliveryStep === undefined && !this.deliveryDeferred) this.client.push(null);
   }
 
   // ---- Deliveries: one step at a time per connection, in order ---------------------------------------
@@ -333,33 +348,30 @@ export class Connection {
   }
 
   private scheduleDelivery(): void {
-    if (this.deliveryStep !== undefined || this.deliveryTimer !== undefined) return;
+    if (this.deliveryStep !== undefined || this.deliveryDeferred) return;
     const next = this.deliveries[0];
     if (next === undefined) return;
     const { kernel, state } = this.owner;
     const kind = next.type === "reset" ? "response" : next.kind;
-    const label = next.label;
-    const facts = next.facts;
+    let waitMs = next.type !== "end" && next.latency ? kernel.drawLatencyMs(state) : 0;
     if (this.delayNextMs > 0 && kind === "watch") {
-      const ms = this.delayNextMs;
+      waitMs = this.delayNextMs;
       this.delayNextMs = 0;
-      this.deliveryTimer = kernel.scheduleFor(state, ms, () => void this.deliverOne(), label, "watch", { facts });
-      return;
     }
-    const latencyMs = next.type !== "end" && next.latency ? kernel.drawLatencyMs(state) : 0;
-    const step: Omit<Step, "seq"> & { owner: ActorState } = { actor: state.name, kind, label, facts, owner: state, run: () => this.deliverOne() };
-    if (latencyMs === 0) this.deliveryStep = kernel.enqueue(step);
+    const step: Omit<Step, "seq"> & { owner: ActorState } = { actor: state.name, kind, label: next.label, facts: next.facts, owner: state, run: () => this.deliverOne() };
+    if (next.type !== "reset" && next.collection !== undefined) step.collection = next.collection;
+    if (waitMs === 0) this.deliveryStep = kernel.enqueue(step);
     else {
-      // A deferred step is not withdrawn by `close`; `deliverOne` then finds the connection closed.
-      kernel.enqueueAfter(latencyMs, step);
-      this.deliveryTimer = { state: "queued" } as TimerEntry;
+      // A deferred step of the incarnation (a crash removes it); one that finds its connection closed does nothing.
+      kernel.enqueueAfter(waitMs, step);
+      this.deliveryDeferred = true;
     }
   }
 
   /** The delivery step: the oldest delivery reaches the client. */
   private deliverOne(): string {
     this.deliveryStep = undefined;
-    this.deliveryTimer = undefined;
+    this.deliveryDeferred = false;
     if (this.closed) return "connection closed";
     const delivery = this.deliveries.shift();
     if (delivery === undefined) return "nothing";
@@ -588,6 +600,18 @@ function describeRequest(kernel: Kernel, method: string, target: string): Descri
   const where = route.namespace === undefined ? (route.name === undefined ? "*" : route.name) : route.name === undefined ? route.namespace : `${route.namespace}/${route.name}`;
   const ref = `${kind} ${where}${cached ? " rv=0" : ""}${route.subresource !== undefined && !status ? ` /${route.subresource}` : ""}`;
   return { verb, ref, write, cached, object };
+}
+
+/** The name (or generateName) in a create's JSON body, for its label: chunked and non-JSON bodies go unnamed. */
+function createdName(head: Head, bytes: Buffer): string | undefined {
+  if (isChunked(head) || !/json/i.test(head.headers.get("content-type") ?? "")) return undefined;
+  try {
+    const body = JSON.parse(bytes.subarray(head.length).toString("utf8")) as { metadata?: { name?: unknown; generateName?: unknown } };
+    const name = body.metadata?.name ?? body.metadata?.generateName;
+    return typeof name === "string" ? name : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** An answer the server never gave: an injected failure, as a real server words it. */
