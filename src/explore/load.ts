@@ -10,10 +10,12 @@ import type { Plugin } from "esbuild";
 import { realClock } from "../api/clock.ts";
 import { isScenario, type Scenario } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
-import { isYamlScenarioPath, loadYamlScenario, ScenarioYamlError } from "../scenario-yaml/load.ts";
-import { loadYamlExplore } from "../module/yaml.ts";
 
 const scenarioFiles = ["scenario.ts", "scenario.mts", "scenario.cts", "scenario.js", "scenario.mjs", "scenario.cjs"];
+
+function isYamlPath(path: string): boolean {
+  return /\.ya?ml$/i.test(path);
+}
 
 /** A scenario file, or an example folder holding one, to the absolute path of the file. */
 export function resolveScenarioPath(target: string): string {
@@ -161,7 +163,10 @@ function describeExport(module: Record<string, unknown>): string {
  * assign it to `module.exports` or `exports.default`.
  */
 export async function loadScenario(path: string): Promise<Scenario> {
-  if (isYamlScenarioPath(path)) {
+  if (isYamlPath(path)) {
+    // Loaded only for a YAML scenario: the YAML loader brings ajv, CEL and yaml, the module actor the server.
+    const { loadYamlScenario, ScenarioYamlError } = await import("../scenario-yaml/load.ts");
+    const { loadYamlExplore } = await import("../module/yaml.ts");
     try {
       return await loadYamlExplore(loadYamlScenario(path));
     } catch (error) {
@@ -202,7 +207,7 @@ export function workerBundle(path: string): Promise<string | undefined> {
 
 function workerBundleInUse(path: string, rebuildsLeft: number): Promise<string | undefined> {
   // A YAML scenario is no module to bundle: each worker loads it (and bundles its controller module) itself.
-  if (runningFromSource || isYamlScenarioPath(path)) return Promise.resolve(undefined);
+  if (runningFromSource || isYamlPath(path)) return Promise.resolve(undefined);
   // Once per file and process: exploring every variant of a scenario bundles it once.
   let bundle = workerBundles.get(path);
   if (bundle === undefined) {

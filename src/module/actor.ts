@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Duplex } from "node:stream";
 import { ProcessExit } from "../api/exit.ts";
-import { kernelAccess } from "../sim/access.ts";
+import { kernelAccess, prepareBeforeRuns } from "../sim/access.ts";
+import { warmFetch } from "./fetch.ts";
 import type { Kernel, ActorState } from "../sim/kernel.ts";
 import type { TimerEntry } from "../sim/clock.ts";
 import type { ActorContext, ActorDefinition } from "../sim/types.ts";
@@ -83,6 +84,7 @@ export function checkModule(options: Pick<ModuleActorOptions, "module" | "export
 export function moduleActor(options: ModuleActorOptions): ActorDefinition {
   const compiled = checkModule(options);
   installPatches();
+  prepareBeforeRuns(warmFetch());
   let last: ModuleInstance | undefined;
   const def: ActorDefinition = {
     name: options.name,
@@ -157,6 +159,7 @@ class ModuleInstance implements WireOwner {
         schedule: (ms, fn, label) => this.schedule(ms, fn, label),
         cancel: (entry) => this.cancel(entry),
         exit: (code) => this.exit(code),
+        connect: (host, port) => this.connect(host, port, "fetch"),
       });
       const loaded = this.compiled.instantiate(bindings);
       loaded.then(
@@ -210,6 +213,15 @@ class ModuleInstance implements WireOwner {
     this.requests++;
     const connection = new Connection(this);
     this.connections.add(connection);
+    // A client that opened the socket itself (undici) waits for it to connect, as a net.Socket would say.
+    if (how.startsWith("net.")) {
+      const socket = connection.client;
+      process.nextTick(() => {
+        if (socket.destroyed) return;
+        socket.emit("connect");
+        socket.emit("ready");
+      });
+    }
     return connection.client;
   }
 

@@ -7,7 +7,9 @@ import { format } from "node:util";
 import { EventEmitter } from "node:events";
 import type { TimerEntry } from "../sim/clock.ts";
 import type { ActorContext } from "../sim/types.ts";
+import type { Duplex } from "node:stream";
 import type { ModuleBindings } from "./loader.ts";
+import { moduleFetch } from "./fetch.ts";
 
 const nodeRequire = createRequire(import.meta.url);
 
@@ -22,6 +24,8 @@ export interface EnvHost {
   cancel(entry: TimerEntry): void;
   /** `process.exit(code)`: the incarnation ends; does not return. */
   exit(code: number): never;
+  /** A connection of the module's `fetch` to `host:port` (in process to the API server, or a finding). */
+  connect(host: string, port: number): Duplex;
 }
 
 /** Node's `Timeout`, as far as libraries use it: ref/unref, refresh, a numeric id for `clearTimeout(id)`. */
@@ -162,7 +166,7 @@ export function makeBindings(host: EnvHost): ModuleBindings {
         return nodeRequire(`node:${name}`);
     }
   };
-  return { process, console, setTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, performance, AbortSignal: abortSignal, builtin };
+  return { process, console, setTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, performance, AbortSignal: abortSignal, fetch: moduleFetch(host.connect) ?? globalThis.fetch, builtin };
 }
 
 function sleepWith(set: (fn: () => void, ms: number) => unknown, clear: (handle: unknown) => void, ms: number, value: unknown, signal: AbortSignal | undefined): Promise<unknown> {

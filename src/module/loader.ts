@@ -10,7 +10,7 @@ import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { existsSync, statSync } from "node:fs";
 import { Script } from "node:vm";
-import { buildSync, type Message } from "esbuild";
+import type { Message } from "esbuild";
 
 /** What one incarnation's code is called with: the free names of the bundle, bound per incarnation. */
 export interface ModuleBindings {
@@ -25,6 +25,8 @@ export interface ModuleBindings {
   performance: unknown;
   /** `AbortSignal` with `timeout(ms)` on the simulation clock (Node's own sets a real timer). */
   AbortSignal: unknown;
+  /** `fetch` over the wire (undici with a dispatcher of the incarnation's own). */
+  fetch: unknown;
   /** A builtin module by name (`node:` prefix removed), as this incarnation sees it. */
   builtin(name: string): unknown;
 }
@@ -52,7 +54,7 @@ export interface CompiledModule {
   instantiate(bindings: ModuleBindings): Promise<Record<string, unknown>>;
 }
 
-const PARAMS = ["require", "__settle_exports", "__settle_builtin", "__settle_meta_url", "__filename", "__dirname", "process", "console", "setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "performance", "AbortSignal"] as const;
+const PARAMS = ["require", "__settle_exports", "__settle_builtin", "__settle_meta_url", "__filename", "__dirname", "process", "console", "setTimeout", "clearTimeout", "setInterval", "clearInterval", "setImmediate", "clearImmediate", "performance", "AbortSignal", "fetch"] as const;
 
 /** Compiled modules by path and modification time: one compilation per file version per process. */
 const compiled = new Map<string, { mtimeMs: number; module: CompiledModule }>();
@@ -77,6 +79,8 @@ function compile(path: string, absolute: string): CompiledModule {
   let inputs: number;
   let exportNames: string[];
   try {
+    // Loaded on first use: a simulation without modules never loads esbuild.
+    const { buildSync } = createRequire(import.meta.url)("esbuild") as typeof import("esbuild");
     const result = buildSync({
       entryPoints: [absolute],
       bundle: true,
@@ -122,7 +126,7 @@ function compile(path: string, absolute: string): CompiledModule {
         return baseRequire(name);
       };
       const setExports = (values: Record<string, unknown>) => Object.assign(exports, values);
-      await factory(requireFn, setExports, bindings.builtin, metaUrl, absolute, dir, bindings.process, bindings.console, bindings.setTimeout, bindings.clearTimeout, bindings.setInterval, bindings.clearInterval, bindings.setImmediate, bindings.clearImmediate, bindings.performance, bindings.AbortSignal);
+      await factory(requireFn, setExports, bindings.builtin, metaUrl, absolute, dir, bindings.process, bindings.console, bindings.setTimeout, bindings.clearTimeout, bindings.setInterval, bindings.clearInterval, bindings.setImmediate, bindings.clearImmediate, bindings.performance, bindings.AbortSignal, bindings.fetch);
       return exports;
     },
   };

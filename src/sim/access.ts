@@ -21,3 +21,21 @@ export function kernelAccess(context: ActorContext): KernelAccess {
   if (access === undefined) throw new Error("settle: this actor needs the simulator's own context");
   return access;
 }
+
+/**
+ * Work some actors need done before any step runs, once per process (a module actor's warm-up of Node's bundled
+ * fetch, whose first use compiles its parser asynchronously): `Simulation.run` awaits it first, so no step ever
+ * waits on it and every run sees the same process.
+ */
+const preparations = new Set<Promise<void>>();
+
+export function prepareBeforeRuns(work: Promise<void>): void {
+  preparations.add(work);
+  void work.finally(() => preparations.delete(work));
+}
+
+/** Undefined when nothing is pending (no await then: a run's timing stays as it was). */
+export function pendingPreparations(): Promise<void> | undefined {
+  if (preparations.size === 0) return undefined;
+  return Promise.all([...preparations]).then(() => undefined);
+}

@@ -6,7 +6,7 @@ import type { KubeObject } from "../api/object.ts";
 import type { Store, StoreOptions } from "../store/types.ts";
 import { createStore } from "../store/index.ts";
 import { VirtualClock, type TimerEntry } from "./clock.ts";
-import { kernelAccessKey, type KernelAccess } from "./access.ts";
+import { kernelAccessKey, pendingPreparations, type KernelAccess } from "./access.ts";
 import { SimClient } from "./client.ts";
 import { cloneJson } from "../api/json.ts";
 import { applyFault, drawFault } from "./faults.ts";
@@ -266,6 +266,8 @@ class SimulationImpl implements Simulation {
   }
 
   async run(options: RunOptions = {}): Promise<RunResult> {
+    const prepared = pendingPreparations();
+    if (prepared !== undefined) await prepared;
     const kernel = this.kernel;
     assert(options.expectTrace === undefined || kernel.trace.mode === "full", "expectTrace needs traceMode full");
     const loop = new RunLoop({

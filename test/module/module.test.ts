@@ -118,6 +118,14 @@ test("a closed watch ends the module's chunked response; client-node's informer 
   assert.deepEqual(run.names, ["p1", "p1-child", "p2", "p2-child"]);
 });
 
+test("fetch (Node's undici) goes over the same wire: a list, a watch and its events are steps", async () => {
+  const run = await runOperator({ mode: "level", module: join(fixtures, "fetch-operator.mjs") });
+  assert.equal(run.result.status, "idle", run.result.message);
+  assert.ok(run.logs.includes("op: listed 0 at 4"), run.logs.join("\n"));
+  assert.ok(run.result.trace.some((r) => r.actor === "op" && r.kind === "watch" && /^ADDED ConfigMap default\/p1@\d+$/.test(r.result)));
+  assert.ok(run.logs.some((line) => line.startsWith('op: event {"type":"ADDED"')), run.logs.join("\n"));
+});
+
 const hashScript = `
 import { createSimulation, defineActor, randomStrategy } from ${JSON.stringify(join(repo, "src/sim/index.ts"))};
 import { moduleActor } from ${JSON.stringify(join(repo, "src/module/actor.ts"))};
