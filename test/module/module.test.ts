@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -124,6 +126,44 @@ test("fetch (Node's undici) goes over the same wire: a list, a watch and its eve
   assert.ok(run.logs.includes("op: listed 0 at 4"), run.logs.join("\n"));
   assert.ok(run.result.trace.some((r) => r.actor === "op" && r.kind === "watch" && /^ADDED ConfigMap default\/p1@\d+$/.test(r.result)));
   assert.ok(run.logs.some((line) => line.startsWith('op: event {"type":"ADDED"')), run.logs.join("\n"));
+});
+
+test("process.exit ends the incarnation with its exit code; the actor restarts after its delay", async () => {
+  const run = await runOperator({ mode: "level", module: join(fixtures, "exits.mjs"), untilMs: 3000 });
+  const exits = run.result.trace.filter((r) => r.actor === "op" && r.kind === "log" && r.label === "exit op: process.exit(3)");
+  assert.ok(exits.length >= 2, run.logs.join("\n"));
+  assert.equal(exits[0]!.result, "exit code 3, restart in 1000ms");
+  assert.ok(run.result.trace.some((r) => r.actor === "op" && r.label === "restart op"));
+});
+
+test("a delayed watch event arrives that much later, still in order", async () => {
+  const clean = await runOperator({ mode: "level" });
+  const opened = clean.result.trace.find((r) => r.kind === "response" && r.label.startsWith("watch op/0/w0"))!;
+  const run = await runOperator({ mode: "level", faults: [{ atStep: opened.step + 1, kind: "delay-watch", target: "op/0/w0", delayMs: 5000 }] });
+  const created = run.result.trace.find((r) => r.actor === "user" && r.kind === "request" && r.label.endsWith("/p1"))!;
+  const delivered = run.result.trace.find((r) => r.actor === "op" && r.kind === "watch" && r.result.startsWith("ADDED ConfigMap default/p1@"))!;
+  assert.ok(delivered.timeMs - epoch >= 5000 && delivered.timeMs > created.timeMs, `delivered at ${delivered.timeMs - epoch} ms`);
+  assert.deepEqual(run.names, ["p1", "p1-child", "p2", "p2-child"]);
+});
+
+test("finished simulations are freed: no incarnation, connection or HTTP parser keeps them reachable", async () => {
+  setFlagsFromString("--expose_gc");
+  const gc = runInNewContext("gc") as () => void;
+  let collected = 0;
+  const registry = new FinalizationRegistry(() => void collected++);
+  const runs = 12;
+  for (let seed = 1; seed <= runs; seed++) {
+    const sim = createSimulation({ seed, traceMode: "hash-only" });
+    registry.register(sim, seed);
+    sim.addActor(moduleActor({ name: "op", module: operator, args: ["--mode=level"] }));
+    await sim.run({ maxSteps: 40 });
+  }
+  for (let i = 0; i < 3 && collected < runs - 1; i++) {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  // The last one is still live (its connections go when the next simulation starts a module).
+  assert.ok(collected >= runs - 2, `${collected} of ${runs} simulations collected`);
 });
 
 const hashScript = `
