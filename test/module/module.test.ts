@@ -136,6 +136,16 @@ test("process.exit ends the incarnation with its exit code; the actor restarts a
   assert.ok(run.result.trace.some((r) => r.actor === "op" && r.label === "restart op"));
 });
 
+test("a stale read: the module's resourceVersion=0 list is served revisions back", async () => {
+  const module = join(fixtures, "stale-list.mjs");
+  const clean = await runOperator({ mode: "level", module });
+  assert.ok(clean.logs.some((line) => /^op: listed p1 at \d+$/.test(line)), clean.logs.join("\n"));
+  const list = clean.result.trace.find((r) => r.actor === "op" && r.kind === "request" && r.label === "list ConfigMap default rv=0")!;
+  assert.equal(list.cached, true);
+  const run = await runOperator({ mode: "level", module, faults: [{ atStep: list.step, kind: "stale-read", target: "op", lagRevisions: 1 }] });
+  assert.ok(run.logs.some((line) => /^op: listed nothing at \d+$/.test(line)), run.logs.join("\n"));
+});
+
 test("a delayed watch event arrives that much later, still in order", async () => {
   const clean = await runOperator({ mode: "level" });
   const opened = clean.result.trace.find((r) => r.kind === "response" && r.label.startsWith("watch op/0/w0"))!;
