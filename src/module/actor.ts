@@ -17,7 +17,7 @@ import type { TimerEntry } from "../sim/clock.ts";
 import type { ActorContext, ActorDefinition } from "../sim/types.ts";
 import { compileModule, ModuleLoadError, type CompiledModule } from "./loader.ts";
 import { makeBindings } from "./env.ts";
-import { API_HOST, API_PORT, API_SERVER_URL, API_TOKEN, Connection, WireHub, type WireOwner } from "./wire.ts";
+import { API_HOST, API_PORT, API_SERVER_URL, API_TOKEN, Connection, loadWire, WireHub, type WireOwner } from "./wire.ts";
 
 export interface ModuleActorOptions {
   /** The actor's name (no slash). */
@@ -84,6 +84,7 @@ export function checkModule(options: Pick<ModuleActorOptions, "module" | "export
 export function moduleActor(options: ModuleActorOptions): ActorDefinition {
   const compiled = checkModule(options);
   installPatches();
+  prepareBeforeRuns(loadWire());
   prepareBeforeRuns(warmFetch());
   let last: ModuleInstance | undefined;
   const def: ActorDefinition = {

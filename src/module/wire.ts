@@ -9,7 +9,7 @@
 // closed watch ends its chunked response, a delayed watch holds its next event, a crash drops every connection.
 import { injectedRequestError } from "../api/faults.ts";
 import { parseRoute, requestTarget } from "../server/routes.ts";
-import { createInProcessServer, type InProcessServer } from "../server/server.ts";
+import type { InProcessServer, InProcessServerOptions } from "../server/server.ts";
 import type { WatchStream } from "../server/watch.ts";
 import type { Clock } from "../api/clock.ts";
 import type { IncomingMessage } from "node:http";
@@ -50,6 +50,7 @@ export class WireHub {
       // The simulator's watches have neither server-side timeouts nor bookmarks: no timer of the server runs.
       setTimer: () => ({ cancel() {} }),
     };
+    if (createInProcessServer === undefined) throw new Error("settle: the module wire is used before loadWire() resolved");
     this.server = createInProcessServer({
       store: kernel.store,
       clock: inert,
@@ -74,6 +75,19 @@ export class WireHub {
 }
 
 const liveHubs = new Set<WireHub>();
+
+/**
+ * The server's request handling, loaded when the first module actor is made (`loadWire`, awaited before any run):
+ * `settle/sim` exports `moduleActor`, and a simulation without modules should not load the whole server.
+ */
+let createInProcessServer: ((options: InProcessServerOptions) => InProcessServer) | undefined;
+
+export function loadWire(): Promise<void> {
+  if (createInProcessServer !== undefined) return Promise.resolve();
+  return import("../server/server.ts").then((server) => {
+    createInProcessServer = server.createInProcessServer;
+  });
+}
 
 /** Closes the HTTP parser Node attached to a socket, without any event reaching the code that used it. */
 function releaseParser(socket: WireSocket): void {
