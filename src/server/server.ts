@@ -274,6 +274,10 @@ class ApiServer {
     this.#tokens = new Tokens(options.token, options.store, () => options.clock.now());
     this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
     if (options.inProcess !== undefined) {
+      // No Date header: Node caches its text under a real timer, so a module could read another run's instant.
+      this.#http.prependListener("request", (_req: IncomingMessage, res: ServerResponse) => {
+        res.sendDate = false;
+      });
       this.#http.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
         rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
       });
