@@ -21,6 +21,7 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "zoo", file: "./zoo.ts", exportName: "benchZoo" },
   { name: "points", file: "./points.ts", exportName: "benchPoints" },
   { name: "bounded", file: "./bounded.ts", exportName: "benchBounded" },
+  { name: "module", file: "./module.ts", exportName: "benchModule" },
 ];
 
 const only = process.argv.slice(2);

@@ -18,6 +18,8 @@ minimal run and writes a replay file to .settle/findings/<scenario>/<variant>-<i
 A directory of examples (e.g. "examples") explores every example in it, every variant. Without --runs and
 --first, it runs as a tour: each buggy variant (expect: finding) stops at its first finding (at most 1000
 runs), each fixed variant (expect: ok) gets a sweep of 200 runs; the line of each variant says how many ran.
+A scenario.yaml explores the variants that give a Node.js module (module:, args:, env:): each runs unmodified
+in the simulator, its HTTP requests served in process (variants with only a command: run under settle drill).
 
 Options:
   --variant V        the variant to explore (default: every variant)

@@ -13,6 +13,10 @@ import { ScenarioError } from "./run.ts";
 
 const scenarioFiles = ["scenario.ts", "scenario.mts", "scenario.cts", "scenario.js", "scenario.mjs", "scenario.cjs"];
 
+function isYamlPath(path: string): boolean {
+  return /\.ya?ml$/i.test(path);
+}
+
 /** A scenario file, or an example folder holding one, to the absolute path of the file. */
 export function resolveScenarioPath(target: string): string {
   const path = resolve(target);
@@ -159,6 +163,17 @@ function describeExport(module: Record<string, unknown>): string {
  * assign it to `module.exports` or `exports.default`.
  */
 export async function loadScenario(path: string): Promise<Scenario> {
+  if (isYamlPath(path)) {
+    // Loaded only for a YAML scenario: the YAML loader brings ajv, CEL and yaml, the module actor the server.
+    const { loadYamlScenario, ScenarioYamlError } = await import("../scenario-yaml/load.ts");
+    const { loadYamlExplore } = await import("../module/yaml.ts");
+    try {
+      return await loadYamlExplore(loadYamlScenario(path));
+    } catch (error) {
+      if (error instanceof ScenarioYamlError) throw new ScenarioError(error.message);
+      throw error;
+    }
+  }
   let module: Record<string, unknown>;
   try {
     module = (await importUserFile(path)) as Record<string, unknown>;
@@ -191,7 +206,8 @@ export function workerBundle(path: string): Promise<string | undefined> {
 }
 
 function workerBundleInUse(path: string, rebuildsLeft: number): Promise<string | undefined> {
-  if (runningFromSource) return Promise.resolve(undefined);
+  // A YAML scenario is no module to bundle: each worker loads it (and bundles its controller module) itself.
+  if (runningFromSource || isYamlPath(path)) return Promise.resolve(undefined);
   // Once per file and process: exploring every variant of a scenario bundles it once.
   let bundle = workerBundles.get(path);
   if (bundle === undefined) {

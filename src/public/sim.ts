@@ -17,3 +17,4 @@ export type { Verdict, VerdictKind } from "../check/verdict.ts";
 export { scenario, defaultFaultBudget, type Scenario, type ScenarioDefinition, type ScenarioContext, type SetupWorld, type Workload, type WorkloadContext, type Params, type VariantInfo, type Timing } from "../explore/scenario.ts";
 export { runScenario, type RunSpec, type RunOutcome } from "../explore/run.ts";
 export * from "../cluster/index.ts";
+export { moduleActor, type ModuleActorOptions } from "../module/actor.ts";

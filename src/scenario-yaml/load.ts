@@ -35,6 +35,9 @@ export interface Ref {
 export interface YamlVariant {
   description?: string;
   command?: string[];
+  /** A Node.js module, relative to the scenario file. */
+  module?: string;
+  args?: string[];
   expect?: "finding" | "ok";
   env?: Record<string, string>;
 }

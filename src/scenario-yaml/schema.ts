@@ -74,6 +74,8 @@ export const scenarioSchema = {
         properties: {
           description: { type: "string" },
           command: { type: "array", minItems: 1, items: { type: "string" }, description: "The controller's command, run from the scenario's folder." },
+          module: { type: "string", minLength: 1, description: "A Node.js module (relative to the scenario): settle explore runs it in the simulator; settle drill runs `node MODULE ARGS` when no command is given." },
+          args: { type: "array", items: { type: "string" }, description: "The module's arguments (its process.argv after the module)." },
           expect: { enum: ["finding", "ok"] },
           env: { type: "object", additionalProperties: { type: "string" } },
         },

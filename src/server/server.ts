@@ -6,6 +6,7 @@ import { createServer as createHttpsServer } from "node:https";
 import type { Server as HttpsServer } from "node:https";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo, Server as NetServer, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import { assert } from "../api/assert.ts";
 import type { Clock } from "../api/clock.ts";
 import type { ResourceType } from "../api/resources.ts";
@@ -73,6 +74,17 @@ export interface ServerOptions {
   revisionWaitMs?: number;
 }
 
+/**
+ * Hooks of a server that listens nowhere and is handed its connections (`createInProcessServer`): the simulator's
+ * wire decides per request which faults apply, and learns of each watch stream so it can close or delay it.
+ */
+export interface InProcessHooks {
+  /** The faults for one request, decided by the caller (a stale cached read). */
+  onRequest?(req: IncomingMessage): { lagRevisions?: number };
+  /** A watch stream opened for `req`. */
+  onWatch?(stream: WatchStream, req: IncomingMessage): void;
+}
+
 export interface SettleServer {
   /** `http://host:port`; the same port also speaks TLS (`https://`, a self-signed certificate), which kubeconfigs use. */
   readonly url: string;
@@ -132,6 +144,8 @@ interface Resolved {
   log: (line: string) => void;
   faults: readonly FaultSpec[];
   revisionWaitMs: number;
+  /** Set for an in-process server: no listener, no TLS, no GC or quota loops (the simulator collects garbage). */
+  inProcess?: InProcessHooks;
 }
 
 function resolveOptions(options: ServerOptions): Resolved {
@@ -253,9 +267,9 @@ class ApiServer {
   /** Plain-HTTP connections and whether a request is in flight on each (see `#trackPlainConnections`). */
   readonly #plain = new Map<Socket, boolean>();
   #closing = false;
-  readonly #https: HttpsServer;
-  /** The listener: hands each connection to #http or #https by its first byte. */
-  readonly #listener: NetServer;
+  readonly #https: HttpsServer | undefined;
+  /** The listener: hands each connection to #http or #https by its first byte (none in process). */
+  readonly #listener: NetServer | undefined;
   /** The server's token and the service account tokens it signs (rbac.ts). */
   readonly #tokens: Tokens;
   readonly #certificate: string;
@@ -266,7 +280,11 @@ class ApiServer {
     this.#quotas = new QuotaStatusLoop(options.store, options.clock);
     // What the collector deletes no longer counts against quotas.
     this.#gc = new GcLoop(options.store, options.clock, { retryDelayMs: options.gcRetryDelayMs, log: () => this.#quotas.kick() });
-    this.#loops = { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs };
+    // In process, the simulator's own garbage-collection steps do what the GC loop does, and no timer may run (nor
+    // may a read wait for a revision: the simulation's store is never behind a client).
+    this.#loops = options.inProcess === undefined
+      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs }
+      : { gc: inertLoop, quotas: inertLoop, clock: options.clock, revisionWaitMs: 0 };
     this.#tables = new Tables(options.store, options.clock);
     this.#managed = new ManagedFields(options.clock, (ref, uid) => {
       try {
@@ -278,6 +296,17 @@ class ApiServer {
     this.injectFaults(options.faults);
     this.#tokens = new Tokens(options.token, options.store, () => options.clock.now());
     this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
+    if (options.inProcess !== undefined) {
+      // No Date header: Node caches its text under a real timer, so a module could read another run's instant.
+      this.#http.prependListener("request", (_req: IncomingMessage, res: ServerResponse) => {
+        res.sendDate = false;
+      });
+      this.#http.on("clientError", (error: Error & { code?: string }, socket: Socket) => {
+        rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
+      });
+      this.#certificate = "";
+      return;
+    }
     const tls = selfSignedCertificate(options.clock.now());
     this.#certificate = tls.cert;
     this.#https = createHttpsServer({ keepAlive: true, ...tls }, (req, res) => void this.#handle(req, res));
@@ -292,19 +321,26 @@ class ApiServer {
     this.#listener = polyglotListener(this.#http, this.#https);
   }
 
+  /** In process: serves one connection (any Duplex) as if it had been accepted. */
+  connect(socket: Duplex): void {
+    this.#http.emit("connection", socket);
+  }
+
   async listen(): Promise<void> {
+    const listener = this.#listener;
+    assert(listener !== undefined, "only a server with a listener listens");
     const { host, port, log } = this.#o;
     if (!isLoopback(host)) {
       log(`\n!!! WARNING: settle serve is listening on ${host}, not loopback: anyone who can reach this address and learns the token can change every object. !!!\n`);
     }
     await new Promise<void>((resolve, reject) => {
-      this.#listener.once("error", reject);
-      this.#listener.listen(port, host, () => {
-        this.#listener.off("error", reject);
+      listener.once("error", reject);
+      listener.listen(port, host, () => {
+        listener.off("error", reject);
         resolve();
       });
     });
-    this.#port = (this.#listener.address() as AddressInfo).port;
+    this.#port = (listener.address() as AddressInfo).port;
     // The slice is IPv4: a loopback, unspecified or IPv6 listening address is named by 127.0.0.1.
     ensureKubernetesService(this.#o.store, /^\d+\.\d+\.\d+\.\d+$/.test(host) && host !== "0.0.0.0" ? host : "127.0.0.1", this.#port);
     this.#gc.kick();
@@ -379,10 +415,11 @@ class ApiServer {
     this.#gc.stop();
     this.#quotas.stop();
     this.#closing = true;
-    const closed = new Promise<void>((resolve) => this.#listener.close(() => resolve()));
+    const listener = this.#listener;
+    const closed = new Promise<void>((resolve) => (listener === undefined ? resolve() : listener.close(() => resolve())));
     for (const watch of [...this.#watches]) watch.close();
     this.#http.closeIdleConnections();
-    this.#https.closeIdleConnections();
+    this.#https?.closeIdleConnections();
     for (const [socket, busy] of this.#plain) if (!busy) socket.destroy();
     await closed;
   }
@@ -519,6 +556,8 @@ class ApiServer {
     const watch = route.watchPath || boolParam(query, "watch");
     const faults = this.#faults.onRequest({ verb: verbOf(req.method, route, watch), resource: route.plural, namespace: route.namespace, name: route.name }, query.get("resourceVersion") === "0");
     if (faults.lagRevisions !== undefined) r.lagRevisions = faults.lagRevisions;
+    const decided = this.#o.inProcess?.onRequest?.(req);
+    if (decided?.lagRevisions !== undefined) r.lagRevisions = decided.lagRevisions;
     if (faults.loseResponse === true) loseResponse(req, res);
     if (!watch) return handleResource(r);
     if (req.method !== "GET" || route.subresource !== undefined) throw new ApiError("MethodNotAllowed", 405, "watch is only allowed with GET on a collection or an item");
@@ -531,6 +570,7 @@ class ApiServer {
     const limits = { clock: this.#o.clock, bufferBytesMax: this.#o.watchBufferBytesMax, timeoutSecondsMax: this.#o.watchTimeoutSecondsMax, bookmarkIntervalMs: this.#o.bookmarkIntervalMs };
     const stream = new WatchStream(r, limits, (s) => this.#watches.delete(s));
     this.#watches.add(stream);
+    this.#o.inProcess?.onWatch?.(stream, req);
     return stream.open().catch((error: unknown) => {
       this.#watches.delete(stream);
       throw error;
@@ -588,6 +628,34 @@ function loseResponse(req: IncomingMessage, res: ServerResponse): void {
     req.socket.destroy();
     return res;
   }) as unknown as typeof res.end;
+}
+
+/** A loop that never runs: the in-process server's GC and quota loops. */
+const inertLoop = { kick(): void {} } as unknown as GcLoop & QuotaStatusLoop;
+
+export interface InProcessServerOptions extends InProcessHooks {
+  store: Store;
+  /** The simulation's clock; the server sets no timer through it (no bookmarks, no watch timeouts). */
+  clock: Clock;
+  token: string;
+}
+
+export interface InProcessServer {
+  /** Serves a connection: any Duplex, as if accepted by a listener. */
+  connect(socket: Duplex): void;
+}
+
+/**
+ * The request handling `settle serve` runs, over a given store, listening nowhere: the simulator hands it the
+ * server ends of a module's in-process connections.
+ */
+export function createInProcessServer(options: InProcessServerOptions): InProcessServer {
+  const { store, clock, token, onRequest, onWatch } = options;
+  const hooks: InProcessHooks = {};
+  if (onRequest !== undefined) hooks.onRequest = onRequest;
+  if (onWatch !== undefined) hooks.onWatch = onWatch;
+  const server = new ApiServer({ ...resolveOptions({ store, clock, token, log: () => {} }), inProcess: hooks });
+  return { connect: (socket) => server.connect(socket) };
 }
 
 /** Starts a server and resolves once it listens. */

@@ -12,7 +12,23 @@ import type { Rng } from "./rng.ts";
 import { timerIndexBase, type ReadyStep, type StepKind, type StepOrigin } from "./strategy.ts";
 import { TraceWriter, canonicalLine, type StepFacts, type TraceMode, type TraceRecord } from "./trace.ts";
 import type { ActorContext, ActorDefinition, CrashContext, RunStatus } from "./types.ts";
-import type { SimWatch } from "./watch.ts";
+/**
+ * A watch as the kernel and the watch faults see it: the client's `SimWatch`, or a watch on a module's in-process
+ * connection (src/module/wire.ts).
+ */
+export interface KernelWatch {
+  readonly id: string;
+  /** The actor incarnation that opened it. */
+  readonly owner: ActorState;
+  /** Neither ended by the server nor closed by the client. */
+  readonly open: boolean;
+  /** Fault: the server ends it normally. */
+  end(): void;
+  /** Fault: its next delivery waits `ms` of virtual time. */
+  delay(ms: number): void;
+  /** Crash: everything vanishes at once. */
+  kill(): void;
+}
 
 /** A ready step: what the strategy sees plus what runs. `run` returns the short result for the trace. */
 export interface Step extends ReadyStep {
@@ -87,7 +103,7 @@ interface Incarnation {
   readonly timers: Set<TimerEntry>;
   /** Its watch iterations waiting for an event. */
   waiters: number;
-  readonly watches: Set<SimWatch>;
+  readonly watches: Set<KernelWatch>;
   /** Faults armed for its next request or next cached read. */
   armed: Armed;
 }
@@ -194,7 +210,7 @@ export class Kernel {
   private externalLog: string[] = [];
   private externalLogBase = 0;
   /** Open watches by id, for watch faults. */
-  private readonly openWatches = new Map<string, SimWatch>();
+  private readonly openWatches = new Map<string, KernelWatch>();
   private readonly readySteps: Step[] = [];
   private readonly paused = new Set<ActorRecord>();
   /**
@@ -279,11 +295,11 @@ export class Kernel {
   }
 
   /** The open watch with this id, if any. */
-  watch(id: string): SimWatch | undefined {
+  watch(id: string): KernelWatch | undefined {
     return this.openWatches.get(id);
   }
 
-  watches(): IterableIterator<SimWatch> {
+  watches(): IterableIterator<KernelWatch> {
     return this.openWatches.values();
   }
 
@@ -472,7 +488,7 @@ export class Kernel {
   // ---- Watches ---------------------------------------------------------------------------------------
 
   /** Registers a new watch of `owner`'s current incarnation; returns its id `actor/incarnation/wN`. */
-  registerWatch(owner: ActorState, watch: SimWatch): string {
+  registerWatch(owner: ActorState, watch: KernelWatch): string {
     const record = owner as ActorRecord;
     const id = `${record.name}/${record.life.incarnation}/w${record.watchCounter++}`;
     assert(!this.openWatches.has(id), "watch ids are unique");
@@ -487,7 +503,7 @@ export class Kernel {
   }
 
   /** The actor has read the watch's end: it no longer belongs to the incarnation. */
-  releaseWatch(owner: ActorState, watch: SimWatch): void {
+  releaseWatch(owner: ActorState, watch: KernelWatch): void {
     (owner as ActorRecord).held.watches.delete(watch);
     this.openWatches.delete(watch.id);
   }
@@ -798,10 +814,11 @@ export class Kernel {
     const state = this.actorsByName.get(step.actor);
     if (state === undefined || state.life.phase !== "running") return;
     if (this.busy(state)) return;
+    const why = state.def.explainOutsideAwait?.();
     this.fail({
       status: "outside-await",
       actor: state.name,
-      message: `actor ${state.name} awaited something outside the simulation at step ${this.stepNumber}`,
+      message: `actor ${state.name} awaited something outside the simulation at step ${this.stepNumber}${why === undefined ? "" : `: ${why}`}`,
     });
   }
 

@@ -6,6 +6,7 @@ import type { KubeObject } from "../api/object.ts";
 import type { Store, StoreOptions } from "../store/types.ts";
 import { createStore } from "../store/index.ts";
 import { VirtualClock, type TimerEntry } from "./clock.ts";
+import { kernelAccessKey, pendingPreparations, type KernelAccess } from "./access.ts";
 import { SimClient } from "./client.ts";
 import { cloneJson } from "../api/json.ts";
 import { applyFault, drawFault } from "./faults.ts";
@@ -209,7 +210,7 @@ class SimulationImpl implements Simulation {
         return { cancel: () => kernel.cancelTimer(state, entry) };
       },
     };
-    return {
+    const context: ActorContext = {
       name: state.name,
       incarnation,
       client: new SimClient(kernel, state),
@@ -223,6 +224,10 @@ class SimulationImpl implements Simulation {
       },
       external: <T>(name: string) => this.externalHandle<T>(state, incarnation, name),
     };
+    // Keyed by a symbol only src/ holds (enumerable, so a context spread into a workload context keeps it).
+    const access: KernelAccess = { kernel, state, incarnation, rng: (label) => this.rng.fork(`${label}/${state.name}/${incarnation}`) };
+    Object.defineProperty(context, kernelAccessKey, { value: access, enumerable: true });
+    return context;
   }
 
   private externalHandle<T>(state: ActorState, incarnation: number, name: string): ExternalHandle<T> {
@@ -261,6 +266,8 @@ class SimulationImpl implements Simulation {
   }
 
   async run(options: RunOptions = {}): Promise<RunResult> {
+    const prepared = pendingPreparations();
+    if (prepared !== undefined) await prepared;
     const kernel = this.kernel;
     assert(options.expectTrace === undefined || kernel.trace.mode === "full", "expectTrace needs traceMode full");
     const loop = new RunLoop({

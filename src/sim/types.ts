@@ -72,6 +72,11 @@ export interface ActorDefinition {
   faultable?: boolean;
   /** Runs in the crash step, e.g. a node rebooting into its staged image. */
   onCrash?(ctx: CrashContext): void;
+  /**
+   * What the actor was doing when its start is pending but it waits on nothing of the simulation's, appended to
+   * the outside-await message (a module actor names the real timer or socket it used, or that it never watched).
+   */
+  explainOutsideAwait?(): string | undefined;
 }
 
 /** An explicit fault: injected before scheduled step `atStep`. Extra fields are the kind's parameters. */

@@ -1,0 +1,188 @@
+// A `scenario.yaml` as an explorable scenario: its world as the setup, its workload steps as the workload actor,
+// its CEL properties, the default fault budget, and each variant's `module:` run by `moduleActor`. A variant with
+// only a `command:` runs a process, which only `settle drill` can run.
+import { dirname, relative, resolve } from "node:path";
+import { isApiError, isNotFound } from "../api/errors.ts";
+import type { KindRef, KubeObject, ObjectRef } from "../api/object.ts";
+import { createStore } from "../store/index.ts";
+import { kernelAccess } from "../sim/access.ts";
+import { createSimulation } from "../sim/simulation.ts";
+import type { WorldView } from "../sim/types.ts";
+import { scenario, type Scenario, type VariantInfo, type WorkloadContext } from "../explore/scenario.ts";
+import { ScenarioError } from "../explore/run.ts";
+import { createWorld, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
+import { checkModule, moduleActor } from "./actor.ts";
+import { ModuleLoadError } from "./loader.ts";
+
+/** The actor name of a YAML scenario's module. */
+export const MODULE_ACTOR = "controller";
+
+/** Builds the explorable scenario; throws `ScenarioError` (exit 2) for variants without a module or modules that do not load. */
+export function yamlExploreScenario(yaml: YamlScenario): Scenario {
+  const shown = relative(process.cwd(), yaml.path) || yaml.path;
+  const modules = Object.entries(yaml.variants).filter(([, v]) => v.module !== undefined);
+  if (modules.length === 0) {
+    const first = Object.keys(yaml.variants)[0] ?? "V";
+    throw new ScenarioError(`${shown}: no variant gives a module: (its controllers are commands, which run as processes): settle explore runs Node.js modules in the simulator; use settle drill ${shown} --variant ${first}`);
+  }
+  const dir = dirname(yaml.path);
+  for (const [name, variant] of modules) {
+    try {
+      checkModule({ module: resolve(dir, variant.module!) });
+      preflight(resolve(dir, variant.module!), variant.args ?? [], variant.env ?? {});
+    } catch (error) {
+      if (error instanceof ModuleLoadError) throw new ScenarioError(`${shown}: variant ${name}: ${error.message}`);
+      throw error;
+    }
+  }
+  const variants: Record<string, VariantInfo> = {};
+  for (const [name, variant] of Object.entries(yaml.variants)) {
+    const info: VariantInfo = { expect: variant.expect ?? "ok" };
+    if (variant.description !== undefined) info.description = variant.description;
+    variants[name] = info;
+  }
+  // Which kinds are namespaced, from a scratch store holding the world (its CRDs included).
+  const scratch = createStore({ now: () => 0 });
+  createWorld(scratch, yaml.world);
+  return scenario({
+    name: yaml.name,
+    ...(yaml.description === undefined ? {} : { description: yaml.description }),
+    variants,
+    setup(_ctx, world) {
+      const uids = new Map<string, string>();
+      for (const source of yaml.world) {
+        const object = structuredClone(source);
+        const resource = scratch.resourceFor(object);
+        if (object.metadata.namespace === undefined && resource.namespaced) object.metadata.namespace = "default";
+        for (const ref of object.metadata.ownerReferences ?? []) {
+          if (ref.uid === undefined || ref.uid === "") ref.uid = uids.get(`${ref.kind}/${object.metadata.namespace ?? ""}/${ref.name}`) ?? uids.get(`${ref.kind}//${ref.name}`) ?? "";
+        }
+        const status = object.status;
+        const created = world.create(object);
+        uids.set(`${created.kind}/${created.metadata.namespace ?? ""}/${created.metadata.name ?? ""}`, created.metadata.uid ?? "");
+        if (status !== undefined && resource.statusSubresource) world.updateStatus({ ...created, status });
+      }
+    },
+    actors(ctx) {
+      const variant = yaml.variants[ctx.variant]!;
+      if (variant.module === undefined) {
+        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module: use settle drill ${shown} --variant ${ctx.variant}`);
+      }
+      return [moduleActor({ name: MODULE_ACTOR, module: resolve(dir, variant.module), args: variant.args ?? [], env: variant.env ?? {} })];
+    },
+    workloads: { steps: (wctx) => runSteps(yaml, wctx) },
+    properties: () => yaml.properties,
+  });
+}
+
+/**
+ * Evaluates the module once in a scratch simulation, for as long as its top level runs without a server answer
+ * it waits for: a module that throws while loading is bad input, named before any exploration starts.
+ */
+function preflight(path: string, args: readonly string[], env: Readonly<Record<string, string>>): void {
+  // Deferred: the check runs in `loadYamlExplore`, which awaits it (see there).
+  pendingPreflights.push({ path, args, env });
+}
+
+const pendingPreflights: Array<{ path: string; args: readonly string[]; env: Readonly<Record<string, string>> }> = [];
+
+/** Loads a YAML scenario for explore, with every module variant evaluated once (bad input is a `ScenarioError`). */
+export async function loadYamlExplore(yaml: YamlScenario): Promise<Scenario> {
+  pendingPreflights.length = 0;
+  const built = yamlExploreScenario(yaml);
+  const shown = relative(process.cwd(), yaml.path) || yaml.path;
+  for (const { path, args, env } of pendingPreflights.splice(0)) {
+    const sim = createSimulation({ seed: 0, traceMode: "hash-only" });
+    sim.addActor(moduleActor({ name: MODULE_ACTOR, module: path, args, env }));
+    const result = await sim.run({ maxSteps: 1 });
+    if (result.status === "actor-error" && result.message !== undefined && result.message.includes("threw while loading")) {
+      throw new ScenarioError(`${shown}: ${result.message.replace(/^actor \S+ failed: /, "")}`);
+    }
+  }
+  return built;
+}
+
+function kindOf(yaml: YamlScenario, ref: Ref | KubeObject): KindRef {
+  if (ref.apiVersion !== undefined) return { apiVersion: ref.apiVersion, kind: ref.kind };
+  const found = yaml.kinds.get(ref.kind.toLowerCase());
+  if (found === undefined) throw new Error(`unknown kind "${ref.kind}"`);
+  return found;
+}
+
+function objectRef(yaml: YamlScenario, ref: Ref): ObjectRef {
+  return { ...kindOf(yaml, ref), name: ref.name, namespace: ref.namespace ?? "default" };
+}
+
+async function runSteps(yaml: YamlScenario, ctx: WorkloadContext): Promise<void> {
+  for (const step of yaml.workload) {
+    try {
+      await runStep(yaml, step, ctx);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new Error(`${step.at}: workload ${step.kind}: ${message}`);
+    }
+  }
+}
+
+/** How often a `waitFor` looks at the world again, in virtual ms. */
+const WAIT_POLL_MS = 250;
+
+async function runStep(yaml: YamlScenario, step: WorkloadStep, ctx: WorkloadContext): Promise<void> {
+  const client = ctx.client;
+  switch (step.kind) {
+    case "sleep":
+      return ctx.clock.sleep(step.ms);
+    case "apply": {
+      const object = { ...structuredClone(step.object), ...kindOf(yaml, step.object) };
+      object.metadata.namespace ??= "default";
+      try {
+        await client.create({ object });
+      } catch (error) {
+        if (!isApiError(error) || error.code !== 409 || isNotFound(error)) throw error;
+        const { metadata, ...rest } = object;
+        await client.patch({ apiVersion: object.apiVersion, kind: object.kind, namespace: metadata.namespace, name: metadata.name ?? "", patchType: "merge", patch: { ...rest, metadata: { labels: metadata.labels, annotations: metadata.annotations } } });
+      }
+      return;
+    }
+    case "patch": {
+      const options = { ...objectRef(yaml, step.ref), patchType: step.json === undefined ? ("merge" as const) : ("json" as const), patch: step.json ?? step.merge };
+      await (step.status ? client.patchStatus(options) : client.patch(options));
+      return;
+    }
+    case "delete":
+      await client.delete(objectRef(yaml, step.ref));
+      return;
+    case "waitFor": {
+      // The workload reads the world between its own steps (each poll is a timer step of the workload).
+      const view = storeView(ctx);
+      const deadline = ctx.clock.now() + step.timeoutMs;
+      while (!step.condition.test(view)) {
+        if (ctx.clock.now() >= deadline) throw new Error(`${JSON.stringify(step.condition.text)} not true within ${step.timeoutMs} ms`);
+        await ctx.clock.sleep(WAIT_POLL_MS);
+      }
+      return;
+    }
+  }
+}
+
+function storeView(ctx: WorkloadContext): WorldView {
+  const { kernel } = kernelAccess(ctx);
+  const store = kernel.store;
+  return {
+    get revision() {
+      return store.revision;
+    },
+    now: () => kernel.clock.now(),
+    get: (ref) => {
+      try {
+        return store.get(ref);
+      } catch {
+        return undefined;
+      }
+    },
+    list: (options) => store.list(options).items,
+    external: () => {
+      throw new Error("a YAML scenario has no external state");
+    },
+  };
+}
