@@ -12,13 +12,17 @@ import { writeHtmlForReplayFile, writeJunitFile } from "../report/outputs.ts";
 import { thrownLine } from "../check/thrown.ts";
 import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.ts";
 
+/** Runs each fixed variant gets in a tour of a folder of examples (the help text says it from here). */
+const tourFixedRuns = 100;
+
 export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir> [options]
 
 Runs many seeded schedules of a scenario with faults, checks its properties, shrinks every finding to a
 minimal run and writes a replay file to .settle/findings/<scenario>/<variant>-<id>.json.
 A directory of examples (e.g. "examples") explores every example in it, every variant. Without --runs and
 --first, it runs as a tour: each buggy variant (expect: finding) stops at its first finding (at most 1000
-runs), each fixed variant (expect: ok) gets a sweep of 200 runs; the line of each variant says how many ran.
+runs), each fixed variant (expect: ok) gets a sweep of ${tourFixedRuns} runs; the line of each variant says how
+many ran.
 
 Options:
   --variant V        the variant to explore (default: every variant)
@@ -46,9 +50,6 @@ Options:
 Exit codes: 0 no finding, 1 a finding, 2 usage or input error, or a scenario error: a property, a workload or
 a setup of the scenario threw (reported with the exception and its file:line, never as a finding).
 `;
-
-/** Runs each fixed variant gets in a tour of a folder of examples. */
-const tourFixedRuns = 100;
 
 interface Target {
   path: string;

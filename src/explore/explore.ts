@@ -178,7 +178,10 @@ export async function explore(scenario: Scenario, options: ExploreOptions, clock
     strategy: options.strategy,
     points,
   };
-  const total = plannedRunCount(ctx, options.runs);
+  // A failing reference run is one of the runs asked for (`--runs 20` reports 20 runs, not 21). Every shard takes
+  // away the same number (the reference plan is the same in each), so the shards still split one list of indexes.
+  const planned = options.first && plan.references.length > 0 ? options.runs : Math.max(0, options.runs - plan.references.length);
+  const total = plannedRunCount(ctx, planned);
   const shard = options.shard ?? { index: 0, count: 1 };
   const indexes: number[] = [];
   for (let i = shard.index; i < total; i += shard.count) indexes.push(i);
