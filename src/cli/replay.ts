@@ -46,7 +46,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     const divergedAtStep = divergence === undefined ? null : divergence.step;
     process.stdout.write(`${JSON.stringify({ verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, reproduced, traceHash: outcome.traceHash, divergedAtStep })}\n`);
   } else if (reproduced) {
-    process.stdout.write(formatFinding({ scenario: scenario.name, variant: file.variant, workload: file.workload, verdict: outcome.verdict, counters: outcome.counters, trace: outcome.trace, faults: file.faults.length, choices: file.choices.length, replayPath: positionals[0]! }));
+    process.stdout.write(formatFinding({ scenario: scenario.name, variant: file.variant, workload: file.workload, verdict: outcome.verdict, counters: outcome.counters, trace: outcome.trace, faults: file.faults.length, choices: file.choices.length, replayPath: positionals[0]!, ...(outcome.finalWorld === undefined ? {} : { finalWorld: outcome.finalWorld }) }));
     process.stdout.write(`reproduced: same verdict, byte-identical trace (sha256 ${outcome.traceHash})\n`);
   } else {
     const where = divergence && divergence.step >= 0 ? `first differing step ${divergence.step}` : "no recorded trace to compare";

@@ -8,6 +8,7 @@ import { createStore } from "../store/index.ts";
 import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadline, type PropertyCounter } from "../check/properties.ts";
 import type { ThrownError, Verdict } from "../check/verdict.ts";
 import { describeThrown, thrownLine } from "../check/thrown.ts";
+import { finalWorld } from "../report/final-world.ts";
 import { describeRef, type KubeObject } from "../api/object.ts";
 import { isApiError } from "../api/errors.ts";
 import { setupOnce } from "./setup-cache.ts";
@@ -57,6 +58,11 @@ export interface RunOutcome {
   trace: readonly TraceRecord[];
   /** A replay that differed from its expected trace: the first differing step. */
   divergedAtStep?: number;
+  /**
+   * Full-trace runs that did not pass: the final world, as reports end with it (the scenario's summary, else the
+   * objects the failing property read). See src/report/final-world.ts.
+   */
+  finalWorld?: string[];
 }
 
 /** Thrown for scenario mistakes (bad setup objects, unknown variant): the CLI exits 2 on it. */
@@ -135,6 +141,11 @@ export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<Ru
   if (error !== undefined && outcome.verdict.kind !== "scenario-error") {
     outcome.verdict = { ...outcome.verdict, kind: "scenario-error", detail: thrownLine(error), error };
     delete outcome.verdict.property;
+  }
+  // Only the runs a report shows keep a full trace; the final world is worked out for them alone.
+  if (outcome.verdict.kind !== "ok" && spec.traceMode === "full") {
+    const failing = monitor.properties.find((p) => p.name === (outcome.verdict.property ?? (monitor.thrown?.property ?? "")));
+    outcome.finalWorld = finalWorld(sim.view(), scenario.summary, failing);
   }
   return { ...outcome, counters: monitor.snapshot() };
 }

@@ -84,6 +84,7 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
         choices: f.minimal.choices.length,
         occurrences: f.occurrences,
         replayPath: replay,
+        ...(outcome.finalWorld === undefined ? {} : { finalWorld: outcome.finalWorld }),
       }),
     );
     const { seed, workload, index: run } = f.run;

@@ -52,9 +52,16 @@ function header(data: ReportData): string {
 <p class="meta">scenario <strong>${escapeHtml(data.scenario)}</strong> (${escapeHtml(data.scenarioPath)}) · variant <strong>${escapeHtml(data.variant)}</strong> · workload <strong>${escapeHtml(data.workload)}</strong> · seed ${data.seed}</p>
 <p class="detail-line" id="verdict-detail">${escapeHtml(v.detail)} (at step ${v.step}, ${(v.elapsedMs / 1000).toFixed(3)} s of virtual time)</p>${stack}
 <p class="meta">minimal run: ${data.records.length} trace records; faults: ${escapeHtml(faults)}; ${data.choices} non-default scheduling choice(s)</p>
+${finalWorldHtml(data)}
 <div class="replay"><span>replay:</span> <code id="replay-command">${escapeHtml(data.replayCommand)}</code></div>
 ${warning}
 </header>`;
+}
+
+/** The final world the finding ended in (the scenario's summary, or the objects the failing property read). */
+function finalWorldHtml(data: ReportData): string {
+  if (data.finalWorld === undefined || data.finalWorld.length === 0) return "";
+  return `<div class="final-world"><span>final world:</span><pre id="final-world">${escapeHtml(data.finalWorld.join("\n"))}</pre></div>`;
 }
 
 function counters(data: ReportData): string {

@@ -15,6 +15,8 @@ export interface FindingReport {
   choices: number;
   occurrences?: number;
   replayPath: string;
+  /** The final world (RunOutcome.finalWorld): the report ends with it. */
+  finalWorld?: readonly string[];
 }
 
 /** Records a person reads: steps that did something, log lines and faults; sleeps, idle timers and no-op reads go. */
@@ -75,6 +77,7 @@ export function formatFinding(report: FindingReport): string {
     ...formatTimeline(report.trace).map((l) => `  ${l}`),
     "",
     `  replay: npx settle replay ${report.replayPath}`,
+    ...(report.finalWorld === undefined || report.finalWorld.length === 0 ? [] : ["", "  final world:", ...report.finalWorld.map((l) => `    ${l}`)]),
   ];
   return `${lines.join("\n")}\n`;
 }

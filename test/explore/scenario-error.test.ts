@@ -25,7 +25,7 @@ for (const [variant, source, message, line] of [
   ["eventually", 'property "done"', "boom", 34],
   ["workload", 'workload "main"', "workload boom", 24],
 ] as const) {
-  test(`a ${variant} that throws ends the run in a scenario error with its message and file:line, found once and not shrunk`, async () => {
+  test(`${source} (variant ${variant}) throwing ends the run in a scenario error with its message and file:line, found once and not shrunk`, async () => {
     const result = await explore(throwing, options(variant), () => 0);
     assert.deepEqual(result.findings.map((f) => f.key), ["scenario-error:"]);
     const finding = result.findings[0]!;
@@ -74,6 +74,9 @@ test("settle explore exits 2 on a scenario error and shows the exception in text
     const html = readdirSync(join(cwd, "html"));
     assert.equal(html.length, 1);
     assert.match(readFileSync(join(cwd, "html", html[0]!), "utf8"), /property &quot;done&quot; threw: boom \(at [^)]*scenario\.ts:34:\d+\)/);
+    // Reports end with the final world; this property read nothing before it threw.
+    assert.match(readFileSync(join(cwd, "html", html[0]!), "utf8"), /<pre id="final-world">done read no object<\/pre>/);
+    assert.match(text.stdout, /final world:\n {4}done read no object\n/);
     const json = spawnSync(process.execPath, [bin, "explore", scenarioPath, "--variant", "eventually", "--runs", "3", "--workers", "1", "--json"], { cwd, encoding: "utf8" });
     assert.equal(json.status, 2);
     const finding = (JSON.parse(json.stdout) as { findings: Array<{ verdict: string; replay: string; error: { message: string; location: string } }> }).findings[0]!;
