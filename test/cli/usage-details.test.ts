@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -36,6 +36,27 @@ test("with zero fault points and a failing reference run, --runs 20 reports 20 r
     const summary = JSON.parse(ran.stdout) as { runs: number; stats: { faultPoints: number } };
     assert.equal(summary.stats.faultPoints, 0);
     assert.equal(summary.runs, 20);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test("list-examples in a project without ./examples says where the examples are, every message a whole line", () => {
+  const cwd = mkdtempSync(join(tmpdir(), "settle-list-"));
+  try {
+    const bin = join(repo, "bin", "settle.js");
+    const missing = spawnSync(process.execPath, [bin, "list-examples"], { cwd, encoding: "utf8" });
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /^settle list-examples: examples: no such directory \(the bundled examples are in settle's source repository, not in the npm package/);
+    assert.ok(missing.stderr.endsWith("\n"));
+    const empty = spawnSync(process.execPath, [bin, "list-examples", "."], { cwd, encoding: "utf8" });
+    assert.equal(empty.status, 0);
+    assert.equal(empty.stderr, "no example scenarios under .\n");
+    mkdirSync(join(cwd, "mine"));
+    symlinkSync(join(repo, "test", "fixtures", "canary"), join(cwd, "mine", "canary"), "dir");
+    const listed = spawnSync(process.execPath, [bin, "list-examples", "mine"], { cwd, encoding: "utf8" });
+    assert.equal(listed.status, 0, listed.stderr);
+    assert.ok(listed.stdout.length > 0 && listed.stdout.endsWith("\n"));
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
