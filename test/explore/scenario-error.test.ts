@@ -12,6 +12,7 @@ import throwing from "../fixtures/throwing/scenario.ts";
 import { explore, type ExploreOptions } from "../../src/explore/explore.ts";
 import { runScenario, ScenarioError } from "../../src/explore/run.ts";
 import { summarizeVariant } from "../../src/explore/summary.ts";
+import { githubAnnotations } from "../../src/report/junit.ts";
 
 const scenarioPath = fileURLToPath(new URL("../fixtures/throwing/scenario.ts", import.meta.url));
 const repo = fileURLToPath(new URL("../../", import.meta.url));
@@ -91,4 +92,9 @@ test("settle explore exits 2 on a scenario error and shows the exception in text
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
+});
+
+test("a GitHub annotation of a scenario error points at the line that threw", () => {
+  const [line] = githubAnnotations([{ scenario: "s", variant: "v", scenarioPath: "s/scenario.ts", runs: 1, findings: [{ verdict: "scenario-error", property: null, replay: "r.json", error: { message: "boom", location: "s/scenario.ts:34:13" } }] }]);
+  assert.match(line!, /^::error file=s\/scenario\.ts,line=34,col=13,title=settle s\/v%3A scenario-error::/);
 });
