@@ -35,6 +35,10 @@ export interface Ref {
 export interface YamlVariant {
   description?: string;
   command?: string[];
+  /** The controller module, absolute (resolved against the scenario's folder at load; the file exists then). */
+  module?: string;
+  /** The module's process.argv after its path. */
+  args?: string[];
   expect?: "finding" | "ok";
   env?: Record<string, string>;
 }
@@ -53,7 +57,7 @@ export interface YamlScenario {
   expressions: WorldExpression[];
   kinds: KindTable;
   faults: "none" | { kinds?: string[]; afterWrites?: number[] };
-  drill: { quietMs?: number; timeoutMs?: number };
+  drill: { quietMs?: number; timeoutMs?: number; coldStart?: boolean };
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -180,7 +184,7 @@ function build(
   const scenario: YamlScenario = {
     name: raw.name as string,
     path: file,
-    variants: raw.variants as Record<string, YamlVariant>,
+    variants: variants(raw.variants as Record<string, YamlVariant>, dirname(file), at),
     world,
     workload,
     properties,
@@ -191,6 +195,23 @@ function build(
   };
   if (typeof raw.description === "string") scenario.description = raw.description;
   return scenario;
+}
+
+/** The variants with each `module` resolved against the scenario's folder; a module that is not a file fails the load. */
+function variants(raw: Record<string, YamlVariant>, dir: string, at: (p: readonly (string | number)[]) => string): Record<string, YamlVariant> {
+  const out: Record<string, YamlVariant> = {};
+  for (const [name, variant] of Object.entries(raw)) {
+    out[name] = { ...variant };
+    if (variant.module === undefined) continue;
+    const path = resolve(dir, variant.module);
+    const stat = statSafe(path);
+    if (stat === undefined || !stat.isFile()) {
+      const what = stat === undefined ? "no such file" : "not a file";
+      throw new ScenarioYamlError(`${at(["variants", name, "module"])}: variants.${name}.module: ${variant.module}: ${what} (resolved against the scenario's folder: ${path})`);
+    }
+    out[name]!.module = path;
+  }
+  return out;
 }
 
 function property(raw: Record<string, unknown>, expr: WorldExpression, where: string): Property {
