@@ -3,7 +3,8 @@
 // import specifiers, and `.d.ts` declarations), then the files tsc does not emit are copied beside it (the
 // HTML report's assets). The new tree replaces the old one whole, so a deleted source file cannot linger.
 // `prepare` runs this after `npm ci`/`npm install` in a clone, `prepack` before `npm pack`/`npm publish`.
-import { cpSync, existsSync, renameSync, rmSync } from "node:fs";
+import { cpSync, existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { spawnSync } from "node:child_process";
@@ -33,6 +34,10 @@ if (result.error !== undefined || result.status !== 0) {
   process.exit(1);
 }
 cpSync(join(root, "src", "report", "assets"), join(next, "report", "assets"), { recursive: true });
+// The scenario.yaml JSON Schema for editors, exported as `settle/scenario.schema.json`: written from the
+// compiled schema module, so it is the object the loader validates with.
+const { scenarioSchema } = await import(pathToFileURL(join(next, "scenario-yaml", "schema.js")).href);
+writeFileSync(join(next, "scenario.schema.json"), `${JSON.stringify(scenarioSchema, null, 2)}\n`);
 if (existsSync(dist)) renameSync(dist, old);
 renameSync(next, dist);
 rmSync(old, { recursive: true, force: true });

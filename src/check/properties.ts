@@ -320,9 +320,14 @@ interface Tracked {
   stale: boolean;
 }
 
-/** Evaluates properties and keeps their counters. A predicate that throws counts as false. */
+/**
+ * Evaluates properties and keeps their counters. A predicate that throws counts as false, and the first error is
+ * kept (`thrown`): a run that meets one ends in a scenario error rather than a finding about the controller.
+ */
 export class PropertyMonitor {
   readonly properties: readonly Property[];
+  /** The first exception a predicate threw, and the property's name. */
+  thrown: { property: string; error: unknown } | undefined;
   private readonly counters: PropertyCounter[];
   private readonly tracked: Tracked[];
   /** The world and the step of the check in progress, for the tracking views and steps. */
@@ -462,8 +467,9 @@ export class PropertyMonitor {
     let holds: boolean;
     try {
       holds = this.properties[index]!.predicate(tracked.view, tracked.step) === true;
-    } catch {
+    } catch (error) {
       holds = false;
+      this.thrown ??= { property: this.properties[index]!.name, error };
       // What a throwing predicate read before it threw says little about what it depends on.
       reads.volatile = true;
     }

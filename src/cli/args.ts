@@ -9,11 +9,31 @@ export type Options = NonNullable<ParseArgsConfig["options"]>;
 
 export function parse(argv: string[], options: Options): { values: Record<string, string | boolean | string[] | undefined>; positionals: string[] } {
   try {
-    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    const { values, positionals } = parseArgs({ args: joinNegativeValues(argv, options), options, allowPositionals: true, strict: true });
     return { values: values as Record<string, string | boolean | string[] | undefined>, positionals };
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message.replace(/\. To specify a positional.*$/s, "") : String(error));
   }
+}
+
+/**
+ * `--runs -5` as `--runs=-5`: node's parser takes a value that starts with a dash for an option and calls the
+ * option's value "ambiguous"; a negative number after an option that takes a value is that value, which the
+ * option's own check then refuses with its clean message. Nothing after `--` is touched.
+ */
+function joinNegativeValues(argv: readonly string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === "--") return [...out, ...argv.slice(i)];
+    const name = arg.startsWith("--") ? arg.slice(2) : undefined;
+    const next = argv[i + 1];
+    if (name !== undefined && options[name]?.type === "string" && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
 }
 
 export function intOption(values: Record<string, unknown>, name: string, fallback: number, min: number): number {

@@ -9,7 +9,11 @@ import type { BoundedOptions } from "../explore/bounded.ts";
 import { resolveParams } from "../explore/scenario.ts";
 import { emitGithubAnnotations, type JunitCase } from "../report/junit.ts";
 import { writeHtmlForReplayFile, writeJunitFile } from "../report/outputs.ts";
+import { thrownLine } from "../check/thrown.ts";
 import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.ts";
+
+/** Runs each fixed variant gets in a tour of a folder of examples (the help text says it from here). */
+const tourFixedRuns = 100;
 
 export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir> [options]
 
@@ -17,7 +21,8 @@ Runs many seeded schedules of a scenario with faults, checks its properties, shr
 minimal run and writes a replay file to .settle/findings/<scenario>/<variant>-<id>.json.
 A directory of examples (e.g. "examples") explores every example in it, every variant. Without --runs and
 --first, it runs as a tour: each buggy variant (expect: finding) stops at its first finding (at most 1000
-runs), each fixed variant (expect: ok) gets a sweep of 200 runs; the line of each variant says how many ran.
+runs), each fixed variant (expect: ok) gets a sweep of ${tourFixedRuns} runs; the line of each variant says how
+many ran.
 A scenario.yaml explores the variants that give a Node.js module (module:, args:, env:): each runs unmodified
 in the simulator, its HTTP requests served in process (variants with only a command: run under settle drill).
 
@@ -44,11 +49,9 @@ Options:
   --junit FILE       also write JUnit XML (one test case per scenario x variant, a failure per finding);
                      GitHub Actions annotations are printed when GITHUB_ACTIONS=true
 
-Exit codes: 0 no finding, 1 a finding, 2 usage or input error.
+Exit codes: 0 no finding, 1 a finding, 2 usage or input error, or a scenario error: a property, a workload or
+a setup of the scenario threw (reported with the exception and its file:line, never as a finding).
 `;
-
-/** Runs each fixed variant gets in a tour of a folder of examples. */
-const tourFixedRuns = 100;
 
 interface Target {
   path: string;
@@ -96,6 +99,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   const results: object[] = [];
   const cases: JunitCase[] = [];
   let findings = 0;
+  let scenarioErrors = 0;
   const runsText = tour ? `buggy variants to their first finding (at most ${runs} runs), fixed variants ${tourFixedRuns} runs` : `runs ${Number.isFinite(runs) ? runs : "all"}`;
   process.stderr.write(`settle explore: seed ${seed}, ${runsText}, strategy ${strategy}, workers ${workers}${shard ? `, shard ${shard.index}/${shard.count}` : ""}\n`);
   for (const t of targets) {
@@ -129,8 +133,11 @@ export async function exploreCommand(argv: string[]): Promise<number> {
         () => realClock.now(),
       );
       progress.done(result);
-      findings += result.findings.length;
       const summary = report(scenario.name, scenarioPath, variant, params, result, json);
+      const errors = summary.findings.filter((f) => f.verdict === "scenario-error");
+      scenarioErrors += errors.length;
+      findings += summary.findings.length - errors.length;
+      for (const error of errors) process.stderr.write(`settle explore: scenario ${scenario.name} --variant ${variant}: ${error.error === undefined ? "scenario error" : thrownLine(error.error)}\n`);
       results.push(summary);
       cases.push({ scenario: scenario.name, variant, scenarioPath: relative(process.cwd(), scenarioPath), runs: result.runs, wallMs: result.wallMs, findings: summary.findings });
       if (typeof values.html === "string") {
@@ -148,7 +155,8 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   // With --json, stdout holds one JSON object only: annotations go to stderr, which Actions reads too.
   emitGithubAnnotations(cases, json ? { write: (text) => void process.stderr.write(text) } : {});
   if (json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : { results }, null, 2)}\n`);
-  return findings > 0 ? 1 : 0;
+  // The scenario's own error outranks findings: they may be its consequences, and CI must not take it for a bug.
+  return scenarioErrors > 0 ? 2 : findings > 0 ? 1 : 0;
 }
 
 function boundedOptions(values: Record<string, unknown>): BoundedOptions {

@@ -6,6 +6,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { parse, UsageError } from "./args.ts";
+import { isApiError } from "../api/errors.ts";
+import type { KubeObject, ObjectRef } from "../api/object.ts";
+import { createStore } from "../store/index.ts";
+import type { Store } from "../store/types.ts";
+import { sampleValue, type SampleOptions, type Schema } from "./crd-sample.ts";
 
 export const initUsage = `Usage: settle init [--crd FILE] [--dir DIR] [--force]
 
@@ -14,7 +19,9 @@ settle/test), then prints what to do next. DIR defaults to "settle".
 
 Options:
   --crd FILE   a CustomResourceDefinition (YAML or JSON): the scenario creates it, a sample object of its kind
-               (built from its openAPIV3Schema) and a workload that changes the sample's spec
+               (built from its openAPIV3Schema: patterns, formats, enums, bounds, lengths, required fields; the
+               first candidate the CRD's own validation accepts, CEL rules included) and a workload that
+               changes a field of the sample's spec to another accepted value
   --dir DIR    where to write the files (default settle)
   --force      overwrite existing files
 
@@ -29,11 +36,11 @@ export interface CrdFacts {
   namespaced: boolean;
   statusSubresource: boolean;
   sampleSpec: Record<string, unknown>;
-  /** A spec field the workload changes, with its new value (undefined: the workload sets a label instead). */
+  /** A spec field (dotted path) the workload changes, with its new value (undefined: the workload sets a label instead). */
   change: { field: string; value: unknown } | undefined;
+  /** Why no generated sample passed the CRD's validation (the scaffold then says to edit it); undefined when one did. */
+  sampleProblem?: string;
 }
-
-type Schema = { type?: string; properties?: Record<string, Schema>; required?: string[]; default?: unknown; enum?: unknown[]; minimum?: number; items?: Schema; "x-kubernetes-preserve-unknown-fields"?: boolean };
 
 /**
  * Whether a write of `status.observedGeneration` survives: the API server prunes fields a structural schema does
@@ -46,46 +53,98 @@ function keepsObservedGeneration(root: Schema | undefined): boolean {
   return status["x-kubernetes-preserve-unknown-fields"] === true || status.properties?.observedGeneration !== undefined;
 }
 
-const sampleDepthMax = 4;
+/** Candidates tried for the sample: required fields only, then every field, each with a few seeds. */
+const sampleCandidates: readonly SampleOptions[] = [0, 1, 2, 3].flatMap((variant) => [{ full: false, variant }, { full: true, variant }]);
+/** Other values tried per spec field for the workload's change. */
+const changeVariantsMax = 6;
 
-/** A value that satisfies the schema: its default or first enum value, else the required fields filled in. */
-function sample(schema: Schema | undefined, depth: number): unknown {
-  if (schema === undefined) return {};
-  if (schema.default !== undefined) return schema.default;
-  if (schema.enum !== undefined && schema.enum.length > 0) return schema.enum[0];
-  switch (schema.type) {
-    case "string":
-      return "example";
-    case "integer":
-    case "number":
-      return Math.max(1, schema.minimum ?? 1);
-    case "boolean":
-      return false;
-    case "array":
-      return [];
-    default: {
-      if (depth >= sampleDepthMax) return {};
-      const fields = Object.keys(schema.properties ?? {});
-      const required = new Set(schema.required ?? fields);
-      return Object.fromEntries(fields.filter((f) => required.has(f)).map((f) => [f, sample(schema.properties![f], depth + 1)]));
-    }
+/**
+ * A store that serves the CRD, to check candidates with the API server's own validation (schema, formats, CEL
+ * rules) before the scaffold is written. Undefined when the store refuses the CRD itself (then explore says why).
+ */
+function scratchStore(crd: Record<string, unknown>): Store | undefined {
+  const store = createStore({ now: () => 0 });
+  try {
+    store.create(structuredClone(crd) as KubeObject);
+    return store;
+  } catch (error) {
+    if (isApiError(error)) return undefined;
+    throw error;
   }
 }
 
-/** The first top-level spec field the workload can change to another valid value. */
-function changeOf(spec: Schema | undefined, sampleSpec: Record<string, unknown>): CrdFacts["change"] {
-  for (const [field, schema] of Object.entries(spec?.properties ?? {})) {
-    const current = sampleSpec[field];
-    if (schema.enum !== undefined) {
-      const other = schema.enum.find((value) => value !== current);
-      if (other !== undefined) return { field, value: other };
-      continue;
+/** Runs `write` on the store; false when the store refuses it (an API error), with the first such message kept. */
+function tryWrite(write: () => void, problems: string[]): boolean {
+  try {
+    write();
+    return true;
+  } catch (error) {
+    if (!isApiError(error)) throw error;
+    problems.push(error.message);
+    return false;
+  }
+}
+
+/** The first candidate spec a fresh store accepts; else the first candidate and the store's objection. */
+function validSample(crd: Record<string, unknown>, object: (spec: Record<string, unknown>) => KubeObject, specSchema: Schema | undefined): { spec: Record<string, unknown>; problem?: string } {
+  const specs = sampleCandidates.map((options) => sampleValue(specSchema, options, "spec") as Record<string, unknown>);
+  const problems: string[] = [];
+  for (const spec of specs) {
+    const store = scratchStore(crd);
+    if (store === undefined) return { spec: specs[0]! };
+    if (tryWrite(() => store.create(object(spec)), problems)) return { spec };
+  }
+  return { spec: specs[0]!, problem: problems[0]! };
+}
+
+/**
+ * The first spec field the workload can change to another value the store accepts, as a merge patch of the stored
+ * sample (so transition rules apply too): top-level fields first, then fields of nested objects, breadth first.
+ * Undefined: the workload sets a label instead.
+ */
+function changeOf(crd: Record<string, unknown>, sample: KubeObject, spec: Schema | undefined, sampleSpec: Record<string, unknown>): CrdFacts["change"] {
+  const ref: ObjectRef = { apiVersion: sample.apiVersion, kind: sample.kind, name: sample.metadata.name!, ...(sample.metadata.namespace === undefined ? {} : { namespace: sample.metadata.namespace }) };
+  for (const { path, schema } of scalarFields(spec)) {
+    const current = path.reduce<unknown>((value, key) => (isRecord(value) ? value[key] : undefined), sampleSpec);
+    for (let variant = 1; variant <= changeVariantsMax; variant++) {
+      const value = sampleValue(schema, { full: false, variant }, `spec.${path.join(".")}`);
+      if (JSON.stringify(value) === JSON.stringify(current) || (typeof value === "object" && value !== null)) continue;
+      const change = { field: path.join("."), value };
+      const store = scratchStore(crd);
+      if (store === undefined) return change;
+      store.create(structuredClone(sample));
+      if (tryWrite(() => store.patch({ ...ref, patchType: "merge", patch: changePatch(change) }), [])) return change;
     }
-    if (schema.type === "integer" || schema.type === "number") return { field, value: (typeof current === "number" ? current : 1) + 1 };
-    if (schema.type === "string") return { field, value: `${typeof current === "string" ? current : "example"}-changed` };
-    if (schema.type === "boolean") return { field, value: current !== true };
   }
   return undefined;
+}
+
+/** Fields of plain objects under `schema` whose values are scalars, shallowest first (maps and lists not entered). */
+function scalarFields(schema: Schema | undefined): Array<{ path: string[]; schema: Schema }> {
+  const found: Array<{ path: string[]; schema: Schema }> = [];
+  let level: Array<{ path: string[]; schema: Schema }> = [{ path: [], schema: schema ?? {} }];
+  for (let depth = 0; depth < changeDepthMax && level.length > 0; depth++) {
+    const next: typeof level = [];
+    for (const { path, schema: parent } of level) {
+      for (const [field, child] of Object.entries(parent.properties ?? {})) {
+        if (child.properties !== undefined) next.push({ path: [...path, field], schema: child });
+        else if (child.type !== "object" && child.type !== "array" && child.items === undefined) found.push({ path: [...path, field], schema: child });
+      }
+    }
+    level = next;
+  }
+  return found;
+}
+
+const changeDepthMax = 4;
+
+/** The merge patch that sets the change's (dotted) spec field. */
+export function changePatch(change: NonNullable<CrdFacts["change"]>): Record<string, unknown> {
+  return { spec: change.field.split(".").reduceRight<unknown>((value, key) => ({ [key]: value }), change.value) };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Reads a CRD file and the facts the scaffold needs, or throws a UsageError naming what is missing. */
@@ -100,17 +159,26 @@ export function readCrd(path: string): CrdFacts {
     throw new UsageError(`--crd: ${path}: the CRD needs spec.group, spec.names.kind and at least one version`);
   }
   const specSchema = version.schema?.openAPIV3Schema?.properties?.spec;
-  const sampleSpec = sample(specSchema, 1) as Record<string, unknown>;
+  const apiVersion = `${spec.group}/${version.name}`;
+  const namespaced = spec.scope !== "Cluster";
+  const object = (sampleSpec: Record<string, unknown>) => sampleObject({ apiVersion, kind: spec.names!.kind!, namespaced }, sampleSpec) as KubeObject;
+  const { spec: sampleSpec, problem } = validSample(crd, object, specSchema);
   return {
     crd,
-    apiVersion: `${spec.group}/${version.name}`,
+    apiVersion,
     kind: spec.names.kind,
-    namespaced: spec.scope !== "Cluster",
+    namespaced,
     // The stub property and placeholder reconciler use status.observedGeneration only where a write of it is kept.
     statusSubresource: version.subresources?.status !== undefined && keepsObservedGeneration(version.schema?.openAPIV3Schema),
     sampleSpec,
-    change: changeOf(specSchema, sampleSpec),
+    change: problem === undefined ? changeOf(crd, object(sampleSpec), specSchema, sampleSpec) : undefined,
+    ...(problem === undefined ? {} : { sampleProblem: problem }),
   };
+}
+
+/** The sample object of the scaffold (its name and namespace fixed). */
+function sampleObject(facts: Pick<CrdFacts, "apiVersion" | "kind" | "namespaced">, spec: Record<string, unknown>): Record<string, unknown> {
+  return { apiVersion: facts.apiVersion, kind: facts.kind, metadata: facts.namespaced ? { name: "sample", namespace: "default" } : { name: "sample" }, spec };
 }
 
 export async function initCommand(argv: string[]): Promise<number> {
@@ -135,6 +203,10 @@ export async function initCommand(argv: string[]): Promise<number> {
 
 function nextSteps(dir: string, written: string[], facts: CrdFacts | undefined): string {
   const subject = facts === undefined ? "a ConfigMap" : `a ${facts.kind}`;
+  const warning =
+    facts?.sampleProblem === undefined
+      ? ""
+      : `\nNote: no generated ${facts.kind} passed the CRD's own validation (${facts.sampleProblem}); edit the sample in\n${written[0]}'s setup before exploring.\n`;
   return `Wrote ${written.join(" and ")}: a scenario with ${subject}, a workload that changes it, property stubs and the
 default fault budget, with a placeholder reconciler where your controller goes.
 
@@ -143,7 +215,7 @@ Next:
      and write the properties your controller must make true ("eventually") and keep true ("always").
   2. npx settle explore ${dir} --runs 200          # explore: every fault point, then random schedules
   3. node --import settle/register --test ${written[1]}   # the same from your test runner, with settle/test
-`;
+${warning}`;
 }
 
 function scenarioText(facts: CrdFacts | undefined): string {
@@ -199,8 +271,8 @@ export default scenario({
 
 function crdScenario(facts: CrdFacts): string {
   const namespace = facts.namespaced ? '"default"' : "undefined";
-  const sampleObject = { apiVersion: facts.apiVersion, kind: facts.kind, metadata: facts.namespaced ? { name: "sample", namespace: "default" } : { name: "sample" }, spec: facts.sampleSpec };
-  const patch = facts.change === undefined ? { metadata: { labels: { "example.settle.dev/changed": "yes" } } } : { spec: { [facts.change.field]: facts.change.value } };
+  const sample = sampleObject(facts, facts.sampleSpec);
+  const patch = facts.change === undefined ? { metadata: { labels: { "example.settle.dev/changed": "yes" } } } : changePatch(facts.change);
   const statusProperty = facts.statusSubresource
     ? `    eventually("status.observedGeneration == metadata.generation", (view) => {
       const object = sample(view);
@@ -239,7 +311,7 @@ function sample(view: WorldView): Resource | undefined {
 export default scenario({
   name: ${JSON.stringify(facts.kind.toLowerCase())},
   variants: { main: { expect: "ok" } },
-  setup: () => [crd, ${JSON.stringify(sampleObject)}],
+  setup: () => [crd, ${JSON.stringify(sample)}],
   actors: () => [
     defineActor({ name: "controller", start: async (ctx) => void (await runController(placeholderController, { client: ctx.client, clock: ctx.clock }).done) }),
   ],

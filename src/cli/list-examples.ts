@@ -1,15 +1,22 @@
+import { existsSync, statSync } from "node:fs";
 import { relative } from "node:path";
 import { findExampleDirs, loadScenario, resolveScenarioPath } from "../explore/load.ts";
-import { parse } from "./args.ts";
+import { parse, UsageError } from "./args.ts";
 
 export const listExamplesUsage = `Usage: settle list-examples [dir] [--json]
 
-Lists the example scenarios under dir (default: examples), with their variants, workloads and params.
+Lists the example scenarios under dir (default: ./examples, as in a clone of settle), with their variants,
+workloads and params.
 `;
 
 export async function listExamplesCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: "boolean" } });
   const dir = positionals[0] ?? "examples";
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    // The bundled examples live in settle's repository; an installed package has none.
+    const hint = positionals[0] === undefined ? " (the bundled examples are in settle's source repository, not in the npm package; give the folder of your own scenarios)" : "";
+    throw new UsageError(`${dir}: no such directory${hint}`);
+  }
   const rows = [];
   for (const exampleDir of findExampleDirs(dir)) {
     const s = await loadScenario(resolveScenarioPath(exampleDir));

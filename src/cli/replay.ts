@@ -4,7 +4,7 @@ import { loadScenario } from "../explore/load.ts";
 import { runScenario } from "../explore/run.ts";
 import { firstDivergence } from "../sim/trace.ts";
 import { formatFinding } from "../report/text.ts";
-import { isFinding } from "../check/verdict.ts";
+import { isFinding, isScenarioError } from "../check/verdict.ts";
 import { BUILTIN_FAULT_KINDS } from "../sim/faults.ts";
 import { parse, UsageError } from "./args.ts";
 
@@ -13,7 +13,7 @@ export const replayUsage = `Usage: settle replay <replay-file> [--json]
 Re-runs a finding from its replay file (seed, choices, faults) and compares the trace byte for byte.
 
 Exit codes: 1 the finding reproduced (same verdict, same trace), 0 the run now passes with the same trace
-(impossible unless the file was edited), 3 the run diverged (nondeterminism or changed code: the first
+(impossible unless the file was edited), 2 a scenario error reproduced (the scenario's own code threw), 3 the run diverged (nondeterminism or changed code: the first
 differing step is reported), 2 bad input.
 `;
 
@@ -46,7 +46,7 @@ export async function replayCommand(argv: string[]): Promise<number> {
     const divergedAtStep = divergence === undefined ? null : divergence.step;
     process.stdout.write(`${JSON.stringify({ verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, reproduced, traceHash: outcome.traceHash, divergedAtStep })}\n`);
   } else if (reproduced) {
-    process.stdout.write(formatFinding({ scenario: scenario.name, variant: file.variant, workload: file.workload, verdict: outcome.verdict, counters: outcome.counters, trace: outcome.trace, faults: file.faults.length, choices: file.choices.length, replayPath: positionals[0]! }));
+    process.stdout.write(formatFinding({ scenario: scenario.name, variant: file.variant, workload: file.workload, verdict: outcome.verdict, counters: outcome.counters, trace: outcome.trace, faults: file.faults.length, choices: file.choices.length, replayPath: positionals[0]!, ...(outcome.finalWorld === undefined ? {} : { finalWorld: outcome.finalWorld }) }));
     process.stdout.write(`reproduced: same verdict, byte-identical trace (sha256 ${outcome.traceHash})\n`);
   } else {
     const where = divergence && divergence.step >= 0 ? `first differing step ${divergence.step}` : "no recorded trace to compare";
@@ -58,5 +58,6 @@ export async function replayCommand(argv: string[]): Promise<number> {
     process.stderr.write(`settle replay: ${positionals[0]}: the file says ${file.verdict} but its own trace ends in ${outcome.verdict.kind}; was it edited?\n`);
     return 2;
   }
+  if (isScenarioError(outcome.verdict)) return 2;
   return isFinding(outcome.verdict) ? 1 : 0;
 }

@@ -66,17 +66,21 @@ export function startProcess(command: readonly string[], env: NodeJS.ProcessEnv,
   if (child.pid !== undefined) liveGroups.add(child.pid);
   const output: string[] = [];
   const prefix = options.linePrefix ?? "";
-  const collect = (chunk: Buffer) => {
-    for (const text of chunk.toString("utf8").split("\n")) {
-      if (text.length === 0) continue;
-      const line = `${prefix}${text}`;
-      output.push(line);
-      options.onLine?.(line);
-      if (output.length > outputLinesMax) output.shift();
-    }
+  const keep = (text: string) => {
+    if (text.length === 0) return;
+    const line = `${prefix}${text}`;
+    output.push(line);
+    options.onLine?.(line);
+    if (output.length > outputLinesMax) output.shift();
   };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
+  // One splitter per stream: a line the controller wrote in two pieces is one line, and stdout's half-written
+  // line never takes a piece of stderr's.
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream === null) continue;
+    const lines = new LineSplitter(keep);
+    stream.on("data", (chunk: Buffer) => lines.push(chunk));
+    stream.on("end", () => lines.end());
+  }
   const exited = new Promise<string>((resolve) => {
     child.on("exit", (code, signal) => resolve(signal ?? String(code)));
     child.on("error", (error) => resolve(`failed to start: ${error.message}`));
@@ -98,6 +102,38 @@ export function startProcess(command: readonly string[], env: NodeJS.ProcessEnv,
       await exited;
     },
   };
+}
+
+/** Bytes of a line kept waiting for its newline; a longer line is passed on in pieces of this size. */
+export const partialLineBytesMax = 64 * 1024;
+
+/**
+ * Splits a stream's chunks into lines at newlines, wherever the writer's writes split (an unbuffered Python
+ * process writes `level` and ` starting` apart). The text after the last newline waits for the next chunk, or
+ * the stream's end; UTF-8 characters split across chunks are joined first.
+ */
+export class LineSplitter {
+  private partial = "";
+  private readonly decoder = new TextDecoder("utf-8");
+
+  constructor(private readonly onLine: (line: string) => void) {}
+
+  push(chunk: Uint8Array): void {
+    const lines = (this.partial + this.decoder.decode(chunk, { stream: true })).split("\n");
+    this.partial = lines.pop()!;
+    for (const line of lines) this.onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
+    while (this.partial.length > partialLineBytesMax) {
+      this.onLine(this.partial.slice(0, partialLineBytesMax));
+      this.partial = this.partial.slice(partialLineBytesMax);
+    }
+  }
+
+  /** The stream ended: its last line, if it had no newline. */
+  end(): void {
+    const rest = this.partial + this.decoder.decode();
+    this.partial = "";
+    if (rest.length > 0) this.onLine(rest);
+  }
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {

@@ -27,7 +27,10 @@ export interface DrillTarget {
   summary?(view: WorldView): string;
   /** Named external state the properties may read (a drill sees only the API server, so usually none). */
   externals?: Record<string, unknown>;
-  /** The controller command the variant declares (YAML scenarios); a command after `--` overrides it. */
+  /**
+   * The controller command the variant declares (YAML scenarios: its `command`, else `node MODULE ARGS...` for a
+   * `module:` variant); a command after `--` overrides it.
+   */
   command?: readonly string[];
   /** The controller's working directory (YAML scenarios: the scenario's folder). Default: the drill's. */
   cwd?: string;
@@ -36,7 +39,7 @@ export interface DrillTarget {
   /** The verdict the variant expects of a drill: `finding` (buggy) or `ok` (fixed). */
   expect?: "finding" | "ok";
   /** The scenario's own drill settings, used where the drill's options say nothing. */
-  defaults?: { quietMs?: number; timeoutMs?: number; faultKinds?: readonly string[]; afterWrites?: readonly number[] };
+  defaults?: { quietMs?: number; timeoutMs?: number; faultKinds?: readonly string[]; afterWrites?: readonly number[]; coldStart?: boolean };
   /** How to run this target again, for the replay line of a report (without the controller command). */
   rerun: string;
 }

@@ -6,7 +6,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import type { PlannedFault } from "../sim/types.ts";
 import type { TraceRecord } from "../sim/trace.ts";
 import { toJsonl } from "../sim/trace.ts";
-import type { VerdictKind } from "../check/verdict.ts";
+import type { ThrownError, VerdictKind } from "../check/verdict.ts";
 import type { Params, Scenario } from "./scenario.ts";
 
 /**
@@ -40,6 +40,8 @@ export interface ReplayFile {
    * search runs every request with one constant latency (`[L, L]`). A replay runs with it, to the same trace.
    */
   requestLatencyMs?: [number, number];
+  /** A scenario error or an actor error: what was thrown and where (for people; a replay recomputes it). */
+  error?: ThrownError;
 }
 
 /** Reported with exit code 2: the file is missing, not JSON, or has a bad field. */

@@ -6,7 +6,9 @@ import type { TraceMode, TraceRecord } from "../sim/trace.ts";
 import type { PlannedFault, RunResult, WorldView } from "../sim/types.ts";
 import { createStore } from "../store/index.ts";
 import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadline, type PropertyCounter } from "../check/properties.ts";
-import type { Verdict } from "../check/verdict.ts";
+import type { ThrownError, Verdict } from "../check/verdict.ts";
+import { describeThrown, thrownLine } from "../check/thrown.ts";
+import { finalWorld } from "../report/final-world.ts";
 import { describeRef, type KubeObject } from "../api/object.ts";
 import { isApiError } from "../api/errors.ts";
 import { setupOnce } from "./setup-cache.ts";
@@ -56,6 +58,11 @@ export interface RunOutcome {
   trace: readonly TraceRecord[];
   /** A replay that differed from its expected trace: the first differing step. */
   divergedAtStep?: number;
+  /**
+   * Full-trace runs that did not pass: the final world, as reports end with it (the scenario's summary, else the
+   * objects the failing property read). See src/report/final-world.ts.
+   */
+  finalWorld?: string[];
 }
 
 /** Thrown for scenario mistakes (bad setup objects, unknown variant): the CLI exits 2 on it. */
@@ -75,6 +82,8 @@ interface Progress {
   recentSteps: Ring<TraceRecord>;
   workloadDone: boolean;
   verdict: Verdict | undefined;
+  /** The workload's exception, if it threw: the run ends in a scenario error. */
+  workloadError: unknown;
 }
 
 export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<RunOutcome> {
@@ -100,21 +109,67 @@ export async function runScenario(scenario: Scenario, spec: RunSpec): Promise<Ru
   });
   buildWorld(scenario, ctx, sim);
   const epochMs = sim.clock.now();
-  const progress: Progress = { lastChangeMs: epochMs, recentChanges: new Ring<TraceRecord>(recentChangesMax), recentSteps: new Ring<TraceRecord>(recentStepsMax), workloadDone: false, verdict: undefined };
+  const progress: Progress = {
+    lastChangeMs: epochMs,
+    recentChanges: new Ring<TraceRecord>(recentChangesMax),
+    recentSteps: new Ring<TraceRecord>(recentStepsMax),
+    workloadDone: false,
+    verdict: undefined,
+    workloadError: undefined,
+  };
   sim.addActor(
     defineActor({
       name: WORKLOAD_ACTOR,
       crashable: false,
       faultable: false,
       start: async (actx) => {
-        await workloadFn(workloadContext(actx, scenario.timing, epochMs, (name, atMs) => monitor.mark(name, atMs)), ctx);
+        try {
+          await workloadFn(workloadContext(actx, scenario.timing, epochMs, (name, atMs) => monitor.mark(name, atMs)), ctx);
+        } catch (error) {
+          // The scenario's own mistake, not the controller's: kept here, it ends the run as a scenario error.
+          progress.workloadError = error;
+          return;
+        }
         progress.workloadDone = true;
       },
     }),
   );
-  const monitor = new PropertyMonitor(scenario.properties(ctx));
+  const monitor = new PropertyMonitor(scenarioCall(scenario, "properties", () => scenario.properties(ctx)));
   const outcome = await runPhases({ scenario, spec, sim, monitor, progress, epochMs, semantics });
+  const error = scenarioErrorOf(spec, monitor, progress);
+  // A scenario error found by a later check (the final liveness check) still wins over the verdict it led to.
+  if (error !== undefined && outcome.verdict.kind !== "scenario-error") {
+    outcome.verdict = { ...outcome.verdict, kind: "scenario-error", detail: thrownLine(error), error };
+    delete outcome.verdict.property;
+  }
+  // Only the runs a report shows keep a full trace; the final world is worked out for them alone.
+  if (outcome.verdict.kind !== "ok" && spec.traceMode === "full") {
+    const failing = monitor.properties.find((p) => p.name === (outcome.verdict.property ?? (monitor.thrown?.property ?? "")));
+    outcome.finalWorld = finalWorld(sim.view(), scenario.summary, failing);
+  }
   return { ...outcome, counters: monitor.snapshot() };
+}
+
+/** The scenario's own error in this run, if any: the workload's exception first, then a property's. */
+function scenarioErrorOf(spec: RunSpec, monitor: PropertyMonitor, progress: Progress): ThrownError | undefined {
+  if (progress.workloadError !== undefined) return describeThrown(`workload "${spec.workload}"`, progress.workloadError);
+  if (monitor.thrown !== undefined) return describeThrown(`property "${monitor.thrown.property}"`, monitor.thrown.error);
+  return undefined;
+}
+
+/**
+ * Calls one of the scenario's own functions (setup, properties, actors, externals) while building a run: what
+ * it throws is the scenario's mistake, reported as a ScenarioError (exit code 2) with its location.
+ */
+function scenarioCall<T>(scenario: Scenario, what: string, call: () => T): T {
+  try {
+    return call();
+  } catch (error) {
+    if (error instanceof ScenarioError) throw error;
+    const thrown = describeThrown(`scenario ${scenario.name}: ${what}`, error);
+    const stack = thrown.stack.length > 1 ? `\n${thrown.stack.map((frame) => `    at ${frame}`).join("\n")}` : "";
+    throw new ScenarioError(`${thrownLine(thrown)}${stack}`);
+  }
 }
 
 function buildWorld(scenario: Scenario, ctx: ScenarioContext, sim: Simulation): void {
@@ -129,10 +184,10 @@ function buildWorld(scenario: Scenario, ctx: ScenarioContext, sim: Simulation): 
     }
   };
   const world: SetupWorld = { create: (o) => write(o, "create"), updateStatus: (o) => write(o, "updateStatus") };
-  setupOnce(scenario, ctx, sim.store, () => void (scenario.setup?.(ctx, world) ?? []).forEach((object) => world.create(object)));
-  for (const [name, value] of Object.entries(scenario.externals?.(ctx) ?? {})) sim.defineExternal(name, value);
+  setupOnce(scenario, ctx, sim.store, () => void scenarioCall(scenario, "setup", () => scenario.setup?.(ctx, world) ?? []).forEach((object) => world.create(object)));
+  for (const [name, value] of Object.entries(scenarioCall(scenario, "externals", () => scenario.externals?.(ctx) ?? {}))) sim.defineExternal(name, value);
   for (const kind of scenario.faultKinds ?? []) sim.defineFaultKind(kind);
-  for (const actor of scenario.actors(ctx)) sim.addActor(actor);
+  for (const actor of scenarioCall(scenario, "actors", () => scenario.actors(ctx))) sim.addActor(actor);
 }
 
 function changesState(record: TraceRecord): boolean {
@@ -229,17 +284,25 @@ async function runPhases({ scenario, spec, sim, monitor, progress, epochMs, sema
   const settledNow = (): boolean => progress.workloadDone && sim.clock.now() - progress.lastChangeMs >= settleWindowMs;
   let healing = false;
   const observe = spec.observe;
+  const stopOnScenarioError = (): "stop" => {
+    const error = scenarioErrorOf(spec, monitor, progress)!;
+    progress.verdict = { ...verdict("scenario-error", sim, elapsed(), thrownLine(error)), error };
+    return "stop";
+  };
   const onStep = (record: TraceRecord, view: WorldView): "stop" | void => {
     observe?.(record, view);
+    if (progress.workloadError !== undefined) return stopOnScenarioError();
     const last = lastStepOf(sim.store, record);
     // A deadline counted from a mark that this step went past is judged on the world before the step.
     const late = monitor.checkMarkedDeadlines(view, record.timeMs, last);
+    if (monitor.thrown !== undefined) return stopOnScenarioError();
     if (late !== undefined) {
       progress.verdict = markedDeadlineVerdict(sim, late, epochMs, progress.workloadDone && late.atMs - progress.lastChangeMs >= settleWindowMs);
       return "stop";
     }
     trackStep(progress, record, semantics, heartbeats);
     const violated = monitor.checkSafety(view, last);
+    if (monitor.thrown !== undefined) return stopOnScenarioError();
     if (violated !== undefined) {
       progress.verdict = verdict("safety-violation", sim, elapsed(), `${violated.name} became false`, violated.name);
       return "stop";
@@ -323,8 +386,12 @@ function judgeStatus(result: RunResult, sim: Simulation, elapsedMs: number, prog
   if (progress.verdict !== undefined) return progress.verdict;
   switch (result.status) {
     case "actor-error":
-    case "outside-await":
-      return { ...verdict("actor-error", sim, elapsedMs, result.message ?? result.status), actor: result.actor ?? "?" };
+    case "outside-await": {
+      const v: Verdict = { ...verdict("actor-error", sim, elapsedMs, result.message ?? result.status), actor: result.actor ?? "?" };
+      if (result.error === undefined) return v;
+      const error = describeThrown(`actor ${v.actor}`, result.error);
+      return { ...v, detail: error.location === undefined ? v.detail : `${v.detail} (at ${error.location})`, error };
+    }
     case "divergence":
       return verdict("nondeterminism", sim, elapsedMs, result.message ?? "the replay diverged");
     case "max-steps": {

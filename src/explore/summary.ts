@@ -6,6 +6,7 @@ import type { ExploreResult } from "./explore.ts";
 import { boundedLine, type BoundedStats } from "./bounded.ts";
 import { replayFormatVersion, writeReplayFile } from "./findings.ts";
 import { formatFinding } from "../report/text.ts";
+import type { ThrownError } from "../check/verdict.ts";
 
 export interface FindingSummary {
   verdict: string;
@@ -19,6 +20,8 @@ export interface FindingSummary {
   choices: number;
   run: number;
   occurrences: number;
+  /** scenario-error and actor-error: what was thrown and where. */
+  error?: ThrownError;
 }
 
 export interface VariantSummary {
@@ -63,6 +66,7 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
         traceHash: outcome.traceHash,
         steps: outcome.steps,
         run: f.run.index,
+        ...(outcome.verdict.error === undefined ? {} : { error: outcome.verdict.error }),
         ...(result.bounded === undefined ? {} : { requestLatencyMs: [result.bounded.latencyMs, result.bounded.latencyMs] }),
       },
       outcome.trace,
@@ -80,15 +84,20 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
         choices: f.minimal.choices.length,
         occurrences: f.occurrences,
         replayPath: replay,
+        ...(outcome.finalWorld === undefined ? {} : { finalWorld: outcome.finalWorld }),
       }),
     );
     const { seed, workload, index: run } = f.run;
-    return { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, seed, workload, replay, steps: outcome.steps, faults: f.minimal.faults.length, choices: f.minimal.choices.length, run, occurrences: f.occurrences };
+    const summary: FindingSummary = { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, seed, workload, replay, steps: outcome.steps, faults: f.minimal.faults.length, choices: f.minimal.choices.length, run, occurrences: f.occurrences };
+    if (outcome.verdict.error !== undefined) summary.error = outcome.verdict.error;
+    return summary;
   });
   const runsPerSec = runsPerSecond(result.runs, result.detectMs);
   const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), detectMs: Math.round(result.detectMs), shrinkMs: Math.round(result.shrinkMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length, ...result.bounded };
   const properties = result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld }));
-  const verdict = findings.length === 0 ? "no finding" : `${findings.length} finding(s)`;
+  const errors = findings.filter((f) => f.verdict === "scenario-error").length;
+  const found = findings.length - errors;
+  const verdict = [found === 0 && errors === 0 ? "no finding" : found > 0 ? `${found} finding(s)` : "", errors > 0 ? "a scenario error (exit 2)" : ""].filter((t) => t !== "").join(", ");
   const covered = `${result.pointsCovered}/${result.points.length}`;
   const line =
     result.bounded !== undefined

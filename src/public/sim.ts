@@ -13,7 +13,7 @@ export {
   type StepWrite,
   type MissedDeadline,
 } from "../check/properties.ts";
-export type { Verdict, VerdictKind } from "../check/verdict.ts";
+export type { Verdict, VerdictKind, ThrownError } from "../check/verdict.ts";
 export { scenario, defaultFaultBudget, type Scenario, type ScenarioDefinition, type ScenarioContext, type SetupWorld, type Workload, type WorkloadContext, type Params, type VariantInfo, type Timing } from "../explore/scenario.ts";
 export { runScenario, type RunSpec, type RunOutcome } from "../explore/run.ts";
 export * from "../cluster/index.ts";

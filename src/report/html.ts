@@ -41,7 +41,8 @@ function header(data: ReportData): string {
   const v = data.verdict;
   const failing = v.kind !== "ok";
   const what = v.property ?? v.actor;
-  const title = `${failing ? "FINDING " : ""}${v.kind}${what ? `: ${what}` : ""}`;
+  const title = v.kind === "scenario-error" ? "SCENARIO ERROR (the scenario's own code threw; not a finding)" : `${failing ? "FINDING " : ""}${v.kind}${what ? `: ${what}` : ""}`;
+  const stack = v.error === undefined || v.error.stack.length === 0 ? "" : `\n<pre class="stack" id="verdict-stack">${escapeHtml(v.error.stack.map((frame) => `at ${frame}`).join("\n"))}</pre>`;
   const warning = data.reproduced
     ? ""
     : `<div class="warning" id="not-reproduced">The re-run did not reproduce the recorded trace (recorded: ${escapeHtml(data.recorded.verdict)}${data.recorded.property ? `: ${escapeHtml(data.recorded.property)}` : ""}). The code or the scenario changed since the finding was written; the picture shows today's run.</div>`;
@@ -49,11 +50,18 @@ function header(data: ReportData): string {
   return `<header>
 <h1 class="${failing ? "finding" : "ok"}"><span class="verdict" id="verdict">${escapeHtml(title)}</span></h1>
 <p class="meta">scenario <strong>${escapeHtml(data.scenario)}</strong> (${escapeHtml(data.scenarioPath)}) · variant <strong>${escapeHtml(data.variant)}</strong> · workload <strong>${escapeHtml(data.workload)}</strong> · seed ${data.seed}</p>
-<p class="detail-line" id="verdict-detail">${escapeHtml(v.detail)} (at step ${v.step}, ${(v.elapsedMs / 1000).toFixed(3)} s of virtual time)</p>
+<p class="detail-line" id="verdict-detail">${escapeHtml(v.detail)} (at step ${v.step}, ${(v.elapsedMs / 1000).toFixed(3)} s of virtual time)</p>${stack}
 <p class="meta">minimal run: ${data.records.length} trace records; faults: ${escapeHtml(faults)}; ${data.choices} non-default scheduling choice(s)</p>
+${finalWorldHtml(data)}
 <div class="replay"><span>replay:</span> <code id="replay-command">${escapeHtml(data.replayCommand)}</code></div>
 ${warning}
 </header>`;
+}
+
+/** The final world the finding ended in (the scenario's summary, or the objects the failing property read). */
+function finalWorldHtml(data: ReportData): string {
+  if (data.finalWorld === undefined || data.finalWorld.length === 0) return "";
+  return `<div class="final-world"><span>final world:</span><pre id="final-world">${escapeHtml(data.finalWorld.join("\n"))}</pre></div>`;
 }
 
 function counters(data: ReportData): string {

@@ -11,6 +11,8 @@ export interface JunitFinding {
   replay: string;
   /** One line a person reads (the verdict's detail). */
   detail?: string;
+  /** A scenario error's or an actor error's exception; its location is where an annotation points. */
+  error?: { message: string; location?: string };
   seed?: number;
   steps?: number;
   /** In how many exploration runs it was seen. */
@@ -103,7 +105,10 @@ function escapeProperty(text: string): string {
 export function githubAnnotations(cases: readonly JunitCase[]): string[] {
   return cases.flatMap((c) =>
     c.findings.map((f) => {
-      const props = [...(c.scenarioPath === undefined ? [] : [`file=${escapeProperty(c.scenarioPath)}`]), `title=${escapeProperty(`settle ${c.scenario}/${c.variant}: ${f.verdict}`)}`];
+      // A thrown error's location is the line to annotate (a scenario error's, an actor's); else the scenario file.
+      const where = /^(.+):(\d+):(\d+)$/.exec(f.error?.location ?? "");
+      const file = where === null ? (c.scenarioPath === undefined ? [] : [`file=${escapeProperty(c.scenarioPath)}`]) : [`file=${escapeProperty(where[1]!)}`, `line=${where[2]}`, `col=${where[3]}`];
+      const props = [...file, `title=${escapeProperty(`settle ${c.scenario}/${c.variant}: ${f.verdict}`)}`];
       const message = `${findingTitle(f)}${f.detail === undefined ? "" : ` (${f.detail})`}\nreplay: ${replayCommand(f.replay)}`;
       return `::error ${props.join(",")}::${escapeData(message)}`;
     }),

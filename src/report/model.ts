@@ -39,6 +39,8 @@ export interface ReportData {
   versions: ObjectVersion[];
   /** Versions making up the world before the first step. */
   initial: number[];
+  /** The final world: the scenario's summary, or the objects the failing property read (empty when passing). */
+  finalWorld?: string[];
 }
 
 export interface ReportOptions {
@@ -89,6 +91,7 @@ export async function reportDataFromReplayFile(replayPath: string, options: Repo
     changes,
     versions: capture.versions,
     initial: capture.initial,
+    finalWorld: outcome.finalWorld ?? [],
   };
 }
 

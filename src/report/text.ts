@@ -15,6 +15,8 @@ export interface FindingReport {
   choices: number;
   occurrences?: number;
   replayPath: string;
+  /** The final world (RunOutcome.finalWorld): the report ends with it. */
+  finalWorld?: readonly string[];
 }
 
 /** Records a person reads: steps that did something, log lines and faults; sleeps, idle timers and no-op reads go. */
@@ -46,12 +48,25 @@ export function formatTimeline(trace: readonly TraceRecord[], linesMax = 80): st
   });
 }
 
+/** The heading of a report: a finding about the controller, or the scenario's own error (never called a finding). */
+export function findingHeading(v: Verdict): string {
+  if (v.kind === "scenario-error") return "SCENARIO ERROR (the scenario's own code threw; not a finding about the controller)";
+  return `FINDING ${v.kind}${v.property ? `: ${v.property}` : ""}`;
+}
+
+/** The stack of a thrown error, indented, for a report; none when the verdict has no error or one frame only. */
+export function stackLines(v: Verdict): string[] {
+  const stack = v.error?.stack ?? [];
+  return stack.length > 1 || (stack.length === 1 && v.error?.location === undefined) ? stack.map((frame) => `    at ${frame}`) : [];
+}
+
 export function formatFinding(report: FindingReport): string {
   const v = report.verdict;
   const lines = [
-    `FINDING ${v.kind}${v.property ? `: ${v.property}` : ""}`,
+    findingHeading(v),
     `  scenario ${report.scenario}  variant ${report.variant}  workload ${report.workload}`,
     `  ${v.detail}`,
+    ...stackLines(v),
     `  minimal run: ${report.faults} fault(s), ${report.choices} non-default choice(s), ${report.trace.length} trace records, ${v.step} steps` +
       (report.occurrences ? `; seen in ${report.occurrences} run(s)` : ""),
     "",
@@ -62,6 +77,7 @@ export function formatFinding(report: FindingReport): string {
     ...formatTimeline(report.trace).map((l) => `  ${l}`),
     "",
     `  replay: npx settle replay ${report.replayPath}`,
+    ...(report.finalWorld === undefined || report.finalWorld.length === 0 ? [] : ["", "  final world:", ...report.finalWorld.map((l) => `    ${l}`)]),
   ];
   return `${lines.join("\n")}\n`;
 }

@@ -12,7 +12,7 @@ import { always, eventually, type Property } from "../check/properties.ts";
 import { createStore } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
 import { scenarioSchema } from "./schema.ts";
-import { compileWorldExpression, kindTable, type KindTable, type WorldExpression } from "./world.ts";
+import { compileWorldExpression, kindTable, WorldExpressionError, type KindTable, type WorldExpression } from "./world.ts";
 
 export class ScenarioYamlError extends Error {
   override name = "ScenarioYamlError";
@@ -35,8 +35,9 @@ export interface Ref {
 export interface YamlVariant {
   description?: string;
   command?: string[];
-  /** A Node.js module, relative to the scenario file. */
+  /** The controller module, absolute (resolved against the scenario's folder at load; the file exists then). */
   module?: string;
+  /** The module's process.argv after its path. */
   args?: string[];
   expect?: "finding" | "ok";
   env?: Record<string, string>;
@@ -56,7 +57,7 @@ export interface YamlScenario {
   expressions: WorldExpression[];
   kinds: KindTable;
   faults: "none" | { kinds?: string[]; afterWrites?: number[] };
-  drill: { quietMs?: number; timeoutMs?: number };
+  drill: { quietMs?: number; timeoutMs?: number; coldStart?: boolean };
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });
@@ -127,10 +128,43 @@ export function loadYamlScenario(path: string): YamlScenario {
     });
     throw new ScenarioYamlError(`${lines.join("\n")}`);
   }
-  return build(value as unknown as Record<string, unknown>, file, path, at);
+  const atOffset = (p: readonly (string | number)[], offset: number) => locateInScalar(path, text, doc, counter, p, offset);
+  return build(value as unknown as Record<string, unknown>, file, path, at, atOffset);
 }
 
-function build(raw: Record<string, unknown>, file: string, shown: string, at: (p: readonly (string | number)[]) => string): YamlScenario {
+/**
+ * Where character `offset` of a string field is: `file:line:col`. A plain or quoted scalar on one line counts from
+ * its first character (after the quote); a block scalar (`|`, `>`) from the first character of its line in the
+ * file, line by line. Escapes in a quoted scalar are not undone (the column is then approximate).
+ */
+function locateInScalar(file: string, source: string, doc: Document, counter: LineCounter, path: readonly (string | number)[], offset: number): string {
+  const node = doc.getIn(path, true) as { range?: [number, number, number]; type?: string; source?: string } | undefined;
+  if (node?.range === undefined) return locate(file, doc, counter, path);
+  const start = node.range[0];
+  const value = String((node as { value?: unknown }).value ?? "");
+  const chars = [...value];
+  const before = chars.slice(0, Math.min(offset, chars.length)).join("");
+  const lineIndex = before.split("\n").length - 1;
+  const column = before.length - (before.lastIndexOf("\n") + 1);
+  const { line, col } = counter.linePos(start);
+  if (node.type === "BLOCK_LITERAL" || node.type === "BLOCK_FOLDED") {
+    // The header (`|`) ends its line; the text starts on the next, indented.
+    const lines = source.split("\n");
+    const textLine = line + 1 + lineIndex;
+    const indent = /^ */.exec(lines[line] ?? "")![0].length;
+    return `${file}:${textLine}:${indent + column + 1}`;
+  }
+  const quote = node.type === "QUOTE_DOUBLE" || node.type === "QUOTE_SINGLE" ? 1 : 0;
+  return lineIndex === 0 ? `${file}:${line}:${col + quote + column}` : `${file}:${line + lineIndex}:${column + 1}`;
+}
+
+function build(
+  raw: Record<string, unknown>,
+  file: string,
+  shown: string,
+  at: (p: readonly (string | number)[]) => string,
+  atOffset: (p: readonly (string | number)[], offset: number) => string,
+): YamlScenario {
   const world = loadWorld(raw.world as Record<string, unknown> | undefined, dirname(file), shown, at);
   const scratch = createStore({ now: () => 0 });
   createWorld(scratch, world, (object, message) => `${shown}: world: ${object.kind} ${object.metadata.name ?? "?"}: ${message}`);
@@ -139,7 +173,8 @@ function build(raw: Record<string, unknown>, file: string, shown: string, at: (p
     try {
       return compileWorldExpression(expression, kinds);
     } catch (error) {
-      throw new ScenarioYamlError(`${at(where)}: ${fieldName(where)}: ${JSON.stringify(expression)}: ${error instanceof Error ? error.message : String(error)}`);
+      const place = error instanceof WorldExpressionError ? atOffset(where, error.offset) : at(where);
+      throw new ScenarioYamlError(`${place}: ${fieldName(where)}: ${JSON.stringify(expression)}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
   const rawProperties = raw.properties as Array<Record<string, unknown>>;
@@ -149,7 +184,7 @@ function build(raw: Record<string, unknown>, file: string, shown: string, at: (p
   const scenario: YamlScenario = {
     name: raw.name as string,
     path: file,
-    variants: raw.variants as Record<string, YamlVariant>,
+    variants: variants(raw.variants as Record<string, YamlVariant>, dirname(file), at),
     world,
     workload,
     properties,
@@ -160,6 +195,23 @@ function build(raw: Record<string, unknown>, file: string, shown: string, at: (p
   };
   if (typeof raw.description === "string") scenario.description = raw.description;
   return scenario;
+}
+
+/** The variants with each `module` resolved against the scenario's folder; a module that is not a file fails the load. */
+function variants(raw: Record<string, YamlVariant>, dir: string, at: (p: readonly (string | number)[]) => string): Record<string, YamlVariant> {
+  const out: Record<string, YamlVariant> = {};
+  for (const [name, variant] of Object.entries(raw)) {
+    out[name] = { ...variant };
+    if (variant.module === undefined) continue;
+    const path = resolve(dir, variant.module);
+    const stat = statSafe(path);
+    if (stat === undefined || !stat.isFile()) {
+      const what = stat === undefined ? "no such file" : "not a file";
+      throw new ScenarioYamlError(`${at(["variants", name, "module"])}: variants.${name}.module: ${variant.module}: ${what} (resolved against the scenario's folder: ${path})`);
+    }
+    out[name]!.module = path;
+  }
+  return out;
 }
 
 function property(raw: Record<string, unknown>, expr: WorldExpression, where: string): Property {

@@ -74,11 +74,16 @@ export const scenarioSchema = {
         properties: {
           description: { type: "string" },
           command: { type: "array", minItems: 1, items: { type: "string" }, description: "The controller's command, run from the scenario's folder." },
-          module: { type: "string", minLength: 1, description: "A Node.js module (relative to the scenario): settle explore runs it in the simulator; settle drill runs `node MODULE ARGS` when no command is given." },
-          args: { type: "array", items: { type: "string" }, description: "The module's arguments (its process.argv after the module)." },
+          module: {
+            type: "string",
+            minLength: 1,
+            description: "A Node.js controller module, relative to the scenario: settle explore runs it in the simulator; settle drill runs `node MODULE ARGS...` unless a command is given.",
+          },
+          args: { type: "array", items: { type: "string" }, description: "module only: its process.argv after the module's path." },
           expect: { enum: ["finding", "ok"] },
-          env: { type: "object", additionalProperties: { type: "string" } },
+          env: { type: "object", additionalProperties: { type: "string" }, description: "Extra environment variables for the controller (command or module)." },
         },
+        dependencies: { args: ["module"] },
       },
     },
     world: {
@@ -114,6 +119,11 @@ export const scenarioSchema = {
           description: "The reference run's quiet window (default 2000) and the most a learned window may widen to; --quiet-ms fixes the window instead.",
         },
         timeoutMs: { type: "integer", minimum: 1, description: "The bound on every phase of a run (default 60000)." },
+        coldStart: {
+          type: "boolean",
+          description:
+            "Start each controller process at its turn, as --cold-start does: for a client that drops the path of the kubeconfig's server URL, whose requests the drill then cannot tell apart from the running process's.",
+        },
       },
     },
   },

@@ -133,6 +133,8 @@ export interface Fatal {
   status: RunStatus;
   message: string;
   actor?: string;
+  /** actor-error: what the actor threw, for reports to show where. */
+  error?: unknown;
 }
 
 /** What the kernel needs from the simulation around it: the contexts it hands to actor code. */
@@ -337,7 +339,7 @@ export class Kernel {
       this.transition(state, { type: "settled" });
       if (error !== undefined) {
         const message = error instanceof Error ? error.message : String(error);
-        this.fail({ status: "actor-error", actor: state.name, message: `actor ${state.name} failed: ${message}` });
+        this.fail({ status: "actor-error", actor: state.name, message: `actor ${state.name} failed: ${message}`, error });
       }
     };
     try {

@@ -288,7 +288,7 @@ class SimulationImpl implements Simulation {
       onRejection: (reason: unknown) => {
         const message = reason instanceof Error ? reason.message : String(reason);
         const actor = kernel.blame();
-        kernel.fail({ status: "actor-error", actor, message: `actor ${actor} left a rejection unhandled: ${message}` });
+        kernel.fail({ status: "actor-error", actor, message: `actor ${actor} left a rejection unhandled: ${message}`, error: reason });
       },
     };
     return simulationHost.exclusive(lease, async () => {
@@ -314,6 +314,7 @@ class SimulationImpl implements Simulation {
     };
     if (ended.message !== undefined) result.message = ended.message;
     if (ended.actor !== undefined) result.actor = ended.actor;
+    if (ended.error !== undefined) result.error = ended.error;
     return result;
   }
 }
@@ -397,7 +398,7 @@ function changeFeed(store: Store, kernel: Kernel): ChangeFeed {
   };
 }
 
-type Ended = { status: RunResult["status"]; message?: string; actor?: string };
+type Ended = { status: RunResult["status"]; message?: string; actor?: string; error?: unknown };
 
 /** What one call of `run` works with: the kernel, the simulation's records of choices and faults, its streams. */
 interface RunLoopOptions {

@@ -188,6 +188,8 @@ export interface RunResult {
   status: RunStatus;
   message?: string;
   actor?: string;
+  /** actor-error: what the actor threw (reports show its location). */
+  error?: unknown;
   /** Scheduled steps so far. */
   steps: number;
   timeMs: number;

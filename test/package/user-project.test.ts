@@ -2,7 +2,8 @@
 // writes) that install only the tarball, with a small controller whose buggy variant loses a change and whose
 // fixed variant keeps it (test/fixtures/user-project). In each, `npx settle explore` must find the bug and pass
 // the fix, and `node --import settle/register --test` with settle/test must fail on the bug with the report in
-// its output and pass on the fix. This is the whole install path: compiled dist/, exports, bin, the scoped
+// its output and pass on the fix; a scenario whose property throws and a YAML scenario with a misspelled CEL
+// function must each exit 2 with the message and the location. This is the whole install path: compiled dist/, exports, bin, the scoped
 // TypeScript loader and one copy of settle's modules per process.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -52,6 +53,15 @@ for (const type of ["module", "commonjs"] as const) {
     const fixed = run("npx", ["settle", "explore", "scenario.ts", "--variant", "fixed", "--runs", "10", "--workers", "2"], dir);
     assert.equal(fixed.status, 0, `${fixed.stdout}\n${fixed.stderr}`);
     assert.match(fixed.stdout, /mirror --variant fixed: 10 runs, no finding/);
+
+    // The scenario's own mistakes are reported as such (exit 2), with the message and the user's file:line.
+    const throwing = run("npx", ["settle", "explore", "throwing.scenario.ts", "--runs", "3", "--workers", "1"], dir);
+    assert.equal(throwing.status, 2, `${throwing.stdout}\n${throwing.stderr}`);
+    assert.match(throwing.stdout, /SCENARIO ERROR/);
+    assert.match(throwing.stdout, /property "the property reads a field of nothing" threw: boom: a bug in the property \(at throwing\.scenario\.ts:13:13\)/);
+    const typo = run("npx", ["settle", "drill", "typo.scenario.yaml", "--", "true"], dir);
+    assert.equal(typo.status, 2, `${typo.stdout}\n${typo.stderr}`);
+    assert.match(typo.stderr, /typo\.scenario\.yaml:10:11: properties\[0\]\.expr: .*unknown function lenght\(\)/);
 
     const testBuggy = run(process.execPath, ["--import", "settle/register", "--test", "mirror.test.ts"], dir, { MIRROR_VARIANT: "buggy" });
     assert.equal(testBuggy.status, 1, testBuggy.stderr);

@@ -24,10 +24,10 @@ test("assertNoFindings passes on a healthy variant and returns the exploration's
 });
 
 test("assertNoFindings fails with the text report of the shrunk finding and the command that replays it", async () => {
-  // 4 planned runs and the fault-free reference run, which already fails.
+  // The 4 runs asked for: the fault-free reference run, which already fails, and 3 planned runs.
   await assert.rejects(assertNoFindings(canary, { variant: "always-false", runs: 4, workers: 2, cwd }), (error: unknown) => {
     assert.ok(error instanceof AssertionError, "an AssertionError, which every test runner shows with its message");
-    assert.match(error.message, /^settle: canary --variant always-false: 1 finding\(s\) in 5 runs/);
+    assert.match(error.message, /^settle: canary --variant always-false: 1 finding\(s\) in 4 runs/);
     assert.match(error.message, /FINDING safety-violation: canary: never true/);
     assert.match(error.message, /replay: npx settle replay \S+always-false-\w+\.json/);
     return true;
