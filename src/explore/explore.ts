@@ -312,7 +312,7 @@ async function runHere(scenario: Scenario, ctx: PlanContext, options: ExploreOpt
  * loads the scenario through the same scoped loader as the CLI. From the sources (the repository's tests),
  * it is `worker-entry.mjs`, which registers tsx for the worker before it imports `worker.ts`.
  */
-function workerEntry(): URL {
+export function workerEntry(): URL {
   return import.meta.url.endsWith(".ts") ? new URL("./worker-entry.mjs", import.meta.url) : new URL("./worker.js", import.meta.url);
 }
 
