@@ -588,7 +588,19 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
     shrinkMs: clockMs() - detectedMs,
     counters: state.counters,
     bounded: { ...state.stats },
+    search: {
+      workload: options.workload ?? null,
+      seed: options.seed,
+      shard: options.shard ?? { index: 0, count: 1 },
+      steps: state.steps,
+      found: state.found.map(({ key, position, occurrences, run }) => ({ key, position, occurrences, run: run.index })),
+    },
   };
+}
+
+/** `K=2, F=0 (latency 5 ms)`, with `, no reduction` when it was off. */
+export function boundsText(stats: Pick<BoundedStats, "preemptions" | "faultPoints" | "reduction" | "latencyMs">): string {
+  return `K=${stats.preemptions}, F=${stats.faultPoints}${stats.reduction ? "" : ", no reduction"} (latency ${stats.latencyMs} ms)`;
 }
 
 /**
@@ -597,7 +609,7 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
  */
 export function boundedLine(name: string, variant: string, stats: BoundedStats, findings: number, wallMs: number): string {
   const n = (x: number) => x.toLocaleString("en-US");
-  const bounds = `K=${stats.preemptions}, F=${stats.faultPoints}${stats.reduction ? "" : ", no reduction"} (latency ${stats.latencyMs} ms)`;
+  const bounds = boundsText(stats);
   const stopper = { first: "--first", runs: "--runs", budget: "its time budget" }[stats.stoppedBy ?? "runs"];
   const how = stats.complete ? `complete for ${bounds}` : `incomplete for ${bounds} (stopped by ${stopper})`;
   const verdict = findings === 0 ? "no finding" : `${findings} finding(s)`;
