@@ -1,7 +1,8 @@
 // `settle job`: exploration past one machine, on the engine users already run. Prints a Kubernetes Indexed Job
 // whose pod i runs `settle explore <args> --shard i/N` (Kubernetes sets JOB_COMPLETION_INDEX in each pod of an
 // Indexed Job) and, with a volume, the Job that merges the shards' findings with `settle merge`. Shards are
-// disjoint and their union is the unsharded run, so the merged findings equal one machine's.
+// disjoint and their union is the unsharded run, so the merged findings equal one machine's (for the bounded
+// search, with its figures and completeness, from the search records the shards write beside their findings).
 import { stringify } from "yaml";
 import { intOption, parse, UsageError } from "./args.ts";
 
@@ -10,10 +11,14 @@ export const jobUsage = `Usage: settle job --shards N --image IMG [options] -- <
 Prints, as YAML, a Kubernetes Indexed Job (completionMode Indexed, N completions) whose pod i runs
 "settle explore <arguments> --shard i/N". With --pvc, each shard copies its findings to the claim
 (<findings-dir>/shard-i) and a second Job merges them ("settle merge", into <findings-dir>/merged); without
-it, findings go to each pod's stdout (kubectl logs).
+it, findings go to each pod's stdout (kubectl logs). With --strategy bounded, each shard also writes its
+search record beside its findings, the merge says whether the whole space was searched (complete for K, F)
+with the unsharded search's schedule count, and, with --pvc, each shard saves its search to
+<findings-dir>/shard-i.checkpoint as it goes, so a pod the Job starts again resumes it.
 
   settle job --shards 8 --image registry.example/my-explorer:1 --pvc settle-findings -- examples/ensemble --runs 4000 | kubectl apply -f -
   kubectl wait --for=condition=complete job/settle-explore --timeout=1h   # then the merge Job runs to completion
+  settle job --shards 4 --image IMG --pvc settle-findings -- my/scenario.ts --strategy bounded --preemptions 3
 
 The image is node:20 with your scenarios and "npm install settle" in --workdir (default /app), and
 node_modules/.bin on PATH; the README's CLI reference has the recipe (Sharding).
@@ -58,7 +63,11 @@ export interface JobSpec {
  */
 export function shardScript(spec: JobSpec): string {
   const explore = ["settle", "explore", ...spec.exploreArgs].map(shellQuote).join(" ");
-  const lines = [`${explore} --shard "$JOB_COMPLETION_INDEX/${spec.shards}"`, "code=$?", '[ "$code" -le 1 ] || exit "$code"'];
+  // A bounded shard saves its search on the claim as it goes: a pod that failed (evicted, OOM-killed) and is
+  // started again by the Job resumes there instead of from the first schedule.
+  const checkpoint = spec.pvc !== undefined && isBounded(spec.exploreArgs) && !spec.exploreArgs.some((a) => a === "--checkpoint" || a.startsWith("--checkpoint="));
+  const resume = checkpoint ? ` --checkpoint ${shellQuote(spec.findingsDir)}/shard-"$JOB_COMPLETION_INDEX".checkpoint` : "";
+  const lines = [`${explore} --shard "$JOB_COMPLETION_INDEX/${spec.shards}"${resume}`, "code=$?", '[ "$code" -le 1 ] || exit "$code"'];
   if (spec.pvc !== undefined) {
     // The marker is written last, so the merge Job never reads a shard that is still being copied.
     const target = `${shellQuote(spec.findingsDir)}/shard-"$JOB_COMPLETION_INDEX"`;
@@ -66,6 +75,11 @@ export function shardScript(spec: JobSpec): string {
     lines.push(`rm -rf ${target} && mkdir -p ${target}`, `if [ -d .settle/findings ]; then cp -R .settle/findings/. ${target}/; fi`, `touch ${target}.done`);
   }
   return lines.join("\n");
+}
+
+/** Whether the explore arguments ask for the bounded search. */
+function isBounded(args: readonly string[]): boolean {
+  return args.some((a, i) => a === "--strategy=bounded" || (a === "--strategy" && args[i + 1] === "bounded"));
 }
 
 function podSpec(spec: JobSpec, container: Record<string, unknown>): Record<string, unknown> {

@@ -94,28 +94,31 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
 
   const entry = await workerBundle(options.job.scenarioPath);
   const workers: Worker[] = [];
-  /** Each worker's task under way. */
-  const under = new Map<Worker, Place>();
+  /** Each worker's tasks, in the order it runs them: the one under way and the next, queued in the worker. */
+  const under = new Map<Worker, Place[]>();
+  const inFlight = () => [...under.values()].reduce((n, places) => n + places.length, 0);
   try {
     await new Promise<void>((resolve, reject) => {
-      const idle: Worker[] = [];
       const fill = () => {
-        while (idle.length > 0) {
-          if (!stopping && options.shouldStop()) stopping = true;
-          const place = nextTask();
-          if (place === undefined) break;
-          const worker = idle.pop()!;
-          handedOut.add(name(place));
-          under.set(worker, place);
-          const children = place.work.rootResult?.children;
-          worker.postMessage(place.child < 0 ? { root: place.work.root } : { root: place.work.root, child: children![place.child]! });
+        // Two tasks per worker, so that a worker never waits for this thread to hand it the next one.
+        for (let depth = 1; depth <= tasksPerWorker; depth++) {
+          for (const worker of workers) {
+            const queue = under.get(worker)!;
+            if (queue.length >= depth) continue;
+            if (!stopping && options.shouldStop()) stopping = true;
+            const place = nextTask();
+            if (place === undefined) break;
+            handedOut.add(name(place));
+            queue.push(place);
+            const children = place.work.rootResult?.children;
+            worker.postMessage(place.child < 0 ? { root: place.work.root } : { root: place.work.root, child: children![place.child]! });
+          }
         }
-        if (under.size === 0) resolve();
+        if (inFlight() === 0) resolve();
       };
       const onReply = (worker: Worker, reply: { result?: TaskResult; error?: string }) => {
-        const place = under.get(worker);
-        assert(place !== undefined, "a worker answers only the task it holds");
-        under.delete(worker);
+        const place = under.get(worker)!.shift();
+        assert(place !== undefined, "a worker answers only the tasks it holds");
         handedOut.delete(name(place));
         if (reply.error !== undefined) return reject(new Error(reply.error));
         const result = reply.result!;
@@ -129,7 +132,6 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
           options.save(frontier);
         }
         progress();
-        idle.push(worker);
         fill();
       };
       for (let w = 0; w < options.workers; w++) {
@@ -138,10 +140,10 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
           resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
         });
         workers.push(worker);
-        idle.push(worker);
+        under.set(worker, []);
         worker.on("message", (reply: { result?: TaskResult; error?: string }) => onReply(worker, reply));
         worker.on("error", reject);
-        worker.on("exit", (code) => (under.has(worker) ? reject(new Error(`a bounded search worker exited (code ${code}) with a task under way`)) : undefined));
+        worker.on("exit", (code) => ((under.get(worker)?.length ?? 0) > 0 ? reject(new Error(`a bounded search worker exited (code ${code}) with a task under way`)) : undefined));
       }
       fill();
     });
@@ -157,13 +159,26 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
   return undefined;
 }
 
-/** A worker thread's side: runs each task it is sent and answers with its result. */
+const tasksPerWorker = 2;
+
+/** A worker thread's side: runs the tasks it is sent one after another, in order, and answers each with its result. */
 export function serveTasks(scenario: Scenario, job: BoundedJob): void {
   const search = jobSearch(scenario, job);
+  const queue: BoundedTask[] = [];
+  let running = false;
+  const drain = async () => {
+    running = true;
+    for (let task = queue.shift(); task !== undefined; task = queue.shift()) {
+      try {
+        parentPort!.postMessage({ result: await runTask(search, task) });
+      } catch (error) {
+        parentPort!.postMessage({ error: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    running = false;
+  };
   parentPort!.on("message", (task: BoundedTask) => {
-    runTask(search, task).then(
-      (result) => parentPort!.postMessage({ result }),
-      (error: unknown) => parentPort!.postMessage({ error: error instanceof Error ? error.message : String(error) }),
-    );
+    queue.push(task);
+    if (!running) void drain();
   });
 }
