@@ -137,6 +137,7 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
       for (let w = 0; w < options.workers; w++) {
         const worker = new Worker(entry === undefined ? workerEntry() : pathToFileURL(entry), {
           workerData: options.job,
+          execArgv: workerExecArgv(),
           resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
         });
         workers.push(worker);
@@ -160,6 +161,22 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
 }
 
 const tasksPerWorker = 2;
+
+/**
+ * The worker's node options: this process's, less `--import` when settle runs from its sources. The source worker
+ * registers tsx itself (worker-entry.mjs), and an inherited `--import tsx` resolves from the working directory,
+ * which fails when a test or a user runs the sources from a directory without node_modules.
+ */
+function workerExecArgv(): string[] {
+  if (!import.meta.url.endsWith(".ts")) return process.execArgv;
+  const kept: string[] = [];
+  for (let i = 0; i < process.execArgv.length; i++) {
+    const arg = process.execArgv[i]!;
+    if (arg === "--import") i++;
+    else if (!arg.startsWith("--import=")) kept.push(arg);
+  }
+  return kept;
+}
 
 /** A worker thread's side: runs the tasks it is sent one after another, in order, and answers each with its result. */
 export function serveTasks(scenario: Scenario, job: BoundedJob): void {

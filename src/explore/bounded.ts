@@ -3,6 +3,11 @@
 // preemption is a choice of any ready step but the least one (below); a schedule is its list of preemptions, so the
 // search tree is: a node is a run, its children are the runs that add one preemption after its last one.
 // Each node is one run replayed from the seed (the simulator is deterministic, so no state is saved).
+// On worker threads (src/explore/bounded-parallel.ts) the tree is cut into tasks, a root's own run and the subtree
+// of each of its children, folded back in search order; shards own roots and one-preemption subtrees by index
+// modulo their count. Either way each schedule belongs to exactly one subtree, and the reduction below decides
+// from a schedule's own path only (the sleeping step is carried along the path, never across siblings), so a
+// subtree searched alone prunes exactly what it prunes inside the whole search.
 //
 // The ready list is taken in origin order (`compareOrigins` in src/sim/strategy.ts): by ready time, then by the
 // order of the steps that made each one. Along the FIFO run that is the kernel's own order, so K=0 is the FIFO
@@ -28,7 +33,8 @@
 //
 // Every run of the search takes one constant request latency (see `boundedLatencyMs`), so that steps issued on one
 // instant meet again on one instant and their order stays the search's choice; replay files record it.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { assert } from "../api/assert.ts";
 import { commute } from "../sim/commute.ts";
 import { compareOrigins, type ReadyStep, type Strategy } from "../sim/strategy.ts";
@@ -495,7 +501,9 @@ function loadCheckpoint(path: string, key: string, engine: Engine): Saved | unde
 }
 
 function saveCheckpoint(path: string, key: string, engine: Engine, saved: Saved): void {
-  // Written beside and renamed over: a search killed mid-write leaves the previous checkpoint whole.
+  // Written beside and renamed over: a search killed mid-write leaves the previous checkpoint whole. Its directory
+  // is made first (settle job's shards save theirs on a claim where no shard has written yet).
+  mkdirSync(dirname(path), { recursive: true });
   writeFileSync(`${path}.tmp`, JSON.stringify({ version: checkpointVersion, key, engine, ...saved }));
   renameSync(`${path}.tmp`, path);
 }
