@@ -7,8 +7,7 @@
 // first finding and no task after it is handed out; the ones before still run, and the ones after that were
 // already running are dropped, so the search stops where the one-thread search does.
 import { pathToFileURL } from "node:url";
-import { parentPort } from "node:worker_threads";
-import { Worker } from "node:worker_threads";
+import { parentPort, Worker } from "node:worker_threads";
 import { assert } from "../api/assert.ts";
 import { foldState, jobSearch, rootAt, runTask, type BoundedJob, type BoundedStats, type BoundedTask, type RootWork, type Search, type TaskResult } from "./bounded.ts";
 import { workerEntry, workerYoungGenerationMb } from "./explore.ts";
@@ -26,7 +25,7 @@ export interface ParallelOptions {
   youngGenerationMb: number | undefined;
 }
 
-/** A task's place: its root's index in the frontier, then -1 for the root's run or its child's index. */
+/** A task's place: its root's work, and -1 for the root's own run or the index of the child whose subtree it is. */
 interface Place {
   work: RootWork;
   child: number;
@@ -151,6 +150,7 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
   }
+  // Stopped at a finding, the checkpoint keeps its last save: the roots folded since dropped the tasks after it.
   if (firstAt !== undefined) return "first";
   if (stopping) {
     options.save(frontier);
