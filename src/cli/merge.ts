@@ -1,7 +1,7 @@
-import { copyFileSync, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { readReplayFile, readSearchRecord, searchRecordSuffix, searchRecordVersion, writeSearchRecord, type ReplayFile, type SearchRecord } from "../explore/findings.ts";
-import { boundsText, comparePositions, type BoundedStats, type SearchPosition } from "../explore/bounded.ts";
+import { boundsText, comparePositions, type BoundedStats, type SearchPosition, type Unit } from "../explore/bounded.ts";
 import { parse, UsageError } from "./args.ts";
 
 export const mergeUsage = `Usage: settle merge <dirs...> [--out DIR] [--json]
@@ -50,8 +50,23 @@ interface MergedSearch {
   stopped: number[];
 }
 
-/** Adds up the records of each search; a shard given twice, or shards of different counts, is an input error. */
-function mergeSearches(records: Array<{ path: string; record: SearchRecord }>): MergedSearch[] {
+function compareUnits(a: Unit, b: Unit): number {
+  return a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+}
+
+/** Schedules of `units` before the unit of `position`. */
+function schedulesBefore(units: readonly Unit[], position: SearchPosition): number {
+  const [step, index] = position.choices[0] ?? [-1, -1];
+  const at: Unit = [position.root, step, index, 0];
+  return units.reduce((sum, u) => (compareUnits(u, at) < 0 ? sum + u[3] : sum), 0);
+}
+
+/**
+ * Adds up the records of each search; a shard given twice, or shards of different counts, is an input error. Each
+ * finding's run index becomes the unsharded search's: the schedules of all shards before its unit of the tree,
+ * plus its place in that unit (which one shard searched whole). `runs` maps `<record path>\0<replay name>` to it.
+ */
+function mergeSearches(records: Array<{ path: string; record: SearchRecord }>, runs: Map<string, number>): MergedSearch[] {
   const groups = new Map<string, Array<{ path: string; record: SearchRecord }>>();
   for (const entry of records) groups.set(identity(entry.record), [...(groups.get(identity(entry.record)) ?? []), entry]);
   const merged: MergedSearch[] = [];
@@ -71,13 +86,16 @@ function mergeSearches(records: Array<{ path: string; record: SearchRecord }>): 
     delete stats.stoppedBy;
     const findings: SearchRecord["findings"] = [];
     let steps = 0;
-    for (const { record } of parts) {
+    const units = parts.flatMap((p) => p.record.units).sort(compareUnits);
+    for (const { path, record } of parts) {
       for (const key of ["schedules", "pruned", "placements", "runs"] as const) stats[key] += record.stats[key];
       stats.complete &&= record.stats.complete;
       steps += record.steps;
-      for (const f of record.findings) {
+      for (const own of record.findings) {
+        const f = { ...own, run: schedulesBefore(units, own.position) + own.run - schedulesBefore(record.units, own.position) };
+        if (f.replay !== null) runs.set(`${path}\0${f.replay}`, f.run);
         const seen = findings.find((s) => s.key === f.key);
-        if (seen === undefined) findings.push({ ...f });
+        if (seen === undefined) findings.push(f);
         else {
           seen.occurrences += f.occurrences;
           if (comparePositions(f.position, seen.position) < 0) Object.assign(seen, { position: f.position, run: f.run, replay: f.replay });
@@ -88,9 +106,20 @@ function mergeSearches(records: Array<{ path: string; record: SearchRecord }>): 
     if (missing.length > 0) stats.complete = false;
     findings.sort((a, b) => comparePositions(a.position, b.position));
     const stopped = parts.filter((p) => !p.record.stats.complete).map((p) => p.record.shard.index);
-    merged.push({ record: { ...first, shard: { index: 0, count: 1 }, stats, steps, findings }, shards: count, missing, stopped });
+    merged.push({ record: { ...first, shard: { index: 0, count: 1 }, stats, steps, units: mergeUnits(units), findings }, shards: count, missing, stopped });
   }
   return merged;
+}
+
+/** Units in order with the parts of one unit (a root's own run, counted by the shard owning it) added up. */
+function mergeUnits(sorted: readonly Unit[]): Unit[] {
+  const out: Unit[] = [];
+  for (const u of sorted) {
+    const last = out[out.length - 1];
+    if (last !== undefined && compareUnits(last, u) === 0) last[3] += u[3];
+    else out.push([...u]);
+  }
+  return out;
 }
 
 /** `<scenario> --variant <v>: complete for K=1, F=1 (latency 5 ms): 270 schedules over 29 of 29 fault placements (74 pruned), no finding; 3 shards`. */
@@ -110,11 +139,9 @@ export async function mergeCommand(argv: string[]): Promise<number> {
   const out = resolve(typeof values.out === "string" ? values.out : ".settle/findings");
   const files = positionals.flatMap((dir) => walk(resolve(dir)));
   const records = files.filter((path) => path.endsWith(searchRecordSuffix)).map((path) => ({ path, record: readSearchRecord(path) }));
-  // A replay file's place in its search, from the record of its variant in its own directory.
-  const positionOf = (path: string, file: ReplayFile) => {
-    const record = records.find((r) => dirname(r.path) === dirname(path) && r.record.variant === file.variant)?.record;
-    return record?.findings.findLast((f) => f.replay === basename(path))?.position;
-  };
+  // A replay file's search record: the one of its variant in its own directory.
+  const recordOf = (path: string, file: ReplayFile) => records.find((r) => dirname(r.path) === dirname(path) && r.record.variant === file.variant);
+  const positionOf = (path: string, file: ReplayFile) => recordOf(path, file)?.record.findings.findLast((f) => f.replay === basename(path))?.position;
   const best = new Map<string, Found>();
   for (const path of files.filter((p) => !p.endsWith(searchRecordSuffix))) {
     const { file } = readReplayFile(path);
@@ -124,15 +151,24 @@ export async function mergeCommand(argv: string[]): Promise<number> {
     const seen = best.get(key);
     if (seen === undefined || earlier(found, seen)) best.set(key, found);
   }
-  const searches = mergeSearches(records);
+  const globalRuns = new Map<string, number>();
+  const searches = mergeSearches(records, globalRuns);
   const merged = [...best.values()].sort((a, b) => a.path.localeCompare(b.path));
-  for (const { path } of merged) {
+  // A bounded finding takes the unsharded search's run index, in the copy and in what is printed.
+  for (const found of merged) {
+    const record = recordOf(found.path, found.file);
+    const run = record === undefined ? undefined : globalRuns.get(`${record.path}\0${basename(found.path)}`);
+    if (run !== undefined) found.file = { ...found.file, run };
+  }
+  for (const { path, file } of merged) {
     const target = join(out, basename(dirname(path)), basename(path));
     if (resolve(target) === resolve(path)) continue;
     mkdirSync(dirname(target), { recursive: true });
     const trace = path.replace(/\.json$/, ".trace.jsonl");
     if (existsSync(trace)) copyFileSync(trace, target.replace(/\.json$/, ".trace.jsonl"));
-    copyFileSync(path, target);
+    const original = JSON.parse(readFileSync(path, "utf8")) as { run?: number };
+    if (file.run === undefined || original.run === file.run) copyFileSync(path, target);
+    else writeFileSync(target, `${JSON.stringify({ ...original, run: file.run }, null, 2)}\n`);
   }
   // The merged record is the unsharded search's, so merging merged directories again works; not with a shard missing.
   for (const search of searches) if (search.missing.length === 0) writeSearchRecord(out, { ...search.record, version: searchRecordVersion });

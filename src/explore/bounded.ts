@@ -224,6 +224,22 @@ interface SearchState {
   /** The first run of each finding key, where it is in the search tree, and how many runs had it. */
   found: FoundRun[];
   pointsCovered: number[];
+  /**
+   * Schedules per unit, in search order: a unit is a root's own run (`[root, -1, -1, n]`) or the subtree of one of
+   * its children (`[root, step, index, n]`). With each shard's units, `settle merge` turns a shard's run indexes
+   * into the unsharded search's.
+   */
+  units: Unit[];
+}
+
+export type Unit = [root: number, step: number, index: number, schedules: number];
+
+/** Counts a schedule at `position` in its unit (the last one, or a new one: units are met in search order). */
+function countInUnit(units: Unit[], position: SearchPosition): void {
+  const [step, index] = position.choices[0] ?? [-1, -1];
+  const last = units[units.length - 1];
+  if (last !== undefined && last[0] === position.root && last[1] === step && last[2] === index) last[3]++;
+  else units.push([position.root, step, index, 1]);
 }
 
 interface Root {
@@ -348,6 +364,7 @@ function addCounters(total: PropertyCounter[], counters: readonly PropertyCounte
 function keep(search: Search, root: Root, node: Node, outcome: RunOutcome): boolean {
   const { state } = search;
   state.stats.schedules++;
+  countInUnit(state.units, { root: state.root, choices: node.choices });
   state.steps += outcome.steps;
   addCounters(state.counters, outcome.counters);
   for (const i of root.pointIndexes) if (!state.pointsCovered.includes(i)) state.pointsCovered.push(i);
@@ -413,7 +430,7 @@ export interface TaskResult {
 
 function emptyState(stats: BoundedStats, root: number): SearchState {
   const zero = { schedules: 0, pruned: 0, placements: 0, runs: 0, complete: false };
-  return { root, stack: [], stats: { ...stats, ...zero }, steps: 0, counters: [], found: [], pointsCovered: [] };
+  return { root, stack: [], stats: { ...stats, ...zero }, steps: 0, counters: [], found: [], pointsCovered: [], units: [] };
 }
 
 /** Runs one task (see `BoundedTask`) from scratch, with figures of its own. */
@@ -455,6 +472,7 @@ export function foldState(into: SearchState, part: SearchState): void {
   into.steps += part.steps;
   addCounters(into.counters, part.counters);
   for (const i of part.pointsCovered) if (!into.pointsCovered.includes(i)) into.pointsCovered.push(i);
+  into.units.push(...part.units);
   for (const found of part.found) {
     const seen = into.found.find((f) => f.key === found.key);
     if (seen !== undefined) seen.occurrences += found.occurrences;
@@ -559,7 +577,7 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
   const key = checkpointKey(scenario, options, stats);
   // --runs counts runs in search order, which only one thread keeps.
   const engine: Engine = options.workers > 1 && !Number.isFinite(options.runs) ? "tasks" : "depth-first";
-  const fresh: SearchState = { root: 0, stack: [], stats, steps: 0, counters: [], found: [], pointsCovered: [] };
+  const fresh: SearchState = { root: 0, stack: [], stats, steps: 0, counters: [], found: [], pointsCovered: [], units: [] };
   const saved = bounded.checkpoint === undefined ? undefined : loadCheckpoint(bounded.checkpoint, key, engine);
   const state = saved?.state ?? fresh;
   const byOrigin = (bounded.readyOrder ?? "origin") === "origin";
@@ -601,6 +619,7 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
       seed: options.seed,
       shard: options.shard ?? { index: 0, count: 1 },
       steps: state.steps,
+      units: state.units,
       found: state.found.map(({ key, position, occurrences, run }) => ({ key, position, occurrences, run: run.index })),
     },
   };

@@ -14,7 +14,7 @@ import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
 import { workerBundle } from "./load.ts";
 import { assert } from "../api/assert.ts";
-import { exploreBounded, type BoundedOptions, type BoundedStats, type SearchPosition } from "./bounded.ts";
+import { exploreBounded, type BoundedOptions, type BoundedStats, type SearchPosition, type Unit } from "./bounded.ts";
 
 export interface ExploreOptions {
   /** Absolute path of the scenario file (worker threads load it again). */
@@ -86,6 +86,8 @@ export interface SearchPart {
   seed: number;
   shard: { index: number; count: number };
   steps: number;
+  /** Schedules per unit of the tree, in search order (see `SearchState.units` in bounded.ts). */
+  units: Unit[];
   /** Per finding key: its first schedule's place in the tree and run index, and how many schedules had it. */
   found: Array<{ key: string; position: SearchPosition; occurrences: number; run: number }>;
 }

@@ -8,7 +8,7 @@ import type { TraceRecord } from "../sim/trace.ts";
 import { toJsonl } from "../sim/trace.ts";
 import type { VerdictKind } from "../check/verdict.ts";
 import type { Params, Scenario } from "./scenario.ts";
-import type { BoundedStats, SearchPosition } from "./bounded.ts";
+import type { BoundedStats, SearchPosition, Unit } from "./bounded.ts";
 
 /**
  * The version of the replay format and of the semantics a replay depends on (scheduling, the trace's hashed
@@ -163,6 +163,8 @@ export interface SearchRecord {
   shard: { index: number; count: number };
   stats: BoundedStats;
   steps: number;
+  /** Schedules per unit of the search tree, in search order: `[root, step, index, schedules]` (bounded.ts). */
+  units: Unit[];
   findings: Array<{ key: string; replay: string | null; position: SearchPosition; occurrences: number; run: number }>;
 }
 
@@ -192,6 +194,7 @@ export function readSearchRecord(path: string): SearchRecord {
   field(o, path, "shard", isShard, "{ index, count } with 0 <= index < count");
   field(o, path, "stats", (v) => typeof v === "object" && v !== null && ["schedules", "pruned", "placements", "placementsTotal", "runs", "preemptions", "faultPoints", "latencyMs"].every((k) => isInt((v as Record<string, unknown>)[k])) && typeof (v as { complete?: unknown }).complete === "boolean", "the search's figures");
   field(o, path, "steps", isInt, "an integer");
+  field(o, path, "units", (v) => Array.isArray(v) && v.every((u) => Array.isArray(u) && u.length === 4 && u.every(isInt)), "a list of [root, step, index, schedules]");
   field(o, path, "findings", (v) => Array.isArray(v) && v.every((f) => typeof f === "object" && f !== null && isString((f as { key?: unknown }).key) && isInt((f as { occurrences?: unknown }).occurrences)), "a list of { key, position, occurrences, run }");
   return data as SearchRecord;
 }

@@ -88,12 +88,12 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
     return { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, seed, workload, replay, steps: outcome.steps, faults: f.minimal.faults.length, choices: f.minimal.choices.length, run, occurrences: f.occurrences };
   });
   if (result.bounded !== undefined && result.search !== undefined) {
-    const { workload, seed, shard, steps, found } = result.search;
+    const { workload, seed, shard, steps, units, found } = result.search;
     const replayOf = (key: string) => {
       const at = result.findings.findIndex((f) => f.key === key);
       return at < 0 ? null : basename(findings[at]!.replay);
     };
-    const record = { version: searchRecordVersion, scenario: name, variant, workload, params: params as Params, seed, shard, stats: result.bounded, steps, findings: found.map((f) => ({ ...f, replay: replayOf(f.key) })) };
+    const record = { version: searchRecordVersion, scenario: name, variant, workload, params: params as Params, seed, shard, stats: result.bounded, steps, units, findings: found.map((f) => ({ ...f, replay: replayOf(f.key) })) };
     writeSearchRecord(join(cwd, ".settle", "findings"), record);
   }
   const runsPerSec = runsPerSecond(result.runs, result.detectMs);
