@@ -5,10 +5,14 @@
 // at the bounded search's own constant request latency (printed per case). Benchmarks may read real time; tests
 // never do.
 //
+// First, from the compiled package (`npm run build` before), the schedules per second of one search at 1 and 2
+// workers (`compiledWorkers`); `--workers-only [--rounds R]` prints only those.
+//
 // `node --conditions=settle-source --import tsx bench/bounded.ts [--budget-s S] [--latency-ms L] [case...]`:
 // S is the wall time each case may spend on its fixed form, and on its buggy form apart (default 20 s; the issue
 // asks for 600); L overrides the constant latency; cases are names as printed (`ensemble`, `zoo/stale-update`).
 // Through `npm run bench -- bounded`, BOUNDED_BUDGET_S sets the budget.
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { fileURLToPath } from "node:url";
@@ -43,6 +47,8 @@ export interface BoundedBenchOptions {
   latencyMs?: number;
   /** Only these cases (`ensemble`, `zoo/stale-update`, ...). Default: every case. */
   cases?: readonly string[];
+  /** The 1- and 2-worker figures (`compiledWorkers`). Default true. */
+  workers?: boolean;
 }
 
 /** Bounds in the order a user would raise them: cheapest first. */
@@ -147,13 +153,47 @@ async function largestComplete(scenario: Scenario, c: Case, budgetMs: number, la
   return parts.length === 0 ? "nothing complete" : `${parts.join("; ")} [${seconds(nowMs() - startMs)}]`;
 }
 
+interface CompiledSearch {
+  workers: number;
+  schedules: number;
+  complete: boolean;
+  wallMs: number;
+  perWallSecond: number;
+}
+
+/** The search of the workers figures: thousands of schedules, about 30 s on one thread of this machine when idle. */
+const workersCase = { example: "zoo/stale-update", variant: "fixed", preemptions: 3, faultPoints: 1 };
+
+/**
+ * Schedules per wall second of one bounded search at 1 and 2 workers, on the compiled package in a process of its
+ * own (bench/steps-run.mjs), alternating 1, 2, 1, 2 so that load from elsewhere falls on both alike; beside them the
+ * empty setImmediate loop of that process (the floor bench/steps.ts measures steps against) and the load average.
+ */
+export function compiledWorkers(rounds = 2): Record<string, string | number> {
+  const runner = fileURLToPath(new URL("./steps-run.mjs", import.meta.url));
+  const { example, variant, preemptions, faultPoints } = workersCase;
+  const args = [runner, "bounded", example, variant, String(preemptions), String(faultPoints), String(rounds)];
+  const output = execFileSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 20 });
+  const figures = JSON.parse(output) as { floor: { perCpuSecond: number }; loadBefore: number; loadAfter: number; searches: CompiledSearch[] };
+  const name = `compiled: ${example} ${variant} K=${preemptions}, F=${faultPoints}`;
+  const best = (workers: number) => Math.max(...figures.searches.filter((s) => s.workers === workers).map((s) => s.perWallSecond));
+  const out: Record<string, string | number> = {};
+  out["compiled: empty setImmediate loop, round trips per CPU s (its own process)"] = Math.round(figures.floor.perCpuSecond);
+  out[`${name}: schedules`] = `${figures.searches[0]!.schedules}${figures.searches.every((s) => s.complete && s.schedules === figures.searches[0]!.schedules) ? ", complete, the same at 1 and 2 workers" : " (differs between runs!)"}`;
+  for (const workers of [1, 2]) {
+    out[`${name}: schedules per wall s, ${workers} worker(s), each round`] = figures.searches.filter((s) => s.workers === workers).map((s) => s.perWallSecond.toFixed(1)).join(", ");
+  }
+  out[`${name}: 2 workers / 1, best rounds (goal >= 1.7)`] = (best(2) / best(1)).toFixed(2);
+  out[`${name}: load average (1 min) before, after`] = `${figures.loadBefore.toFixed(1)}, ${figures.loadAfter.toFixed(1)}`;
+  return out;
+}
+
 export async function benchBounded(options: BoundedBenchOptions = {}): Promise<Record<string, string | number>> {
   const budgetMs = options.budgetMs ?? Number(process.env.BOUNDED_BUDGET_S ?? 20) * 1000;
   const { latencyMs } = options;
   const only = options.cases ?? [];
-  const figures: Record<string, string | number> = {
-    budget: `${seconds(budgetMs)} per case and form, one worker${latencyMs === undefined ? "" : `, request latency fixed at ${latencyMs} ms`}`,
-  };
+  const figures: Record<string, string | number> = options.workers === false ? {} : compiledWorkers();
+  figures.budget = `${seconds(budgetMs)} per case and form, one worker${latencyMs === undefined ? "" : `, request latency fixed at ${latencyMs} ms`}`;
   for (const c of cases()) {
     if (only.length > 0 && !only.includes(c.name)) continue;
     const scenario = await loadScenario(c.path);
@@ -164,7 +204,11 @@ export async function benchBounded(options: BoundedBenchOptions = {}): Promise<R
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values, positionals } = parseArgs({ options: { "budget-s": { type: "string" }, "latency-ms": { type: "string" } }, allowPositionals: true });
+  const { values, positionals } = parseArgs({ options: { "budget-s": { type: "string" }, "latency-ms": { type: "string" }, "workers-only": { type: "boolean" }, rounds: { type: "string" } }, allowPositionals: true });
+  if (values["workers-only"] === true) {
+    for (const [key, value] of Object.entries(compiledWorkers(Number(values.rounds ?? 2)))) console.log(`${key.padEnd(44)}  ${value}`);
+    process.exit(0);
+  }
   const number = (name: string, text: string | undefined) => {
     if (text === undefined) return undefined;
     const value = Number(text);

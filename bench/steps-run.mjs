@@ -2,10 +2,13 @@
 // TypeScript loader for settle's code (only the example's scenario file goes through tsx, as a user's does):
 // bench/steps.ts runs this and reads the one JSON line it prints. The same measurement as its in-process figures,
 // which run settle from source through tsx, whose per-closure naming helper makes a step about twice as costly.
-// Usage: `node bench/steps-run.mjs` after `npm run build`. Benchmarks may read real time.
+// Usage: `node bench/steps-run.mjs` after `npm run build`. With `bounded ...` (below), the bounded search's schedules
+// per second at 1 and 2 workers instead, which bench/bounded.ts reads. Benchmarks may read real time.
 import { fileURLToPath } from "node:url";
 import { loadScenario } from "../dist/explore/load.js";
 import { runScenario } from "../dist/explore/run.js";
+import { explore } from "../dist/explore/explore.js";
+import { loadavg } from "node:os";
 import { randomStrategy } from "../dist/sim/strategy.js";
 
 const warmupSteps = 40_000;
@@ -44,8 +47,35 @@ async function exampleSteps(example, variant, runs) {
   return { ...figures, stepsPerRun: steps / runs };
 }
 
-const figures = { floor: await rate(immediateLoop), examples: [] };
-for (const [example, variant, runs] of [["ensemble", "level", 600], ["image-refresh", "fixed", 20], ["bootc-rollout", "fixed", 40]]) {
-  figures.examples.push({ example, variant, runs, ...(await exampleSteps(example, variant, runs)) });
+/**
+ * Schedules per wall second of one complete bounded search, on `workers` threads (1: depth-first in this thread, as
+ * `--workers 1` runs; more: worker threads). Wall time, since more threads are meant to finish sooner.
+ */
+async function boundedSearch(path, variant, preemptions, faultPoints, workers) {
+  const scenario = await loadScenario(path);
+  const options = { scenarioPath: path, variant, params: scenario.params, runs: Number.POSITIVE_INFINITY, seed: 1, workers, strategy: "bounded", first: false, bounded: { preemptions, faultPoints } };
+  const wall = performance.now();
+  const cpu = cpuMs();
+  const result = await explore(scenario, options, () => performance.now());
+  const wallMs = result.detectMs;
+  return { workers, schedules: result.bounded.schedules, complete: result.bounded.complete, wallMs, mainCpuMs: cpuMs() - cpu, totalWallMs: performance.now() - wall, perWallSecond: (result.bounded.schedules * 1000) / wallMs };
 }
-process.stdout.write(`${JSON.stringify(figures)}\n`);
+
+// `node bench/steps-run.mjs bounded <example> <variant> <K> <F> <rounds>`: the bounded search at 1 and 2 workers,
+// alternating (1, 2, 1, 2, ...) so that load from elsewhere on the machine falls on both alike.
+if (process.argv[2] === "bounded") {
+  const [example, variant, k, f, rounds] = process.argv.slice(3);
+  const path = fileURLToPath(new URL(`../examples/${example}/scenario.ts`, import.meta.url));
+  const figures = { floor: await rate(immediateLoop), loadBefore: loadavg()[0], searches: [] };
+  for (let round = 0; round < Number(rounds ?? 2); round++) {
+    for (const workers of [1, 2]) figures.searches.push(await boundedSearch(path, variant, Number(k), Number(f), workers));
+  }
+  figures.loadAfter = loadavg()[0];
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+} else {
+  const figures = { floor: await rate(immediateLoop), examples: [] };
+  for (const [example, variant, runs] of [["ensemble", "level", 600], ["image-refresh", "fixed", 20], ["bootc-rollout", "fixed", 40]]) {
+    figures.examples.push({ example, variant, runs, ...(await exampleSteps(example, variant, runs)) });
+  }
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+}

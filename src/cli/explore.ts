@@ -36,13 +36,15 @@ Options:
   --strategy S       mix | random | pct | systematic | bounded (default mix: systematic fault points first,
                      then random and PCT schedules with random faults; bounded: every schedule within
                      --preemptions of FIFO order crossed with every placement of up to --fault-points
-                     systematic faults, depth-first in one thread, reporting whether that space was complete;
-                     --runs bounds it only when given)
+                     systematic faults, on --workers threads, reporting whether that space was complete;
+                     --runs bounds it only when given, and then runs it in one thread)
   --preemptions K    bounded: choices of a ready step other than the oldest, per schedule (default 2)
   --fault-points F   bounded: planned faults per schedule, 0, 1 or 2 (default 1)
   --no-reduction     bounded: run schedules that differ only by commuting steps too
   --checkpoint FILE  bounded: save the search to FILE as it goes and resume from it when it exists
   --shard i/n        run only shard i of n (0-based, as $JOB_COMPLETION_INDEX); combine with settle merge
+                     (bounded: each shard writes its search record beside its findings, and settle merge
+                     says whether all shards together were complete)
   --first            stop at the first finding
   --json             print one JSON object on stdout instead of the text report
   --html DIR         also write an HTML timeline per finding into DIR (created if missing)

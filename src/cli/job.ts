@@ -1,7 +1,8 @@
 // `settle job`: exploration past one machine, on the engine users already run. Prints a Kubernetes Indexed Job
 // whose pod i runs `settle explore <args> --shard i/N` (Kubernetes sets JOB_COMPLETION_INDEX in each pod of an
 // Indexed Job) and, with a volume, the Job that merges the shards' findings with `settle merge`. Shards are
-// disjoint and their union is the unsharded run, so the merged findings equal one machine's.
+// disjoint and their union is the unsharded run, so the merged findings equal one machine's (for the bounded
+// search, with its figures and completeness, from the search records the shards write beside their findings).
 import { stringify } from "yaml";
 import { quantityNanos } from "../api/quantity.ts";
 import { intOption, parse, UsageError } from "./args.ts";
@@ -16,9 +17,14 @@ Filestore, Azure Files...): every shard pod and the merge pod mount it at once, 
 with a ReadWriteOnce claim the pods on other nodes stay Pending. The merge Job waits for every shard's marker
 for at most --merge-deadline-s, then fails (exit 3, the Job marked failed without retries) naming the shards
 that never finished.
+With --strategy bounded, each shard also writes its search record beside its findings, the merge
+says whether the whole space was searched (complete for K, F) with the unsharded search's schedule count,
+and, with --pvc, each shard saves its search to <findings-dir>/shard-i.checkpoint as it goes, so a pod the
+Job starts again resumes it.
 
   settle job --shards 8 --image registry.example/my-explorer:1 --pvc settle-findings -- examples/ensemble --runs 4000 | kubectl apply -f -
   kubectl wait --for=condition=complete job/settle-explore --timeout=1h   # then the merge Job runs to completion
+  settle job --shards 4 --image IMG --pvc settle-findings -- my/scenario.ts --strategy bounded --preemptions 3
 
 The image is node:20 with your scenarios and "npm install settle" in --workdir (default /app), and
 node_modules/.bin on PATH; the README's CLI reference has the recipe (Sharding).
@@ -80,7 +86,11 @@ const mergePollS = 5;
 export function shardScript(spec: JobSpec): string {
   const workers = spec.workersPerShard === undefined ? [] : ["--workers", String(spec.workersPerShard)];
   const explore = ["settle", "explore", ...spec.exploreArgs, ...workers].map(shellQuote).join(" ");
-  const lines = [`${explore} --shard "$JOB_COMPLETION_INDEX/${spec.shards}"`, "code=$?", '[ "$code" -le 1 ] || exit "$code"'];
+  // A bounded shard saves its search on the claim as it goes: a pod that failed (evicted, OOM-killed) and is
+  // started again by the Job resumes there instead of from the first schedule.
+  const checkpoint = spec.pvc !== undefined && isBounded(spec.exploreArgs) && !spec.exploreArgs.some((a) => a === "--checkpoint" || a.startsWith("--checkpoint="));
+  const resume = checkpoint ? ` --checkpoint ${shellQuote(spec.findingsDir)}/shard-"$JOB_COMPLETION_INDEX".checkpoint` : "";
+  const lines = [`${explore} --shard "$JOB_COMPLETION_INDEX/${spec.shards}"${resume}`, "code=$?", '[ "$code" -le 1 ] || exit "$code"'];
   if (spec.pvc !== undefined) {
     // The marker is written last, so the merge Job never reads a shard that is still being copied.
     const target = `${shellQuote(spec.findingsDir)}/shard-"$JOB_COMPLETION_INDEX"`;
@@ -88,6 +98,11 @@ export function shardScript(spec: JobSpec): string {
     lines.push(`rm -rf ${target} && mkdir -p ${target}`, `if [ -d .settle/findings ]; then cp -R .settle/findings/. ${target}/; fi`, `touch ${target}.done`);
   }
   return lines.join("\n");
+}
+
+/** Whether the explore arguments ask for the bounded search. */
+function isBounded(args: readonly string[]): boolean {
+  return args.some((a, i) => a === "--strategy=bounded" || (a === "--strategy" && args[i + 1] === "bounded"));
 }
 
 function podSpec(spec: JobSpec, container: Record<string, unknown>): Record<string, unknown> {

@@ -3,6 +3,11 @@
 // preemption is a choice of any ready step but the least one (below); a schedule is its list of preemptions, so the
 // search tree is: a node is a run, its children are the runs that add one preemption after its last one.
 // Each node is one run replayed from the seed (the simulator is deterministic, so no state is saved).
+// On worker threads (src/explore/bounded-parallel.ts) the tree is cut into tasks, a root's own run and the subtree
+// of each of its children, folded back in search order; shards own roots and one-preemption subtrees by index
+// modulo their count. Either way each schedule belongs to exactly one subtree, and the reduction below decides
+// from a schedule's own path only (the sleeping step is carried along the path, never across siblings), so a
+// subtree searched alone prunes exactly what it prunes inside the whole search.
 //
 // The ready list is taken in origin order (`compareOrigins` in src/sim/strategy.ts): by ready time, then by the
 // order of the steps that made each one. Along the FIFO run that is the kernel's own order, so K=0 is the FIFO
@@ -28,7 +33,8 @@
 //
 // Every run of the search takes one constant request latency (see `boundedLatencyMs`), so that steps issued on one
 // instant meet again on one instant and their order stays the search's choice; replay files record it.
-import { existsSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { assert } from "../api/assert.ts";
 import { commute } from "../sim/commute.ts";
 import { compareOrigins, type ReadyStep, type Strategy } from "../sim/strategy.ts";
@@ -179,6 +185,34 @@ interface Node {
   owned: boolean;
 }
 
+/**
+ * Where a schedule is in the search: its root (workload x placement ordinal) and its preemptions. Search order is
+ * root order, then preorder of the tree: `comparePositions`. Shards and worker threads compare their findings by it.
+ */
+export interface SearchPosition {
+  root: number;
+  choices: Array<[number, number]>;
+}
+
+/** Search order of two schedules: by root, then by choices from the first, a schedule before those below it. */
+export function comparePositions(a: SearchPosition, b: SearchPosition): number {
+  if (a.root !== b.root) return a.root - b.root;
+  for (let i = 0; i < Math.min(a.choices.length, b.choices.length); i++) {
+    const [as, ai] = a.choices[i]!;
+    const [bs, bi] = b.choices[i]!;
+    if (as !== bs) return as - bs;
+    if (ai !== bi) return ai - bi;
+  }
+  return a.choices.length - b.choices.length;
+}
+
+export interface FoundRun {
+  key: string;
+  run: RunSummary;
+  position: SearchPosition;
+  occurrences: number;
+}
+
 /** What a search has done so far: all a checkpoint holds besides its key. */
 interface SearchState {
   /** The root (workload x placement, in order) being searched; `stack` holds its pending schedules. */
@@ -187,9 +221,25 @@ interface SearchState {
   stats: BoundedStats;
   steps: number;
   counters: PropertyCounter[];
-  /** The first run of each finding key, and how many runs had it. */
-  found: Array<{ key: string; run: RunSummary; occurrences: number }>;
+  /** The first run of each finding key, where it is in the search tree, and how many runs had it. */
+  found: FoundRun[];
   pointsCovered: number[];
+  /**
+   * Schedules per unit, in search order: a unit is a root's own run (`[root, -1, -1, n]`) or the subtree of one of
+   * its children (`[root, step, index, n]`). With each shard's units, `settle merge` turns a shard's run indexes
+   * into the unsharded search's.
+   */
+  units: Unit[];
+}
+
+export type Unit = [root: number, step: number, index: number, schedules: number];
+
+/** Counts a schedule at `position` in its unit (the last one, or a new one: units are met in search order). */
+function countInUnit(units: Unit[], position: SearchPosition): void {
+  const [step, index] = position.choices[0] ?? [-1, -1];
+  const last = units[units.length - 1];
+  if (last !== undefined && last[0] === position.root && last[1] === step && last[2] === index) last[3]++;
+  else units.push([position.root, step, index, 1]);
 }
 
 interface Root {
@@ -199,7 +249,35 @@ interface Root {
   pointIndexes: number[];
 }
 
-interface Search {
+/** What a worker thread needs to build a search's `Search` and run its tasks: plain data only. */
+export interface BoundedJob {
+  kind: "bounded";
+  scenarioPath: string;
+  variant: string;
+  workload: string | undefined;
+  params: ExploreOptions["params"];
+  seed: number;
+  shard: ExploreOptions["shard"];
+  first: boolean;
+  /** The bounds (figures zero or ignored). */
+  stats: BoundedStats;
+  byOrigin: boolean;
+  workloads: Search["workloads"];
+  points: FaultPoint[];
+  latencyMs: number;
+}
+
+/** A worker thread's `Search` of `job`, over the scenario it loaded itself. */
+export function jobSearch(loaded: Scenario, job: BoundedJob): Search {
+  const scenario = withLatency(loaded, job.latencyMs);
+  const options: ExploreOptions = { scenarioPath: job.scenarioPath, variant: job.variant, params: job.params, runs: Number.POSITIVE_INFINITY, seed: job.seed, workers: 1, strategy: "bounded", first: job.first };
+  if (job.workload !== undefined) options.workload = job.workload;
+  if (job.shard !== undefined) options.shard = job.shard;
+  const state = emptyState(job.stats, 0);
+  return { scenario, options, preemptions: job.stats.preemptions, reduce: job.stats.reduction, byOrigin: job.byOrigin, workloads: job.workloads, points: job.points, state };
+}
+
+export interface Search {
   scenario: Scenario;
   options: ExploreOptions;
   preemptions: number;
@@ -214,7 +292,7 @@ interface Search {
 }
 
 /** The root of ordinal `root`: its workload and fault points. */
-function rootAt(search: Search, root: number): Root | undefined {
+export function rootAt(search: Search, root: number): Root | undefined {
   let rest = root;
   const f = search.state.stats.faultPoints;
   for (const { workload, pointIndexes } of search.workloads) {
@@ -283,9 +361,10 @@ function addCounters(total: PropertyCounter[], counters: readonly PropertyCounte
 }
 
 /** Keeps what a finished run adds to the result; true when it is a finding. */
-function keep(search: Search, root: Root, outcome: RunOutcome): boolean {
+function keep(search: Search, root: Root, node: Node, outcome: RunOutcome): boolean {
   const { state } = search;
   state.stats.schedules++;
+  countInUnit(state.units, { root: state.root, choices: node.choices });
   state.steps += outcome.steps;
   addCounters(state.counters, outcome.counters);
   for (const i of root.pointIndexes) if (!state.pointsCovered.includes(i)) state.pointsCovered.push(i);
@@ -297,7 +376,7 @@ function keep(search: Search, root: Root, outcome: RunOutcome): boolean {
     return true;
   }
   const run = runSummary({ index: state.stats.schedules - 1, strategy: "bounded", workload: root.workload, seed: search.options.seed }, outcome);
-  state.found.push({ key, run, occurrences: 1 });
+  state.found.push({ key, run, position: { root: state.root, choices: node.choices }, occurrences: 1 });
   return true;
 }
 
@@ -322,7 +401,7 @@ async function searchRoots(search: Search, runsMax: number, save: () => void, sa
       const children = childrenOf(search, root, state.root, node, branches);
       for (let i = children.length - 1; i >= 0; i--) state.stack.push(children[i]!);
       if (outcome === undefined) state.stats.pruned++;
-      else if (node.owned && keep(search, root, outcome) && options.first) return "first";
+      else if (node.owned && keep(search, root, node, outcome) && options.first) return "first";
       options.onProgress?.({ done: state.stats.runs, total: state.stats.runs + state.stack.length, findings: state.found.length });
       if (state.stats.runs % saveEveryRuns === 0) save();
     }
@@ -330,8 +409,79 @@ async function searchRoots(search: Search, runsMax: number, save: () => void, sa
   return undefined;
 }
 
-// Version 3: choice indexes count in origin order.
-const checkpointVersion = 3;
+/**
+ * A unit of the search for a worker thread: a root's own run, whose children (one preemption each) come back to be
+ * handed out as tasks of their own, or the whole subtree of one such child. A root's run and then its children's
+ * subtrees in order is the depth-first order, so results folded in that order are the one-thread search's.
+ */
+export interface BoundedTask {
+  root: number;
+  child?: [number, number];
+}
+
+export interface TaskResult {
+  /** A root's task: the children this shard owns and did not prune, in search order. */
+  children?: Array<[number, number]>;
+  /** The task's own figures; each finding's run index counts the task's schedules from 0. */
+  state: SearchState;
+  /** With `first`: the task stopped at its first finding. */
+  stoppedAtFinding: boolean;
+}
+
+function emptyState(stats: BoundedStats, root: number): SearchState {
+  const zero = { schedules: 0, pruned: 0, placements: 0, runs: 0, complete: false };
+  return { root, stack: [], stats: { ...stats, ...zero }, steps: 0, counters: [], found: [], pointsCovered: [], units: [] };
+}
+
+/** Runs one task (see `BoundedTask`) from scratch, with figures of its own. */
+export async function runTask(whole: Search, task: BoundedTask): Promise<TaskResult> {
+  const state = emptyState(whole.state.stats, task.root);
+  const search: Search = { ...whole, state };
+  const root = rootAt(search, task.root);
+  assert(root !== undefined, `task root ${task.root} is within the search`);
+  const { index: shard, count: shards } = search.options.shard ?? { index: 0, count: 1 };
+  const first = search.options.first;
+  if (task.child === undefined) {
+    const node: Node = { choices: [], owned: task.root % shards === shard };
+    if (node.owned) state.stats.placements++;
+    const { outcome, branches } = await runNode(search, root, node);
+    const children = childrenOf(search, root, task.root, node, branches).map((child) => child.choices[0]!);
+    if (outcome === undefined) state.stats.pruned++;
+    else if (node.owned && keep(search, root, node, outcome) && first) return { children: [], state, stoppedAtFinding: true };
+    return { children, state, stoppedAtFinding: false };
+  }
+  const stack: Node[] = [{ choices: [task.child], owned: true }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const { outcome, branches } = await runNode(search, root, node);
+    const children = childrenOf(search, root, task.root, node, branches);
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
+    if (outcome === undefined) state.stats.pruned++;
+    else if (keep(search, root, node, outcome) && first) return { state, stoppedAtFinding: true };
+  }
+  return { state, stoppedAtFinding: false };
+}
+
+/** Adds a later part of the search (in search order) to `into`: its findings' run indexes follow `into`'s. */
+export function foldState(into: SearchState, part: SearchState): void {
+  const base = into.stats.schedules;
+  into.stats.schedules += part.stats.schedules;
+  into.stats.pruned += part.stats.pruned;
+  into.stats.placements += part.stats.placements;
+  into.stats.runs += part.stats.runs;
+  into.steps += part.steps;
+  addCounters(into.counters, part.counters);
+  for (const i of part.pointsCovered) if (!into.pointsCovered.includes(i)) into.pointsCovered.push(i);
+  into.units.push(...part.units);
+  for (const found of part.found) {
+    const seen = into.found.find((f) => f.key === found.key);
+    if (seen !== undefined) seen.occurrences += found.occurrences;
+    else into.found.push({ ...found, run: { ...found.run, index: base + found.run.index } });
+  }
+}
+
+// Version 3: choice indexes count in origin order. Version 4: findings keep their place in the search tree.
+const checkpointVersion = 4;
 
 function checkpointKey(scenario: Scenario, options: ExploreOptions, stats: BoundedStats): string {
   const { variant, workload, seed, params, shard } = options;
@@ -339,18 +489,40 @@ function checkpointKey(scenario: Scenario, options: ExploreOptions, stats: Bound
   return JSON.stringify({ scenario: scenario.name, variant, workload: workload ?? null, seed, params, shard: shard ?? null, preemptions: stats.preemptions, faultPoints: stats.faultPoints, reduction: stats.reduction, latencyMs: stats.latencyMs, order });
 }
 
-function loadCheckpoint(path: string, key: string): SearchState | undefined {
+/** How a search runs: in this thread depth-first, or in tasks on worker threads (src/explore/bounded-parallel.ts). */
+export type Engine = "depth-first" | "tasks";
+
+/** A root of a search on worker threads that is not yet folded into its state: its task results so far. */
+export interface RootWork {
+  root: number;
+  /** The root's task: its children (the tasks of its subtrees), whether it stopped at a finding, its figures. */
+  rootResult?: TaskResult;
+  childResults: Array<TaskResult | undefined>;
+}
+
+/** All a checkpoint holds besides its key: the folded state and, on worker threads, the roots under way. */
+export interface Saved {
+  state: SearchState;
+  frontier?: RootWork[];
+}
+
+const engineWords: Record<Engine, string> = { "depth-first": "in one thread (--workers 1, or --runs)", tasks: "on worker threads (--workers 2 or more, no --runs)" };
+
+function loadCheckpoint(path: string, key: string, engine: Engine): Saved | undefined {
   if (!existsSync(path)) return undefined;
-  const saved = JSON.parse(readFileSync(path, "utf8")) as { version: number; key: string; state: SearchState };
+  const saved = JSON.parse(readFileSync(path, "utf8")) as { version: number; key: string; engine?: Engine } & Saved;
   if (saved.version !== checkpointVersion || saved.key !== key) {
     throw new Error(`checkpoint ${path} belongs to another search (${saved.key}); remove it or pass another file`);
   }
-  return saved.state;
+  if (saved.engine !== engine) throw new Error(`checkpoint ${path} was saved by a search ${engineWords[saved.engine ?? "depth-first"]}; resume it the same way, or remove it`);
+  return saved.frontier === undefined ? { state: saved.state } : { state: saved.state, frontier: saved.frontier };
 }
 
-function saveCheckpoint(path: string, key: string, state: SearchState): void {
-  // Written beside and renamed over: a search killed mid-write leaves the previous checkpoint whole.
-  writeFileSync(`${path}.tmp`, JSON.stringify({ version: checkpointVersion, key, state }));
+function saveCheckpoint(path: string, key: string, engine: Engine, saved: Saved): void {
+  // Written beside and renamed over: a search killed mid-write leaves the previous checkpoint whole. Its directory
+  // is made first (settle job's shards save theirs on a claim where no shard has written yet).
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(`${path}.tmp`, JSON.stringify({ version: checkpointVersion, key, engine, ...saved }));
   renameSync(`${path}.tmp`, path);
 }
 
@@ -403,18 +575,30 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
   const workloads = names.map((workload) => ({ workload, pointIndexes: points.flatMap((p, i) => (p.workload === workload ? [i] : [])) }));
   stats.placementsTotal = workloads.reduce((sum, w) => sum + placementCount(w.pointIndexes.length, stats.faultPoints), 0);
   const key = checkpointKey(scenario, options, stats);
-  const fresh: SearchState = { root: 0, stack: [], stats, steps: 0, counters: [], found: [], pointsCovered: [] };
-  const state = (bounded.checkpoint === undefined ? undefined : loadCheckpoint(bounded.checkpoint, key)) ?? fresh;
+  // --runs counts runs in search order, which only one thread keeps.
+  const engine: Engine = options.workers > 1 && !Number.isFinite(options.runs) ? "tasks" : "depth-first";
+  const fresh: SearchState = { root: 0, stack: [], stats, steps: 0, counters: [], found: [], pointsCovered: [], units: [] };
+  const saved = bounded.checkpoint === undefined ? undefined : loadCheckpoint(bounded.checkpoint, key, engine);
+  const state = saved?.state ?? fresh;
   const byOrigin = (bounded.readyOrder ?? "origin") === "origin";
   const search: Search = { scenario, options, preemptions: stats.preemptions, reduce: state.stats.reduction, byOrigin, workloads, points, state };
-  const save = () => (bounded.checkpoint === undefined ? undefined : saveCheckpoint(bounded.checkpoint, key, state));
+  const save = (frontier?: RootWork[]) => (bounded.checkpoint === undefined ? undefined : saveCheckpoint(bounded.checkpoint, key, engine, frontier === undefined ? { state } : { state, frontier }));
   if (!state.stats.complete) {
-    const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
-    const stoppedBy = await searchRoots(search, runsMax, save, bounded.checkpointEveryRuns ?? 200, bounded.shouldStop ?? (() => false));
+    const shouldStop = bounded.shouldStop ?? (() => false);
+    const saveEveryRuns = bounded.checkpointEveryRuns ?? 200;
+    let stoppedBy: BoundedStats["stoppedBy"];
+    if (engine === "tasks") {
+      const { searchOnWorkers } = await import("./bounded-parallel.ts");
+      const job: BoundedJob = { kind: "bounded", scenarioPath: options.scenarioPath, variant: options.variant, workload: options.workload, params: options.params, seed: options.seed, shard: options.shard, first: options.first, stats, byOrigin, workloads, points, latencyMs };
+      stoppedBy = await searchOnWorkers(search, { job, workers: options.workers, frontier: saved?.frontier ?? [], save, saveEveryRuns, shouldStop, youngGenerationMb: options.youngGenerationMb });
+    } else {
+      const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
+      stoppedBy = await searchRoots(search, runsMax, () => save(), saveEveryRuns, shouldStop);
+    }
     state.stats.complete = stoppedBy === undefined;
     if (stoppedBy !== undefined) state.stats.stoppedBy = stoppedBy;
     else delete state.stats.stoppedBy;
-    save();
+    if (engine === "depth-first" || stoppedBy === undefined) save();
   }
   const detectedMs = clockMs();
   const findings = await collectFindings(scenario, options, state.found.map((f) => f.run));
@@ -430,7 +614,20 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
     shrinkMs: clockMs() - detectedMs,
     counters: state.counters,
     bounded: { ...state.stats },
+    search: {
+      workload: options.workload ?? null,
+      seed: options.seed,
+      shard: options.shard ?? { index: 0, count: 1 },
+      steps: state.steps,
+      units: state.units,
+      found: state.found.map(({ key, position, occurrences, run }) => ({ key, position, occurrences, run: run.index })),
+    },
   };
+}
+
+/** `K=2, F=0 (latency 5 ms)`, with `, no reduction` when it was off. */
+export function boundsText(stats: Pick<BoundedStats, "preemptions" | "faultPoints" | "reduction" | "latencyMs">): string {
+  return `K=${stats.preemptions}, F=${stats.faultPoints}${stats.reduction ? "" : ", no reduction"} (latency ${stats.latencyMs} ms)`;
 }
 
 /**
@@ -439,7 +636,7 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
  */
 export function boundedLine(name: string, variant: string, stats: BoundedStats, findings: number, wallMs: number): string {
   const n = (x: number) => x.toLocaleString("en-US");
-  const bounds = `K=${stats.preemptions}, F=${stats.faultPoints}${stats.reduction ? "" : ", no reduction"} (latency ${stats.latencyMs} ms)`;
+  const bounds = boundsText(stats);
   const stopper = { first: "--first", runs: "--runs", budget: "its time budget" }[stats.stoppedBy ?? "runs"];
   const how = stats.complete ? `complete for ${bounds}` : `incomplete for ${bounds} (stopped by ${stopper})`;
   const verdict = findings === 0 ? "no finding" : `${findings} finding(s)`;

@@ -14,7 +14,7 @@ import { faultBudgetOf, type Params, type Scenario } from "./scenario.ts";
 import { shrink } from "./shrink.ts";
 import { workerBundle } from "./load.ts";
 import { assert } from "../api/assert.ts";
-import { exploreBounded, type BoundedOptions, type BoundedStats } from "./bounded.ts";
+import { exploreBounded, type BoundedOptions, type BoundedStats, type SearchPosition, type Unit } from "./bounded.ts";
 
 export interface ExploreOptions {
   /** Absolute path of the scenario file (worker threads load it again). */
@@ -76,6 +76,20 @@ export interface ExploreResult {
   counters: PropertyCounter[];
   /** The bounded strategy's figures: whether its space was covered completely, schedules run and pruned. */
   bounded?: BoundedStats;
+  /** The bounded strategy's shard and where in its tree each finding came first: for its search record. */
+  search?: SearchPart;
+}
+
+/** What a bounded search adds to its search record besides its figures (see `SearchRecord` in findings.ts). */
+export interface SearchPart {
+  workload: string | null;
+  seed: number;
+  shard: { index: number; count: number };
+  steps: number;
+  /** Schedules per unit of the tree, in search order (see `SearchState.units` in bounded.ts). */
+  units: Unit[];
+  /** Per finding key: its first schedule's place in the tree and run index, and how many schedules had it. */
+  found: Array<{ key: string; position: SearchPosition; occurrences: number; run: number }>;
 }
 
 export async function faultPoints(scenario: Scenario, options: Pick<ExploreOptions, "variant" | "workload" | "params" | "seed">): Promise<FaultPoint[]> {
@@ -318,7 +332,7 @@ async function runHere(scenario: Scenario, ctx: PlanContext, options: ExploreOpt
  * loads the scenario through the same scoped loader as the CLI. From the sources (the repository's tests),
  * it is `worker-entry.mjs`, which registers tsx for the worker before it imports `worker.ts`.
  */
-function workerEntry(): URL {
+export function workerEntry(): URL {
   return import.meta.url.endsWith(".ts") ? new URL("./worker-entry.mjs", import.meta.url) : new URL("./worker.js", import.meta.url);
 }
 

@@ -8,6 +8,7 @@ import type { TraceRecord } from "../sim/trace.ts";
 import { toJsonl } from "../sim/trace.ts";
 import type { ThrownError, VerdictKind } from "../check/verdict.ts";
 import type { Params, Scenario } from "./scenario.ts";
+import type { BoundedStats, SearchPosition, Unit } from "./bounded.ts";
 
 /**
  * The version of the replay format and of the semantics a replay depends on (scheduling, the trace's hashed
@@ -146,4 +147,62 @@ export function replayParams(scenario: { name: string; params: Params }, file: R
     params[key] = value;
   }
   return params;
+}
+
+/**
+ * What a bounded search writes beside its findings (`<scenario>/<variant>.search.json`): its bounds, its shard, its
+ * figures, and where in the search tree each finding came first. `settle merge` of every shard's findings adds them
+ * up to the unsharded search's figures and says whether the whole space was searched (src/cli/merge.ts).
+ */
+export interface SearchRecord {
+  version: number;
+  /** The scenario's name (its folder under .settle/findings). */
+  scenario: string;
+  variant: string;
+  workload: string | null;
+  params: Params;
+  seed: number;
+  shard: { index: number; count: number };
+  stats: BoundedStats;
+  steps: number;
+  /** Schedules per unit of the search tree, in search order: `[root, step, index, schedules]` (bounded.ts). */
+  units: Unit[];
+  findings: Array<{ key: string; replay: string | null; position: SearchPosition; occurrences: number; run: number }>;
+}
+
+export const searchRecordVersion = 1;
+export const searchRecordSuffix = ".search.json";
+
+/** Writes a search record beside the scenario's replay files in `findingsDir` (a .settle/findings), atomically. */
+export function writeSearchRecord(findingsDir: string, record: SearchRecord): void {
+  const dir = join(findingsDir, record.scenario);
+  mkdirSync(dir, { recursive: true });
+  atomicWrite(join(dir, `${record.variant}${searchRecordSuffix}`), `${JSON.stringify(record, null, 2)}\n`);
+}
+
+export function readSearchRecord(path: string): SearchRecord {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new ReplayFileError(`${path}: not a search record (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) throw new ReplayFileError(`${path}: expected a search record (a JSON object)`);
+  const o = data as Record<string, unknown>;
+  const version = field<number>(o, path, "version", isInt, "an integer");
+  if (version !== searchRecordVersion) throw new ReplayFileError(`${path}: search record version ${version} is not supported (this settle reads ${searchRecordVersion})`);
+  field(o, path, "scenario", isString, "a scenario name");
+  field(o, path, "variant", isString, "a string");
+  field(o, path, "shard", isShard, "{ index, count } with 0 <= index < count");
+  field(o, path, "stats", (v) => typeof v === "object" && v !== null && ["schedules", "pruned", "placements", "placementsTotal", "runs", "preemptions", "faultPoints", "latencyMs"].every((k) => isInt((v as Record<string, unknown>)[k])) && typeof (v as { complete?: unknown }).complete === "boolean", "the search's figures");
+  field(o, path, "steps", isInt, "an integer");
+  field(o, path, "units", (v) => Array.isArray(v) && v.every((u) => Array.isArray(u) && u.length === 4 && u.every(isInt)), "a list of [root, step, index, schedules]");
+  field(o, path, "findings", (v) => Array.isArray(v) && v.every((f) => typeof f === "object" && f !== null && isString((f as { key?: unknown }).key) && isInt((f as { occurrences?: unknown }).occurrences)), "a list of { key, position, occurrences, run }");
+  return data as SearchRecord;
+}
+
+function isShard(v: unknown): boolean {
+  if (typeof v !== "object" || v === null) return false;
+  const { index, count } = v as { index?: unknown; count?: unknown };
+  return isInt(index) && isInt(count) && (index as number) >= 0 && (index as number) < (count as number);
 }

@@ -1,10 +1,12 @@
 // What one explored variant amounts to, for people and programs: the object `settle explore --json` prints and
-// `settle/test`'s `explore()` returns, the text report of each finding, and the replay files written for them.
+// `settle/test`'s `explore()` returns, the text report of each finding, and the replay files written for them
+// (with, for the bounded search, its search record beside them).
 // One function builds all three, so the CLI and the test API cannot drift apart.
-import { relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import type { ExploreResult } from "./explore.ts";
 import { boundedLine, type BoundedStats } from "./bounded.ts";
-import { replayFormatVersion, writeReplayFile } from "./findings.ts";
+import { replayFormatVersion, searchRecordVersion, writeReplayFile, writeSearchRecord } from "./findings.ts";
+import type { Params } from "./scenario.ts";
 import { formatFinding } from "../report/text.ts";
 import type { ThrownError } from "../check/verdict.ts";
 
@@ -92,6 +94,15 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
     if (outcome.verdict.error !== undefined) summary.error = outcome.verdict.error;
     return summary;
   });
+  if (result.bounded !== undefined && result.search !== undefined) {
+    const { workload, seed, shard, steps, units, found } = result.search;
+    const replayOf = (key: string) => {
+      const at = result.findings.findIndex((f) => f.key === key);
+      return at < 0 ? null : basename(findings[at]!.replay);
+    };
+    const record = { version: searchRecordVersion, scenario: name, variant, workload, params: params as Params, seed, shard, stats: result.bounded, steps, units, findings: found.map((f) => ({ ...f, replay: replayOf(f.key) })) };
+    writeSearchRecord(join(cwd, ".settle", "findings"), record);
+  }
   const runsPerSec = runsPerSecond(result.runs, result.detectMs);
   const stats = { steps: result.steps, runsPerSec, wallMs: Math.round(result.wallMs), detectMs: Math.round(result.detectMs), shrinkMs: Math.round(result.shrinkMs), faultPointsCovered: result.pointsCovered, faultPoints: result.points.length, ...result.bounded };
   const properties = result.counters.map((c) => ({ name: c.name, kind: c.kind, evaluations: c.evaluations, failures: c.failures, everHeld: c.everHeld }));

@@ -1,9 +1,12 @@
-// A worker thread of `explore`: loads the scenario itself and runs the indexes it was given.
+// A worker thread of `explore`: loads the scenario itself and runs the indexes it was given, or, for the bounded
+// search, serves the tasks it is sent (src/explore/bounded-parallel.ts).
 import { parentPort, workerData } from "node:worker_threads";
 import { loadScenario } from "./load.ts";
 import { FirstFindingBound, runIndexes } from "./explore.ts";
 import type { FaultPoint, StrategyName } from "./plan.ts";
 import type { Params } from "./scenario.ts";
+import type { BoundedJob } from "./bounded.ts";
+import { serveTasks } from "./bounded-parallel.ts";
 
 interface Job {
   scenarioPath: string;
@@ -18,8 +21,13 @@ interface Job {
   firstBound: SharedArrayBuffer | undefined;
 }
 
-const job = workerData as Job;
+const job = workerData as Job | BoundedJob;
 const scenario = await loadScenario(job.scenarioPath);
-const ctx = { scenario, variant: job.variant, workload: job.workload, params: job.params, seed: job.seed, strategy: job.strategy, points: job.points };
-const first = job.firstBound === undefined ? undefined : new FirstFindingBound(job.firstBound);
-await runIndexes(ctx, job.indexes, first, (summary) => parentPort!.postMessage(summary));
+if ("kind" in job) serveTasks(scenario, job);
+else await runPlanned(job);
+
+async function runPlanned(job: Job): Promise<void> {
+  const ctx = { scenario, variant: job.variant, workload: job.workload, params: job.params, seed: job.seed, strategy: job.strategy, points: job.points };
+  const first = job.firstBound === undefined ? undefined : new FirstFindingBound(job.firstBound);
+  await runIndexes(ctx, job.indexes, first, (summary) => parentPort!.postMessage(summary));
+}

@@ -75,6 +75,36 @@ test("the shard scripts, run with JOB_COMPLETION_INDEX 0..2, merge into the unsh
   assert.deepEqual(rows(merged.stdout), rows(unsharded.stdout));
 });
 
+test("a bounded search's shard scripts resume from checkpoints on the claim and merge into the unsharded search, complete", () => {
+  const findings = join(root, "bounded-findings");
+  const fixture = join(repo, "test", "fixtures", "bounded", "scenario.ts");
+  const args = [fixture, "--variant", "safe", "--strategy", "bounded", "--preemptions", "1", "--fault-points", "1", "--workers", "1"];
+  const { jobs } = manifests(["--shards", "2", "--image", "node:20", "--pvc", "findings", "--findings-dir", findings, "--", ...args]);
+  const script = jobs[0]!.spec.template.spec.containers[0]!.command[2]!;
+  assert.match(script, /--shard "\$JOB_COMPLETION_INDEX\/2" --checkpoint .*\/bounded-findings\/shard-"\$JOB_COMPLETION_INDEX"\.checkpoint/);
+  const shims = join(root, "bin");
+  mkdirSync(shims, { recursive: true });
+  writeFileSync(join(shims, "settle"), `#!/bin/sh\nexec "${process.execPath}" "${bin}" "$@"\n`);
+  chmodSync(join(shims, "settle"), 0o755);
+  for (let index = 0; index < 2; index++) {
+    const cwd = join(root, `bounded-pod-${index}`, "app");
+    mkdirSync(cwd, { recursive: true });
+    const pod = spawnSync("sh", ["-c", script], { cwd, encoding: "utf8", env: { ...process.env, PATH: `${shims}:${process.env.PATH ?? ""}`, JOB_COMPLETION_INDEX: String(index) } });
+    assert.equal(pod.status, 0, `shard ${index}: ${pod.stdout}\n${pod.stderr}`);
+  }
+  const merged = settle(root, ["merge", join(findings, "shard-0"), join(findings, "shard-1"), "--out", join(root, "bounded-merged")]);
+  const full = join(root, "bounded-full");
+  mkdirSync(full, { recursive: true });
+  const unsharded = settle(full, ["explore", ...args]);
+  const schedules = /complete for K=1, F=1 \(latency 5 ms\): (\d+) schedules over 9 of 9 fault placements \((\d+) pruned\)/;
+  const [, wholeCount, wholePruned] = schedules.exec(unsharded.stdout) ?? [];
+  assert.ok(wholeCount !== undefined, unsharded.stdout);
+  assert.match(merged.stdout, schedules);
+  const [, count, pruned] = schedules.exec(merged.stdout)!;
+  assert.deepEqual([count, pruned], [wholeCount, wholePruned]);
+  assert.match(merged.stdout, /; 2 shard\(s\)/);
+});
+
 test("settle job names a missing or bad option", () => {
   assert.match(settle(root, ["job", "--image", "x", "--", "examples"]).stderr, /--shards N is required/);
   assert.match(settle(root, ["job", "--shards", "2", "--image", "x"]).stderr, /expects the explore arguments after --/);
