@@ -27,7 +27,10 @@ export interface DrillTarget {
   summary?(view: WorldView): string;
   /** Named external state the properties may read (a drill sees only the API server, so usually none). */
   externals?: Record<string, unknown>;
-  /** The controller command the variant declares (YAML scenarios); a command after `--` overrides it. */
+  /**
+   * The controller command the variant declares (YAML scenarios: its `command`, else `node MODULE ARGS...` for a
+   * `module:` variant); a command after `--` overrides it.
+   */
   command?: readonly string[];
   /** The controller's working directory (YAML scenarios: the scenario's folder). Default: the drill's. */
   cwd?: string;

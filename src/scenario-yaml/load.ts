@@ -35,6 +35,10 @@ export interface Ref {
 export interface YamlVariant {
   description?: string;
   command?: string[];
+  /** The controller module, absolute (resolved against the scenario's folder at load; the file exists then). */
+  module?: string;
+  /** The module's process.argv after its path. */
+  args?: string[];
   expect?: "finding" | "ok";
   env?: Record<string, string>;
 }
@@ -146,7 +150,7 @@ function build(raw: Record<string, unknown>, file: string, shown: string, at: (p
   const scenario: YamlScenario = {
     name: raw.name as string,
     path: file,
-    variants: raw.variants as Record<string, YamlVariant>,
+    variants: variants(raw.variants as Record<string, YamlVariant>, dirname(file), at),
     world,
     workload,
     properties,
@@ -157,6 +161,23 @@ function build(raw: Record<string, unknown>, file: string, shown: string, at: (p
   };
   if (typeof raw.description === "string") scenario.description = raw.description;
   return scenario;
+}
+
+/** The variants with each `module` resolved against the scenario's folder; a module that is not a file fails the load. */
+function variants(raw: Record<string, YamlVariant>, dir: string, at: (p: readonly (string | number)[]) => string): Record<string, YamlVariant> {
+  const out: Record<string, YamlVariant> = {};
+  for (const [name, variant] of Object.entries(raw)) {
+    out[name] = { ...variant };
+    if (variant.module === undefined) continue;
+    const path = resolve(dir, variant.module);
+    const stat = statSafe(path);
+    if (stat === undefined || !stat.isFile()) {
+      const what = stat === undefined ? "no such file" : "not a file";
+      throw new ScenarioYamlError(`${at(["variants", name, "module"])}: variants.${name}.module: ${variant.module}: ${what} (resolved against the scenario's folder: ${path})`);
+    }
+    out[name]!.module = path;
+  }
+  return out;
 }
 
 function property(raw: Record<string, unknown>, expr: WorldExpression, where: string): Property {

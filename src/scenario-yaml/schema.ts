@@ -72,9 +72,16 @@ export const scenarioSchema = {
         properties: {
           description: { type: "string" },
           command: { type: "array", minItems: 1, items: { type: "string" }, description: "The controller's command, run from the scenario's folder." },
+          module: {
+            type: "string",
+            minLength: 1,
+            description: "A Node.js controller module, relative to the scenario: settle explore runs it in the simulator; settle drill runs `node MODULE ARGS...` unless a command is given.",
+          },
+          args: { type: "array", items: { type: "string" }, description: "module only: its process.argv after the module's path." },
           expect: { enum: ["finding", "ok"] },
-          env: { type: "object", additionalProperties: { type: "string" } },
+          env: { type: "object", additionalProperties: { type: "string" }, description: "Extra environment variables for the controller (command or module)." },
         },
+        dependencies: { args: ["module"] },
       },
     },
     world: {

@@ -27,7 +27,9 @@ export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillT
   };
   const faults = scenario.faults === "none" ? { faultKinds: [] as string[] } : { ...(scenario.faults.kinds === undefined ? {} : { faultKinds: scenario.faults.kinds }), ...(scenario.faults.afterWrites === undefined ? {} : { afterWrites: scenario.faults.afterWrites }) };
   target.defaults = { ...scenario.drill, ...faults };
+  // A module variant without a command runs as `node MODULE ARGS...` (this Node.js), so one scenario serves explore and drill.
   if (declared.command !== undefined) target.command = declared.command;
+  else if (declared.module !== undefined) target.command = [process.execPath, declared.module, ...(declared.args ?? [])];
   if (declared.expect !== undefined) target.expect = declared.expect;
   if (declared.env !== undefined) target.env = declared.env;
   return target;

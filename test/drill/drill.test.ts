@@ -85,6 +85,15 @@ test("settle drill reports a scenario.yaml error with its file and line, exit 2"
   assert.match(stderr, /settle drill: scenario\.yaml:6:\d+: properties\[0\]\.expr: "list\('ConfigMap'\) ==": /);
 });
 
+test("settle drill names a variant's module that does not exist, exit 2 and no stack", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-cli-"));
+  writeFileSync(join(dir, "scenario.yaml"), "name: nomodule\nvariants:\n  only: { module: op/gone.js }\nproperties:\n  - always: fine\n    expr: \"true\"\n");
+  const { code, stderr } = await runCli(["drill", "scenario.yaml", "--variant", "only"], dir);
+  assert.equal(code, 2);
+  assert.match(stderr, /^settle drill: scenario\.yaml:3:\d+: variants\.only\.module: op\/gone\.js: no such file/);
+  assert.doesNotMatch(stderr, /\n\s+at /);
+});
+
 test("settle serve --setup scenario.yaml serves the scenario's world", async () => {
   const dir = mkdtempSync(join(tmpdir(), "settle-serve-yaml-"));
   const kubeconfig = join(dir, "kubeconfig");

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -127,6 +127,37 @@ test("a world object the store refuses fails the load with the store's message",
 test("a workload step with two actions is refused at its line", () => {
   const path = scenarioFile(`${minimal}workload:\n  - { sleep: 10, delete: { kind: ConfigMap, name: x } }\n`);
   assert.throws(() => loadYamlScenario(path), /scenario\.yaml:10:\d+: workload\[0\]: must NOT have more than 1 properties/);
+});
+
+test("a module variant resolves against the scenario's folder and drills as node MODULE ARGS with its env; a command wins", () => {
+  const path = scenarioFile(minimal.replace("variants:\n", "variants:\n  mod: { module: op/main.js, args: [--delta, -v], env: { LEVEL: \"2\" }, expect: finding }\n  both: { module: op/main.js, command: [bash, run.sh] }\n"));
+  const dir = join(path, "..");
+  mkdirSync(join(dir, "op"));
+  writeFileSync(join(dir, "op/main.js"), "");
+  const scenario = loadYamlScenario(path);
+  assert.equal(scenario.variants.mod?.module, join(dir, "op/main.js"));
+  const target = yamlDrillTarget(scenario, "mod");
+  assert.deepEqual(target.command, [process.execPath, join(dir, "op/main.js"), "--delta", "-v"]);
+  assert.deepEqual(target.env, { LEVEL: "2" });
+  assert.equal(target.cwd, dir);
+  assert.equal(target.expect, "finding");
+  assert.deepEqual(yamlDrillTarget(scenario, "both").command, ["bash", "run.sh"]);
+});
+
+test("a module that is not there fails the load naming the variant, the path as written and where it was looked for", () => {
+  const path = scenarioFile(minimal.replace("variants:\n", "variants:\n  mod: { module: op/missing.js }\n"));
+  assert.throws(() => loadYamlScenario(path), (error: Error) => {
+    assert.ok(error instanceof ScenarioYamlError);
+    assert.match(error.message, /scenario\.yaml:3:\d+: variants\.mod\.module: op\/missing\.js: no such file \(resolved against the scenario's folder: .*\/op\/missing\.js\)/);
+    return true;
+  });
+  const folder = scenarioFile(minimal.replace("variants:\n", "variants:\n  mod: { module: . }\n"));
+  assert.throws(() => loadYamlScenario(folder), /variants\.mod\.module: \.: not a file/);
+});
+
+test("args without a module, and a module that is not a string, are schema errors", () => {
+  assert.throws(() => loadYamlScenario(scenarioFile(minimal.replace("variants:\n", "variants:\n  a: { command: [x], args: [y] }\n"))), /variants\.a: must have property module when property args is present/);
+  assert.throws(() => loadYamlScenario(scenarioFile(minimal.replace("variants:\n", "variants:\n  a: { module: [x] }\n"))), /variants\.a\.module: must be string/);
 });
 
 test("a scenario text is told apart from a manifest file", () => {
