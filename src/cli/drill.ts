@@ -32,7 +32,8 @@ Options:
                       failed write (500, 409) and a lost response
   --quiet-ms N        every run waits exactly this quiet window: no learning (default: learned, see above)
   --cold-start        start each controller process only at its turn (for a controller whose start-up, before
-                      its first API request, acts outside the API server or reads what its predecessor wrote)
+                      its first API request, acts outside the API server or reads what its predecessor wrote,
+                      or a client that drops the path of the kubeconfig's server URL); scenario.yaml: drill.coldStart
   --timeout-ms N      bound of every run, each phase included (default 60000)
   --parallel N        points drilled at once, each with its own server and process (default: cores)
   --artifacts DIR     where failing points write their artifact (default .settle/drills/<scenario>);
@@ -121,7 +122,7 @@ async function drillMain(argv: string[]): Promise<number> {
     ...(values["timeout-ms"] === undefined ? {} : { timeoutMs: intOption(values, "timeout-ms", 60_000, 1) }),
     concurrency: intOption(values, "parallel", availableParallelism(), 1),
     faults: values.faults === true,
-    coldStart: values["cold-start"] === true,
+    ...(values["cold-start"] === true ? { coldStart: true } : {}),
     ...(killPoints === undefined ? {} : { killPoints }),
     onProgress: (line) => process.stderr.write(`settle drill: ${line}\n`),
     onRun: (run) => {

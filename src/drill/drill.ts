@@ -139,8 +139,9 @@ export function drillTarget(options: DrillOptions): DrillTarget {
   return targetFromScenario(options.scenario, options.ctx);
 }
 
-export async function drill(options: DrillOptions): Promise<DrillResult> {
-  const target = drillTarget(options);
+export async function drill(given: DrillOptions): Promise<DrillResult> {
+  const target = drillTarget(given);
+  const options = given.coldStart === undefined && target.defaults?.coldStart === true ? { ...given, coldStart: true } : given;
   const command = options.command ?? target.command;
   if (command === undefined || command.length === 0) throw new Error(`drill: variant "${target.variant}" declares no command; give one after --`);
   const progress = options.onProgress ?? (() => {});

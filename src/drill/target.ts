@@ -39,7 +39,7 @@ export interface DrillTarget {
   /** The verdict the variant expects of a drill: `finding` (buggy) or `ok` (fixed). */
   expect?: "finding" | "ok";
   /** The scenario's own drill settings, used where the drill's options say nothing. */
-  defaults?: { quietMs?: number; timeoutMs?: number; faultKinds?: readonly string[]; afterWrites?: readonly number[] };
+  defaults?: { quietMs?: number; timeoutMs?: number; faultKinds?: readonly string[]; afterWrites?: readonly number[]; coldStart?: boolean };
   /** How to run this target again, for the replay line of a report (without the controller command). */
   rerun: string;
 }

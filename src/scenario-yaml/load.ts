@@ -57,7 +57,7 @@ export interface YamlScenario {
   expressions: WorldExpression[];
   kinds: KindTable;
   faults: "none" | { kinds?: string[]; afterWrites?: number[] };
-  drill: { quietMs?: number; timeoutMs?: number };
+  drill: { quietMs?: number; timeoutMs?: number; coldStart?: boolean };
 }
 
 const ajv = new Ajv({ allErrors: true, strict: false });

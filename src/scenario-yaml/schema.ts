@@ -117,6 +117,11 @@ export const scenarioSchema = {
           description: "The reference run's quiet window (default 2000) and the most a learned window may widen to; --quiet-ms fixes the window instead.",
         },
         timeoutMs: { type: "integer", minimum: 1, description: "The bound on every phase of a run (default 60000)." },
+        coldStart: {
+          type: "boolean",
+          description:
+            "Start each controller process at its turn, as --cold-start does: for a client that drops the path of the kubeconfig's server URL, whose requests the drill then cannot tell apart from the running process's.",
+        },
       },
     },
   },
