@@ -226,7 +226,7 @@ test("settle explore on a scenario.yaml: bad modules and command-only variants e
   assert.match(commandOnly.stderr, /no variant gives a module: .*use settle drill test\/module\/fixtures\/yaml\/command-only\.yaml --variant main/);
   const missing = cli(["explore", yaml("bad-module.yaml")]);
   assert.equal(missing.status, 2, missing.stderr);
-  assert.match(missing.stderr, /variant missing: module .*does-not-exist\.mjs: no such file/);
+  assert.match(missing.stderr, /bad-module\.yaml:4:13: variants\.missing\.module: \.\.\/does-not-exist\.mjs: no such file/);
   const throws = cli(["explore", yaml("throws.yaml")]);
   assert.equal(throws.status, 2, throws.stderr);
   assert.match(throws.stderr, /throws-while-loading\.mjs: threw while loading: no configuration found/);
