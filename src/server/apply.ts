@@ -277,7 +277,34 @@ const everyField = () => true;
 
 /** Drops owned fields the object no longer has (changed by a writer the table did not see). */
 function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode, tables: ElementTables): ManagedEntry[] {
-  return entries.map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => valueAt(live, JSON.parse(p) as string[], schema, tables) !== undefined)) }));
+  return entries.map((e) => {
+    const fields = keptWhere(e.fields, (p) => valueAt(live, JSON.parse(p) as string[], schema, tables) !== undefined);
+    return fields === e.fields ? e : entryOf(e.manager, e.operation, e.apiVersion, e.time, e.subresource, fields);
+  });
+}
+
+/**
+ * The fields of a set that `keep` keeps, in its order; the same set when it keeps them all, so that an entry whose
+ * fields did not change keeps its `fieldsV1` tree and text (made once per set) instead of making them again.
+ */
+function keptWhere(fields: FieldSet, keep: (path: string) => boolean): FieldSet {
+  let kept: string[] | undefined;
+  let seen = 0;
+  for (const p of fields) {
+    if (kept !== undefined) {
+      if (keep(p)) kept.push(p);
+    } else if (!keep(p)) kept = [...fields].slice(0, seen);
+    seen++;
+  }
+  return kept === undefined ? fields : new Set(kept);
+}
+
+/** `next`, or `previous` when it holds the same fields in the same order (its wire form is made already). */
+function sameOrNew(previous: FieldSet | undefined, next: FieldSet): FieldSet {
+  if (previous === undefined || previous.size !== next.size) return next;
+  const order = next.values();
+  for (const p of previous) if (order.next().value !== p) return next;
+  return previous;
 }
 
 /** The texts of a path's proper prefixes (`["f:a","f:b","f:c"]`: `["f:a"]`, `["f:a","f:b"]`), shortest first. */
@@ -446,8 +473,12 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
     if (left.length > 0) throw conflictError(left, a.resource);
   }
   const taken = new Set(conflicts.map((c) => c.path));
-  const previous = entries.find(isMine)?.fields ?? new Set<string>();
-  entries = entries.filter((e) => !isMine(e)).map((e) => ({ ...e, fields: new Set([...e.fields].filter((p) => !taken.has(p))) }));
+  const previousFields = entries.find(isMine)?.fields;
+  const previous = previousFields ?? new Set<string>();
+  entries = entries.filter((e) => !isMine(e)).map((e) => {
+    const fields = taken.size === 0 ? e.fields : keptWhere(e.fields, (p) => !taken.has(p));
+    return fields === e.fields ? e : entryOf(e.manager, e.operation, e.apiVersion, e.time, e.subresource, fields);
+  });
   const appliedBody = include("status") ? a.applied : { ...a.applied, status: undefined };
   const merged = mergeApplied(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema) as KubeObject;
   const othersOwn = ownership(entries);
@@ -462,7 +493,7 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
     removed.add(p);
   }
   removeAll(merged as unknown as Record<string, unknown>, removals, schema, tables);
-  entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields: appliedFields });
+  entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields: sameOrNew(previousFields, appliedFields) });
   refreshLastApplied(a.manager, a.applied, merged);
   return { object: merged, entries };
 }

@@ -15,7 +15,10 @@ type Json = Record<string, unknown>;
 
 /** Sets an own property even for keys like `__proto__`, which plain assignment would treat as the prototype. */
 export function setKey(object: Json, key: string, value: unknown): void {
-  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  // Assignment is the same for every other key on a plain object (Object.prototype has no other setter), and several
+  // times cheaper than defining a property: server-side apply sets one per field, tens of thousands in a big body.
+  if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
 }
 
 function fail(message: string): never {
