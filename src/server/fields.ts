@@ -86,39 +86,51 @@ export function fieldsOf(object: Json, schema: SchemaNode, include: (field: stri
     if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
     if (key === "metadata" && isRecord(value)) {
       for (const [mk, mv] of Object.entries(value)) {
-        if (!unownedMeta.has(mk) && mv !== null && mv !== undefined) walk(mv, childOf(childOf(schema, key), mk), ["f:metadata", `f:${mk}`], out);
+        if (!unownedMeta.has(mk) && mv !== null && mv !== undefined) walk(mv, childOf(childOf(schema, key), mk), opened(opened(pathOpen, "f:metadata"), `f:${mk}`), 2, out);
       }
-    } else walk(value, childOf(schema, key), [`f:${key}`], out);
+    } else walk(value, childOf(schema, key), opened(pathOpen, `f:${key}`), 1, out);
   }
   return out;
 }
 
-function walk(value: unknown, schema: SchemaNode, path: string[], out: FieldSet): void {
-  if (path.length > pathDepthMax) return void out.add(JSON.stringify(path));
+/**
+ * A path is carried down a walk as its JSON text without the closing bracket (`["f:a","f:b"`), and its length: a
+ * field's text is then one concatenation, not a copy of its path's elements and a serialization of all of them.
+ * `opened(opened(pathOpen, a), b) + "]"` is `JSON.stringify([a, b])`.
+ */
+const pathOpen = "[";
+
+function opened(text: string, element: string): string {
+  return `${text.length === 1 ? text : `${text},`}${JSON.stringify(element)}`;
+}
+
+function walk(value: unknown, schema: SchemaNode, path: string, depth: number, out: FieldSet): void {
+  if (depth > pathDepthMax) return void out.add(`${path}]`);
   if (Array.isArray(value)) {
-    if (schema.t !== "list" || schema.listType === "atomic") return void out.add(JSON.stringify(path));
+    if (schema.t !== "list" || schema.listType === "atomic") return void out.add(`${path}]`);
     if (schema.listType === "set") {
-      for (const item of value) out.add(JSON.stringify([...path, `v:${JSON.stringify(item)}`]));
+      for (const item of value) out.add(`${opened(path, `v:${JSON.stringify(item)}`)}]`);
       return;
     }
     for (const item of value) {
       if (!isRecord(item)) continue;
-      const element = [...path, elementKey(item, schema)];
-      out.add(JSON.stringify(element));
-      walkMap(item, schema.item, element, out);
+      const element = opened(path, elementKey(item, schema));
+      out.add(`${element}]`);
+      walkMap(item, schema.item, element, depth + 1, out);
     }
     return;
   }
   if (!isRecord(value) || Object.keys(value).length === 0 || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) {
-    return void out.add(JSON.stringify(path));
+    return void out.add(`${path}]`);
   }
-  walkMap(value, schema, path, out);
+  walkMap(value, schema, path, depth, out);
 }
 
-function walkMap(value: Json, schema: SchemaNode, path: string[], out: FieldSet): void {
-  for (const [key, child] of Object.entries(value)) {
+function walkMap(value: Json, schema: SchemaNode, path: string, depth: number, out: FieldSet): void {
+  for (const key of Object.keys(value)) {
+    const child = value[key];
     if (child === null || child === undefined) continue;
-    walk(child, childOf(schema, key), [...path, `f:${key}`], out);
+    walk(child, childOf(schema, key), opened(path, `f:${key}`), depth + 1, out);
   }
 }
 
@@ -150,9 +162,9 @@ export function fieldChanges(before: Json | undefined, after: Json, schema: Sche
         const mv = value[mk];
         if (unownedMeta.has(mk) || mv === null || mv === undefined) continue;
         const j: Joint = { after: stepField(value, mk), before: stepField(b, mk), all };
-        walkJoint(mv, childOf(childOf(schema, key), mk), ["f:metadata", `f:${mk}`], j, out);
+        walkJoint(mv, childOf(childOf(schema, key), mk), opened(opened(pathOpen, "f:metadata"), `f:${mk}`), 2, j, out);
       }
-    } else walkJoint(value, childOf(schema, key), [`f:${key}`], { after: value, before: b, all }, out);
+    } else walkJoint(value, childOf(schema, key), opened(pathOpen, `f:${key}`), 1, { after: value, before: b, all }, out);
   }
   return out;
 }
@@ -169,14 +181,14 @@ function stepField(node: unknown, field: string): unknown {
 }
 
 
-function leaf(path: string[], j: Joint, out: FieldChanges): void {
-  const text = JSON.stringify(path);
+function leaf(path: string, j: Joint, out: FieldChanges): void {
+  const text = `${path}]`;
   out.now.add(text);
   if (j.all || !jsonEqual(j.before, j.after)) out.changed.add(text);
 }
 
-function walkJoint(value: unknown, schema: SchemaNode, path: string[], j: Joint, out: FieldChanges): void {
-  if (path.length > pathDepthMax) return leaf(path, j, out);
+function walkJoint(value: unknown, schema: SchemaNode, path: string, depth: number, j: Joint, out: FieldChanges): void {
+  if (depth > pathDepthMax) return leaf(path, j, out);
   if (Array.isArray(value)) {
     if (schema.t !== "list" || schema.listType === "atomic") return leaf(path, j, out);
     if (schema.listType === "set") {
@@ -185,33 +197,33 @@ function walkJoint(value: unknown, schema: SchemaNode, path: string[], j: Joint,
         const wanted = element.slice(2);
         const after = Array.isArray(j.after) ? out.tables.withJson(j.after, wanted) : undefined;
         const before = Array.isArray(j.before) ? out.tables.withJson(j.before, wanted) : undefined;
-        leaf([...path, element], { after, before, all: j.all }, out);
+        leaf(opened(path, element), { after, before, all: j.all }, out);
       }
       return;
     }
     for (const item of value) {
       if (!isRecord(item)) continue;
       const key = elementKey(item, schema);
-      const element = [...path, key];
+      const element = opened(path, key);
       const after = Array.isArray(j.after) ? out.tables.withKey(j.after, schema, key) : undefined;
       const before = Array.isArray(j.before) ? out.tables.withKey(j.before, schema, key) : undefined;
       const inner: Joint = { after, before, all: j.all };
       leaf(element, inner, out);
-      walkMapJoint(item, schema.item, element, inner, out);
+      walkMapJoint(item, schema.item, element, depth + 1, inner, out);
     }
     return;
   }
   if (!isRecord(value) || Object.keys(value).length === 0 || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) {
     return leaf(path, j, out);
   }
-  walkMapJoint(value, schema, path, j, out);
+  walkMapJoint(value, schema, path, depth, j, out);
 }
 
-function walkMapJoint(value: Json, schema: SchemaNode, path: string[], j: Joint, out: FieldChanges): void {
+function walkMapJoint(value: Json, schema: SchemaNode, path: string, depth: number, j: Joint, out: FieldChanges): void {
   for (const key of Object.keys(value)) {
     const child = value[key];
     if (child === null || child === undefined) continue;
-    walkJoint(child, childOf(schema, key), [...path, `f:${key}`], { after: stepField(j.after, key), before: stepField(j.before, key), all: j.all }, out);
+    walkJoint(child, childOf(schema, key), opened(path, `f:${key}`), depth + 1, { after: stepField(j.after, key), before: stepField(j.before, key), all: j.all }, out);
   }
 }
 
