@@ -13,7 +13,7 @@ import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { describePath, ElementTables, fieldChanges, fieldsOf, fromFieldsV1, mergeApplied, removeAll, toFieldsV1, valueAt } from "./fields.ts";
+import { describePath, ElementTables, fieldChanges, fieldsOf, fieldsV1Text, fromFieldsV1, mergeApplied, removeAll, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { schemaOf } from "./schema.ts";
 import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
@@ -239,7 +239,8 @@ const fieldsV1Texts = new WeakMap<FieldSet, string>();
 function fieldsV1Json(fields: FieldSet): string {
   let text = fieldsV1Texts.get(fields);
   if (text === undefined) {
-    text = JSON.stringify(fieldsV1Trees.get(fields) ?? toFieldsV1(fields));
+    const tree = fieldsV1Trees.get(fields);
+    text = tree === undefined ? fieldsV1Text(fields) : JSON.stringify(tree);
     fieldsV1Texts.set(fields, text);
   }
   return text;

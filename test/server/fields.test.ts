@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { jsonEqual } from "../../src/api/json.ts";
-import { fieldChanges, fieldsOf, valueAt } from "../../src/server/fields.ts";
+import { fieldChanges, fieldsOf, fieldsV1Text, toFieldsV1, valueAt } from "../../src/server/fields.ts";
 import { schemaOf } from "../../src/server/schema.ts";
 
 /** The definition: every field of `after`, changed when `valueAt` differs between the two objects. */
@@ -67,4 +67,21 @@ test("fieldChanges says what a valueAt lookup per field says, on deployments wit
   }
   // The cases must exercise partial changes, not only "all changed" or "nothing changed".
   assert.ok(differing > 100, `only ${differing} seeds changed some fields but not all`);
+});
+
+test("fieldsV1Text writes what serializing the toFieldsV1 tree writes, for deployments' fields and for sets of awkward elements", () => {
+  const schema = schemaOf({ group: "apps", version: "v1", kind: "Deployment" });
+  for (let seed = 1; seed <= 100; seed++) {
+    const fields = fieldsOf(deployment(rng(seed)), schema, () => true);
+    assert.equal(fieldsV1Text(fields), JSON.stringify(toFieldsV1(fields)), `fields of deployment seed ${seed}`);
+  }
+  // Elements that sort around a path's brackets and commas: prefixes of each other, characters below `"` and `,`,
+  // escaped quotes in keys, and `.` as a field name (a path element always has its prefix: a bare `.` is none).
+  const elements = ["f:a", "f:a-b", "f:a!", "f:b", 'k:{"name":"x"}', 'k:{"name":"x\\"y"}', "v:1", "f:\u0001", "f:."];
+  const pick = rng(7);
+  for (let round = 0; round < 3000; round++) {
+    const fields = new Set<string>();
+    for (let n = pick(8); n >= 0; n--) fields.add(JSON.stringify(Array.from({ length: 1 + pick(4) }, () => elements[pick(elements.length)])));
+    assert.equal(fieldsV1Text(fields), JSON.stringify(toFieldsV1(fields)), `fields ${JSON.stringify([...fields])}`);
+  }
 });
