@@ -1,0 +1,63 @@
+// A drill of a TypeScript scenario whose own code throws (a property, the workload) reports a scenario error, as
+// explore does: exit 2, the exception and the user's file:line, and no point counted as VIOLATED for it.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { drill } from "../../src/drill/drill.ts";
+import throwing from "../fixtures/throwing-drill/scenario.ts";
+
+const repo = fileURLToPath(new URL("../..", import.meta.url));
+const scenarioPath = join(repo, "test/fixtures/throwing-drill/scenario.ts");
+
+/** The smallest controller the drill accepts: it opens one watch (of ConfigMaps) and idles; it never writes. */
+const watcher = [
+  process.execPath,
+  "-e",
+  `const k = require("fs").readFileSync(process.env.KUBECONFIG, "utf8");
+   const server = /server: (\\S+)/.exec(k)[1], token = /token: (\\S+)/.exec(k)[1];
+   fetch(server + "/api/v1/namespaces/default/configmaps?watch=true", { headers: { authorization: "Bearer " + token } })
+     .then((r) => r.body.pipeTo(new WritableStream()), () => {});
+   setInterval(() => {}, 1000);`,
+];
+
+for (const [variant, source, message, line] of [
+  ["always", 'property "safe"', "always boom", 18],
+  ["eventually", 'property "done"', "TypeError: eventually boom", 22],
+  ["workload", 'workload "main"', "workload boom", 12],
+] as const) {
+  test(`drill: ${source} (variant ${variant}) throwing is a scenario error with its message and file:line, not a violation`, async () => {
+    const result = await drill({ scenario: throwing, ctx: { variant, workload: "main", params: {} }, command: watcher, quietMs: 200, timeoutMs: 20_000 });
+    const reference = result.reference;
+    assert.equal(reference.verdict, "scenario-error", reference.detail);
+    assert.deepEqual(reference.failed, []);
+    assert.equal(reference.error?.source, source);
+    assert.equal(reference.error?.message, message);
+    assert.match(reference.error?.location ?? "", new RegExp(`test/fixtures/throwing-drill/scenario\\.ts:${line}:\\d+$`));
+    assert.match(reference.detail, new RegExp(`^${source} threw: ${message} \\(at .*scenario\\.ts:${line}:\\d+\\)$`));
+    // Points drilled against a scenario that throws would only meet its error again.
+    assert.deepEqual(result.runs, []);
+  });
+}
+
+test("settle drill exits 2 on a scenario error, with the exception and its file:line, and calls nothing VIOLATED", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "settle-drill-se-"));
+  try {
+    const child = spawn(process.execPath, [join(repo, "bin/settle.js"), "drill", scenarioPath, "--variant", "always", "--quiet-ms", "200", "--", ...watcher], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    assert.equal(code, 2, stderr);
+    assert.match(stderr, /property "safe" threw: always boom \(at [^)]*throwing-drill\/scenario\.ts:18:\d+\)/);
+    assert.match(stdout, /SCENARIO ERROR/);
+    assert.doesNotMatch(stdout, /VIOLATED/);
+    assert.doesNotMatch(stdout + stderr, /the variant expects/);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
