@@ -247,6 +247,7 @@ function printText(result: DrillResult, artifacts: Map<DrillRun, string>): void 
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`${target.name} / ${target.variant} / ${target.workload}: reference run ${reference.verdict} in ${reference.timings.totalMs} ms, ${reference.writes} writes${reference.world ? `; ${reference.world}` : ""}`);
   if (reference.verdict === "scenario-error") out(`  SCENARIO ERROR (the scenario's own code threw; not a finding about the controller): ${reference.detail}`);
+  else if (reference.verdict !== "ok") out(`  reference: ${reference.failed.length > 0 ? `false once quiet: ${reference.failed.join("; ")}` : reference.detail}`);
   const width = Math.max(28, ...result.runs.map((r) => (r.point === undefined ? 0 : pointLabel(r.point).length + 1)));
   for (const run of result.runs) {
     const where = run.write === undefined ? "" : ` ${run.write.method} ${shortPath(run.write.path)}`;

@@ -8,21 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { drill } from "../../src/drill/drill.ts";
+import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
 import throwing from "../fixtures/throwing-drill/scenario.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const scenarioPath = join(repo, "test/fixtures/throwing-drill/scenario.ts");
 
-/** The smallest controller the drill accepts: it opens one watch (of ConfigMaps) and idles; it never writes. */
-const watcher = [
-  process.execPath,
-  "-e",
-  `const k = require("fs").readFileSync(process.env.KUBECONFIG, "utf8");
-   const server = /server: (\\S+)/.exec(k)[1], token = /token: (\\S+)/.exec(k)[1];
-   fetch(server + "/api/v1/namespaces/default/configmaps?watch=true", { headers: { authorization: "Bearer " + token } })
-     .then((r) => r.body.pipeTo(new WritableStream()), () => {});
-   setInterval(() => {}, 1000);`,
-];
+/** The smallest controller the drill accepts: it opens one watch and idles; it never writes. */
+const watcher = [process.execPath, join(repo, "test/fixtures/throwing-drill/watcher.cjs")];
 
 for (const [variant, source, message, line] of [
   ["always", 'property "safe"', "always boom", 18],
@@ -46,12 +39,7 @@ for (const [variant, source, message, line] of [
 test("settle drill exits 2 on a scenario error, with the exception and its file:line, and calls nothing VIOLATED", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "settle-drill-se-"));
   try {
-    const child = spawn(process.execPath, [join(repo, "bin/settle.js"), "drill", scenarioPath, "--variant", "always", "--quiet-ms", "200", "--", ...watcher], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const { code, stdout, stderr } = await runCli(["drill", scenarioPath, "--variant", "always", "--quiet-ms", "200", "--", ...watcher], cwd);
     assert.equal(code, 2, stderr);
     assert.match(stderr, /property "safe" threw: always boom \(at [^)]*throwing-drill\/scenario\.ts:18:\d+\)/);
     assert.match(stdout, /SCENARIO ERROR/);
@@ -61,3 +49,29 @@ test("settle drill exits 2 on a scenario error, with the exception and its file:
     rmSync(cwd, { recursive: true, force: true });
   }
 });
+
+test("a scenario.yaml property whose CEL fails at run time is false, as documented, and the report names the error", async () => {
+  const scenario = loadYamlScenario(join(repo, "test/fixtures/throwing-drill/scenario.yaml"));
+  const result = await drill({ target: yamlDrillTarget(scenario, "only"), quietMs: 200, timeoutMs: 20_000, killPoints: [] });
+  assert.equal(result.reference.verdict, "violated", result.reference.detail);
+  assert.deepEqual(result.reference.failed, ["missing has a spec"]);
+  assert.equal(result.reference.world, "CEL errors: properties[1] missing has a spec: field not found: spec");
+  const cwd = mkdtempSync(join(tmpdir(), "settle-drill-cel-"));
+  try {
+    const cli = await runCli(["drill", join(repo, "test/fixtures/throwing-drill/scenario.yaml"), "--quiet-ms", "200", "--artifacts", "out"], cwd);
+    assert.equal(cli.code, 1, cli.stderr);
+    assert.match(cli.stdout, /reference run violated .*; CEL errors: properties\[1\] missing has a spec: field not found: spec\n/);
+    assert.match(cli.stdout, /reference: false once quiet: missing has a spec\n/);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [join(repo, "bin/settle.js"), ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
+}
