@@ -7,7 +7,9 @@ import type { KubeObject } from "../api/object.ts";
 import type { Property } from "../check/properties.ts";
 import { describeThrown, thrownLine } from "../check/thrown.ts";
 import type { ThrownError } from "../check/verdict.ts";
+import { scenarioCall } from "../explore/run.ts";
 import { workloadContext, type Scenario, type ScenarioContext } from "../explore/scenario.ts";
+import { createStore } from "../store/index.ts";
 import { Rng } from "../sim/rng.ts";
 import type { ActorContext, WorldView } from "../sim/types.ts";
 import type { Store } from "../store/types.ts";
@@ -78,7 +80,7 @@ export function targetFromScenario(scenario: Scenario, ctx: ScenarioContext, pat
       };
       for (const object of scenario.setup?.(ctx, world) ?? []) world.create(object);
     },
-    properties: scenario.properties(ctx),
+    properties: scenarioCall(scenario, "properties", () => scenario.properties(ctx)),
     runWorkload: async (client) => {
       const actx: ActorContext = {
         name: "user",
@@ -99,9 +101,12 @@ export function targetFromScenario(scenario: Scenario, ctx: ScenarioContext, pat
         throw new ScenarioThrew(describeThrown(`workload "${ctx.workload}"`, error));
       }
     },
-    externals: scenario.externals?.(ctx) ?? {},
+    externals: scenarioCall(scenario, "externals", () => scenario.externals?.(ctx) ?? {}),
     rerun: `settle drill ${path} --variant ${ctx.variant} --workload ${ctx.workload}`,
   };
   if (scenario.summary !== undefined) target.summary = scenario.summary;
+  // The setup runs once here, into a scratch store, so that one that throws (or creates a bad object) stops the
+  // drill before it starts, as a ScenarioError (exit code 2) with the user's file:line, as in explore.
+  scenarioCall(scenario, "setup", () => target.setup(createStore({ now: () => realClock.now() })));
   return target;
 }

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { drill } from "../../src/drill/drill.ts";
+import { ScenarioError } from "../../src/explore/run.ts";
 import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
 import throwing from "../fixtures/throwing-drill/scenario.ts";
 
@@ -35,6 +36,13 @@ for (const [variant, source, message, line] of [
     assert.deepEqual(result.runs, []);
   });
 }
+
+test("drill: a setup that throws stops the drill before it starts, a ScenarioError with its file:line", async () => {
+  await assert.rejects(
+    () => drill({ scenario: throwing, ctx: { variant: "setup", workload: "main", params: {} }, command: watcher }),
+    (error: unknown) => error instanceof ScenarioError && /^scenario throwing-drill: setup threw: RangeError: setup boom \(at .*throwing-drill\/scenario\.ts:27:\d+\)/.test(error.message),
+  );
+});
 
 test("settle drill exits 2 on a scenario error, with the exception and its file:line, and calls nothing VIOLATED", async () => {
   const cwd = mkdtempSync(join(tmpdir(), "settle-drill-se-"));
