@@ -8,6 +8,7 @@ import { targetFromScenario, type DrillTarget } from "../drill/target.ts";
 import { loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { resolveParams } from "../explore/scenario.ts";
 import { isYamlScenarioPath, loadYamlScenario, ScenarioYamlError, yamlDrillTarget } from "../scenario-yaml/index.ts";
+import { thrownLine } from "../check/thrown.ts";
 import { intOption, paramOptions, parse, UsageError } from "./args.ts";
 
 export const drillUsage = `Usage: settle drill <scenario.yaml | scenario-file | example-dir> [options] [-- <command...>]
@@ -55,7 +56,8 @@ Options:
 
 Exit codes, as settle explore's: 0 every point passed, 1 a point failed (a finding; the last line says whether
 the variant expected one), 2 usage or input error (also: in the reference run, the controller never watched or exited before watching, or
-the workload failed).
+the workload failed), or a scenario error: a property, a TypeScript workload or the summary threw (reported
+with the exception and its file:line, never as a finding).
 `;
 
 interface LoadedTarget {
@@ -159,6 +161,7 @@ async function drillMain(argv: string[]): Promise<number> {
       if (run.verdict !== "ok") artifacts.set(run, writeDrillArtifact(artifactsDir, { target }, run, rerunCommand(target, run, command), replay));
     },
   });
+  const scenarioError = [result.reference, ...result.runs].find((r) => r.verdict === "scenario-error");
   if (result.reference.verdict === "controller-failed" || result.reference.verdict === "no-watch" || result.reference.verdict === "workload-failed") {
     process.stderr.write(`settle drill: ${result.reference.detail}\n${indent(result.reference.output ?? [])}`);
     return 2;
@@ -166,6 +169,11 @@ async function drillMain(argv: string[]): Promise<number> {
   if (result.reference.verdict !== "ok") artifacts.set(result.reference, writeDrillArtifact(artifactsDir, { target }, result.reference, rerunCommand(target, result.reference, command)));
   if (values.json === true) process.stdout.write(`${JSON.stringify(jsonOf(result), null, 2)}\n`);
   else printText(result, artifacts);
+  // The scenario's own error outranks findings (as in explore): it is no verdict on the controller.
+  if (scenarioError !== undefined) {
+    process.stderr.write(`settle drill: scenario ${target.name} --variant ${target.variant}: ${scenarioErrorText(scenarioError)}\n`);
+    return 2;
+  }
   const found = result.reference.verdict !== "ok" || result.runs.some((r) => r.verdict !== "ok");
   if (target.expect !== undefined && values.json !== true) {
     const matched = (target.expect === "finding") === found;
@@ -214,6 +222,13 @@ function rerunCommand(target: DrillTarget, run: DrillRun, command: readonly stri
   return `npx ${target.rerun}${point}${quoted === undefined ? "" : ` -- ${quoted}`}`;
 }
 
+/** The scenario error of a run: what threw, with the user's file:line, and the stack when it says more. */
+function scenarioErrorText(run: DrillRun): string {
+  if (run.error === undefined) return run.detail;
+  const stack = run.error.stack.length > 1 ? `\n${run.error.stack.map((frame) => `    at ${frame}`).join("\n")}` : "";
+  return `${thrownLine(run.error)} (not a finding about the controller)${stack}`;
+}
+
 function indent(lines: readonly string[]): string {
   return lines.map((l) => `      | ${l}\n`).join("");
 }
@@ -231,6 +246,8 @@ function printText(result: DrillResult, artifacts: Map<DrillRun, string>): void 
   const { reference, target } = result;
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`${target.name} / ${target.variant} / ${target.workload}: reference run ${reference.verdict} in ${reference.timings.totalMs} ms, ${reference.writes} writes${reference.world ? `; ${reference.world}` : ""}`);
+  if (reference.verdict === "scenario-error") out(`  SCENARIO ERROR (the scenario's own code threw; not a finding about the controller): ${reference.detail}`);
+  else if (reference.verdict !== "ok") out(`  reference: ${reference.failed.length > 0 ? `false once quiet: ${reference.failed.join("; ")}` : reference.detail}`);
   const width = Math.max(28, ...result.runs.map((r) => (r.point === undefined ? 0 : pointLabel(r.point).length + 1)));
   for (const run of result.runs) {
     const where = run.write === undefined ? "" : ` ${run.write.method} ${shortPath(run.write.path)}`;
@@ -238,7 +255,8 @@ function printText(result: DrillResult, artifacts: Map<DrillRun, string>): void 
     out(`  ${label.padEnd(width)}${where}: ${run.verdict.toUpperCase()} (${run.timings.totalMs} ms)${run.world ? `  [${run.world}]` : ""}`);
     if (run.verdict === "ok") continue;
     if (run.applied !== undefined) out(`      the fault: ${run.applied}`);
-    if (run.failed.length > 0) out(`      false once quiet: ${run.failed.join("; ")}`);
+    if (run.verdict === "scenario-error") out(`      SCENARIO ERROR (the scenario's own code threw; not a finding about the controller): ${run.detail}`);
+    else if (run.failed.length > 0) out(`      false once quiet: ${run.failed.join("; ")}`);
     else out(`      ${run.detail}`);
     const artifact = artifacts.get(run);
     if (artifact !== undefined) out(`      artifact: ${artifact}  (settle report --html report.html ${artifact})`);

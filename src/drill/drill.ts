@@ -22,6 +22,8 @@ import { realClock } from "../api/clock.ts";
 import { drillFaultKinds, drillFaultParam, drillFaults, isDrillFaultKind, type DrillFaultKind } from "../api/faults.ts";
 import { isNotFound } from "../api/errors.ts";
 import { PropertyMonitor, unknownStep, type EventuallyProperty, type Property } from "../check/properties.ts";
+import { describeThrown, thrownLine } from "../check/thrown.ts";
+import type { ThrownError } from "../check/verdict.ts";
 import type { Scenario, ScenarioContext } from "../explore/scenario.ts";
 import { createKubeClient } from "../kube/client.ts";
 import { kubeconfigText, startServer, type SettleServer } from "../server/index.ts";
@@ -32,7 +34,7 @@ import { observeStore } from "./observe.ts";
 import { startProxy, type DrillProxy, type RequestSeen, type WriteSeen } from "./proxy.ts";
 import { startProcess, type ControllerProcess } from "./process.ts";
 import { fixedQuietWindow, learnQuietWindow, QuietTracker, type QuietWindow } from "./quiet.ts";
-import { targetFromScenario, type DrillTarget } from "./target.ts";
+import { ScenarioThrew, targetFromScenario, type DrillTarget } from "./target.ts";
 import { resourceOfPath, WatchShaper } from "./watch-faults.ts";
 
 // What the drill does at a point: `kill` the group, or one of the other faults (`--faults`); names and parameters
@@ -91,9 +93,10 @@ export interface DrillOptions {
 /**
  * `violated`: a property was false; `no-quiet`: not quiet within the timeout; `no-watch`: the controller never
  * watched; `controller-failed`: it exited before watching; `workload-failed`: a workload step failed (a `waitFor`
- * whose condition the controller never made true, or a write the server refused).
+ * whose condition the controller never made true, or a write the server refused); `scenario-error`: the scenario's
+ * own code threw (a property, a TypeScript workload, the summary), so the run says nothing about the controller.
  */
-export type DrillVerdict = "ok" | "violated" | "no-quiet" | "no-watch" | "controller-failed" | "workload-failed";
+export type DrillVerdict = "ok" | "violated" | "no-quiet" | "no-watch" | "controller-failed" | "workload-failed" | "scenario-error";
 
 export interface DrillTimings {
   /** From the start of the run (ms): the first watch, the fault, the restarted process's first watch, quiet. */
@@ -122,6 +125,8 @@ export interface DrillRun {
   detail: string;
   /** The scenario's one-line summary of the world once quiet, if it has one. */
   world?: string;
+  /** scenario-error: what the scenario's code threw, and the user's file:line (as explore reports it). */
+  error?: ThrownError;
   /** What the drill did at the point, as it happened (e.g. whether a stale list was actually served). */
   applied?: string;
   timings: DrillTimings;
@@ -230,7 +235,7 @@ function pointsWindow(reference: DrillRun, referenceWindow: QuietWindow, given: 
 
 /** Whether points drilled against this reference mean anything (the controller watched and the workload ran). */
 function usable(reference: DrillRun): boolean {
-  return reference.verdict !== "controller-failed" && reference.verdict !== "no-watch" && reference.verdict !== "workload-failed";
+  return reference.verdict !== "controller-failed" && reference.verdict !== "no-watch" && reference.verdict !== "workload-failed" && reference.verdict !== "scenario-error";
 }
 
 /**
@@ -633,6 +638,7 @@ async function runPhases(ctx: RunContext, coldStart: boolean): Promise<DrillRun>
   if (ctx.point === undefined) ctx.quiet.ready("point");
   else void pointDone.then(() => ctx.quiet.ready("point"));
   const settled = await beforeDeadline(ctx, Promise.race([ctx.quiet.reached, workload.then((e) => (e === undefined ? new Promise<never>(() => {}) : e))]));
+  if (settled instanceof ScenarioThrew) return finish(ctx, "scenario-error", [], settled.message, settled.thrown);
   if (settled instanceof Error || (settled !== "timeout" && settled !== undefined)) {
     return finish(ctx, "workload-failed", [...ctx.failedAlways], `the workload failed: ${settled instanceof Error ? settled.message : String(settled)}`);
   }
@@ -664,9 +670,25 @@ function timeoutReason(ctx: RunContext): string {
   return `no quiet window of ${ctx.quiet.currentMs} ms ${within}`;
 }
 
-function finish(ctx: RunContext, verdict: DrillVerdict, failed: string[], detail: string): DrillRun {
+function finish(ctx: RunContext, given: DrillVerdict, givenFailed: string[], givenDetail: string, thrown?: ThrownError): DrillRun {
   ctx.timings.totalMs = realClock.now() - ctx.startMs;
+  let world: string | undefined;
+  let error = thrown ?? propertyThrew(ctx);
+  if (error === undefined && ctx.target.summary !== undefined && (given === "ok" || given === "violated")) {
+    try {
+      world = ctx.target.summary(ctx.view);
+    } catch (summaryError) {
+      error = describeThrown("summary", summaryError);
+    }
+  }
+  // The scenario's own error outranks what the run found: a property that threw is not false, and what followed
+  // from it (a timeout, a failed workload) may be its consequence. Only a controller that never ran says more.
+  const scenarioError = error !== undefined && given !== "controller-failed" && given !== "no-watch";
+  const verdict = scenarioError ? "scenario-error" : given;
+  const failed = scenarioError ? [] : givenFailed;
+  const detail = scenarioError ? thrownLine(error!) : givenDetail;
   const run: DrillRun = { verdict, failed, writes: ctx.proxy.writes.length, detail, timings: ctx.timings, watched: watchedResources(ctx.proxy.requests) };
+  if (scenarioError) run.error = error!;
   if (ctx.point !== undefined) {
     run.point = ctx.point;
     if (ctx.applied !== undefined || ctx.proxy.watchShaper !== undefined) run.applied = appliedNow(ctx);
@@ -674,12 +696,18 @@ function finish(ctx: RunContext, verdict: DrillVerdict, failed: string[], detail
     const write = ctx.proxy.writes[ctx.point.afterWrite - 1];
     if (write !== undefined) run.write = write;
   }
-  if (ctx.target.summary !== undefined && (verdict === "ok" || verdict === "violated")) run.world = ctx.target.summary(ctx.view);
+  if (world !== undefined) run.world = world;
   if (verdict !== "ok") {
     run.output = [...ctx.output];
     run.timeline = { ...ctx.timeline, requests: [...ctx.proxy.requests] };
   }
   return run;
+}
+
+/** The first exception a property threw in this run (checked after a write, once quiet, or for its deadline). */
+function propertyThrew(ctx: RunContext): ThrownError | undefined {
+  const thrown = ctx.monitor.thrown ?? ctx.deadlines.thrown;
+  return thrown === undefined ? undefined : describeThrown(`property "${thrown.property}"`, thrown.error);
 }
 
 /**
@@ -841,6 +869,8 @@ async function dropStandby(ctx: RunContext): Promise<void> {
 class DeadlineTracker {
   private readonly trueSince = new Map<string, number | undefined>();
   private readonly timed: EventuallyProperty[];
+  /** The first exception a predicate threw here (it then counts as false, as in PropertyMonitor). */
+  thrown: { property: string; error: unknown } | undefined;
 
   constructor(properties: readonly Property[]) {
     this.timed = properties.filter((p): p is EventuallyProperty => p.kind === "eventually" && p.withinMs !== undefined);
@@ -848,7 +878,13 @@ class DeadlineTracker {
 
   observe(view: WorldView): void {
     for (const p of this.timed) {
-      const holds = p.predicate(view, unknownStep);
+      let holds: boolean;
+      try {
+        holds = p.predicate(view, unknownStep) === true;
+      } catch (error) {
+        holds = false;
+        this.thrown ??= { property: p.name, error };
+      }
       if (!holds) this.trueSince.set(p.name, undefined);
       else if (this.trueSince.get(p.name) === undefined) this.trueSince.set(p.name, realClock.now());
     }

@@ -5,7 +5,11 @@ import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Property } from "../check/properties.ts";
+import { describeThrown, thrownLine } from "../check/thrown.ts";
+import type { ThrownError } from "../check/verdict.ts";
+import { scenarioCall } from "../explore/run.ts";
 import { workloadContext, type Scenario, type ScenarioContext } from "../explore/scenario.ts";
+import { createStore } from "../store/index.ts";
 import { Rng } from "../sim/rng.ts";
 import type { ActorContext, WorldView } from "../sim/types.ts";
 import type { Store } from "../store/types.ts";
@@ -50,6 +54,17 @@ export interface WorkloadEvents {
   nextChange(): Promise<void>;
 }
 
+/**
+ * The scenario's own code threw (a TypeScript workload): the run ends in a scenario error (exit code 2), never a
+ * finding about the controller. Carries the exception as reports show it.
+ */
+export class ScenarioThrew extends Error {
+  override name = "ScenarioThrew";
+  constructor(readonly thrown: ThrownError) {
+    super(thrownLine(thrown));
+  }
+}
+
 /** A TypeScript scenario (`scenario({...})`) for one variant and workload. */
 export function targetFromScenario(scenario: Scenario, ctx: ScenarioContext, path = scenario.name): DrillTarget {
   const fn = scenario.workloads[ctx.workload];
@@ -65,7 +80,7 @@ export function targetFromScenario(scenario: Scenario, ctx: ScenarioContext, pat
       };
       for (const object of scenario.setup?.(ctx, world) ?? []) world.create(object);
     },
-    properties: scenario.properties(ctx),
+    properties: scenarioCall(scenario, "properties", () => scenario.properties(ctx)),
     runWorkload: async (client) => {
       const actx: ActorContext = {
         name: "user",
@@ -79,11 +94,19 @@ export function targetFromScenario(scenario: Scenario, ctx: ScenarioContext, pat
         },
       };
       // A drill has no deadlines counted from marks (it judges after a quiet window), so a mark is only accepted.
-      await fn(workloadContext(actx, scenario.timing, realClock.now(), () => {}), ctx);
+      try {
+        await fn(workloadContext(actx, scenario.timing, realClock.now(), () => {}), ctx);
+      } catch (error) {
+        // As in explore: what the workload's own code throws is the scenario's mistake, not the controller's.
+        throw new ScenarioThrew(describeThrown(`workload "${ctx.workload}"`, error));
+      }
     },
-    externals: scenario.externals?.(ctx) ?? {},
+    externals: scenarioCall(scenario, "externals", () => scenario.externals?.(ctx) ?? {}),
     rerun: `settle drill ${path} --variant ${ctx.variant} --workload ${ctx.workload}`,
   };
   if (scenario.summary !== undefined) target.summary = scenario.summary;
+  // The setup runs once here, into a scratch store, so that one that throws (or creates a bad object) stops the
+  // drill before it starts, as a ScenarioError (exit code 2) with the user's file:line, as in explore.
+  scenarioCall(scenario, "setup", () => target.setup(createStore({ now: () => realClock.now() })));
   return target;
 }

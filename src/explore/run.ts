@@ -158,10 +158,10 @@ function scenarioErrorOf(spec: RunSpec, monitor: PropertyMonitor, progress: Prog
 }
 
 /**
- * Calls one of the scenario's own functions (setup, properties, actors, externals) while building a run: what
- * it throws is the scenario's mistake, reported as a ScenarioError (exit code 2) with its location.
+ * Calls one of the scenario's own functions (setup, properties, actors, externals) while building a run (or a
+ * drill target): what it throws is the scenario's mistake, reported as a ScenarioError (exit code 2) with its location.
  */
-function scenarioCall<T>(scenario: Scenario, what: string, call: () => T): T {
+export function scenarioCall<T>(scenario: Scenario, what: string, call: () => T): T {
   try {
     return call();
   } catch (error) {
