@@ -136,6 +136,11 @@ export function makeBindings(host: EnvHost): ModuleBindings {
     getEntriesByName: () => [],
     getEntriesByType: () => [],
     toJSON: () => ({ timeOrigin: startMs }),
+    // undici's fetch (the npm package, as kubernetes-fluent-client bundles it) reads this at load and calls it after
+    // every response; resource timings are real-time records, so the module keeps none.
+    markResourceTiming: () => undefined,
+    clearResourceTimings: () => undefined,
+    setResourceTimingBufferSize: () => undefined,
   };
 
   // Node's `AbortSignal.timeout` arms a real timer (and keeps the signal, with whatever listens to it, for that
