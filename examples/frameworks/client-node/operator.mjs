@@ -41,7 +41,18 @@ async function createChild(owner, index) {
   try {
     await core.createNamespacedConfigMap({ namespace: NAMESPACE, body });
   } catch (error) {
-    if (error.code !== 409) throw error; // already there: someone (or an earlier try) created it
+    if (!alreadyExists(error)) throw error; // already there: someone (or an earlier try) created it
+  }
+}
+
+/** A create's 409 means "already there" only with reason AlreadyExists: a 409 Conflict is a failure to retry. */
+function alreadyExists(error) {
+  if (error?.code !== 409) return false;
+  try {
+    const status = typeof error.body === "string" ? JSON.parse(error.body) : error.body;
+    return status?.reason === "AlreadyExists";
+  } catch {
+    return false;
   }
 }
 

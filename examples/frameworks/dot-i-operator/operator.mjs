@@ -63,7 +63,8 @@ class EnsembleOperator extends Operator {
     try {
       await this.k8sApi.createNamespacedConfigMap(NAMESPACE, body);
     } catch (error) {
-      if (error?.statusCode !== 409) throw error; // already there
+      // Already there only with reason AlreadyExists: a 409 Conflict is a failure to retry.
+      if (error?.statusCode !== 409 || error.body?.reason !== "AlreadyExists") throw error;
     }
   }
 
