@@ -27,6 +27,8 @@ interface FaultParamBase {
   /** The field that carries it, in a planned fault and in a server fault spec. */
   readonly name: string;
   readonly doc: string;
+  /** Only the simulator models it (it needs the kernel's per-kind watch caches): `settle serve` rejects the field. */
+  readonly simulatorOnly?: true;
 }
 
 export interface IntegerFaultParam extends FaultParamBase {
@@ -87,7 +89,26 @@ export const faultParams: { readonly [K in BuiltinFaultKind]: readonly FaultPara
     { name: "lagRevisions", doc: "how many revisions behind the next watch-cache read is served", type: "integer", default: 1, min: 1, max: 1_000_000 },
   ],
   "delay-watch": [{ name: "delayMs", doc: "how long events on the watch are held", type: "integer", default: 1000, min: 0, max: 600_000 }],
-  "close-watch": [],
+  "close-watch": [
+    {
+      name: "relistAtRevision",
+      doc: "per-kind stale relist: the watch fails (500) instead of ending, so its client relists, and the owner's next watch-cache read of the watch's kind is served at this older revision while other kinds read fresh (0: the watch ends normally)",
+      type: "integer",
+      default: 0,
+      min: 0,
+      max: Number.MAX_SAFE_INTEGER,
+      simulatorOnly: true,
+    },
+    {
+      name: "relistCatchUpMs",
+      doc: "per-kind stale relist: the watch that follows the stale list, served by the same lagging cache, delivers nothing for this long (0: it catches up at once)",
+      type: "integer",
+      default: 0,
+      min: 0,
+      max: 600_000,
+      simulatorOnly: true,
+    },
+  ],
   "fail-request": [{ name: "code", doc: "the HTTP status of the failure", type: "integer", default: 500, min: 409, max: 504, oneOf: failCodes }],
   "lost-response": [],
 };

@@ -88,7 +88,9 @@ export function planRun(ctx: PlanContext, index: number): PlannedRun {
  * controller cannot know (lost responses, failures), then stale and late reads, stalls, closed watches, and failed
  * reads (which most clients retry at once). Last, the restart whose relist of one kind is served from before an
  * earlier write while the other kinds list fresh (per-kind time travel): one point for each pair of a write and a
- * kind the crashed actor lists, kept last so that it adds to the plan without moving any point planned before it.
+ * kind the crashed actor lists, kept last so that it adds to the plan without moving any point planned before it;
+ * and after it the same stale relist of one kind after a watch of that kind fails and its client relists, without a
+ * restart (one point for each pair of a write and a kind an actor watches and lists), for the same reason.
  */
 export const pointClasses = [
   "declared",
@@ -103,6 +105,7 @@ export const pointClasses = [
   "delay-watch",
   "fail-read",
   "crash-kind-time-travel",
+  "watch-kind-time-travel",
 ] as const;
 export type PointClass = (typeof pointClasses)[number];
 
@@ -209,6 +212,9 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
   if (kinds.has("crash") && kinds.has("stale-read")) {
     for (const { fault, label } of kindTimeTravelPoints(trace, crashable, options.faultPhaseEndMs ?? Number.POSITIVE_INFINITY)) add("crash-kind-time-travel", fault, label);
   }
+  if (kinds.has("close-watch") && kinds.has("stale-read")) {
+    for (const { fault, label } of watchKindTimeTravelPoints(trace, faultable, options.faultPhaseEndMs ?? Number.POSITIVE_INFINITY)) add("watch-kind-time-travel", fault, label);
+  }
   const rank = (cls: PointClass) => pointClasses.indexOf(cls);
   const ordered = found.map((f, i) => ({ ...f, i })).sort((a, b) => rank(a.cls) - rank(b.cls) || a.i - b.i);
   const seen = new Set<string>();
@@ -264,6 +270,55 @@ function kindTimeTravelPoints(trace: readonly TraceRecord[], crashable: Readonly
     }
   }
   assert(points.every((p) => p.lag > 0), "a per-kind time travel hides at least one write");
+  return points.map((p, i) => ({ ...p, i })).sort((a, b) => a.lag - b.lag || a.i - b.i);
+}
+
+/**
+ * Per-kind time travel after a failed watch: for each applied write W of kind K (by any actor, the workload
+ * included) and each faultable actor A that both watches K and lists K from the watch cache, A's watch of K fails
+ * right after the last event it delivers in the fault phase, if that comes at or after W, and A's next cached read
+ * of K is served at the revision before W while every other kind reads fresh. A watch that fails (rather than ends)
+ * is not resumed: the client relists, and the API server that answers that list may have a watch cache for K behind
+ * the others (one cache per resource; one per server behind a load balancer). The watch that follows is served by
+ * the same lagging cache, so it delivers nothing for `delayWatchMs`. Cheapest first: the fewest revisions hidden,
+ * then trace order.
+ */
+function watchKindTimeTravelPoints(trace: readonly TraceRecord[], faultable: ReadonlySet<string>, faultPhaseEndMs: number): Array<{ fault: PlannedFault; label: string; lag: number }> {
+  const watchKinds = new Map<string, string>();
+  const cachedKinds = new Map<string, Set<string>>();
+  /** By actor and kind: the last event an actor's watch of that kind delivered in the fault phase. */
+  const lastDelivery = new Map<string, TraceRecord>();
+  const writes: TraceRecord[] = [];
+  for (const record of trace) {
+    if (record.kind === "request" && record.object !== undefined) {
+      if (record.verb === "watch" && record.watchId !== undefined) watchKinds.set(record.watchId, record.object.kind);
+      if (record.verb === "list" && record.cached === true && faultable.has(record.actor)) {
+        const set = cachedKinds.get(record.actor) ?? new Set<string>();
+        set.add(record.object.kind);
+        cachedKinds.set(record.actor, set);
+      }
+      if (record.access === "write" && record.revisionAfter > record.revisionBefore) writes.push(record);
+    } else if (record.kind === "watch" && record.watchId !== undefined && faultable.has(record.actor) && record.timeMs < faultPhaseEndMs) {
+      const kind = watchKinds.get(record.watchId);
+      if (kind !== undefined) lastDelivery.set(`${record.actor}\u0000${kind}`, record);
+    }
+  }
+  const points: Array<{ fault: PlannedFault; label: string; lag: number }> = [];
+  for (const write of writes) {
+    const kind = write.object!.kind;
+    for (const [actor, listed] of [...cachedKinds.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (!listed.has(kind)) continue;
+      const failAfter = lastDelivery.get(`${actor}\u0000${kind}`);
+      if (failAfter === undefined || failAfter.step < write.step) continue;
+      const revision = write.revisionBefore;
+      const watchId = failAfter.watchId!;
+      const by = write.actor === actor ? "its own" : `${write.actor}'s`;
+      const label = `fail ${watchId} after its ${failAfter.result}, ${actor}'s relist of ${kind} served at revision ${revision}, before ${by} ${write.label} (per-kind time travel after a failed watch)`;
+      const fault: PlannedFault = { atStep: failAfter.step + 1, kind: "close-watch", target: watchId, relistAtRevision: revision, relistCatchUpMs: delayWatchMs };
+      points.push({ fault, label, lag: failAfter.revisionAfter - revision });
+    }
+  }
+  assert(points.every((p) => p.lag > 0), "a per-kind time travel after a failed watch hides at least one write");
   return points.map((p, i) => ({ ...p, i })).sort((a, b) => a.lag - b.lag || a.i - b.i);
 }
 

@@ -41,8 +41,11 @@ export interface ArmedFault extends FaultSpec {
 export const faultsArmedMax = 1000;
 /** The fields that say which requests a fault hits; the rest of a spec is its kind and parameters. */
 const matchFields = ["verb", "resource", "namespace", "name"] as const;
-/** Every field a spec may carry. A parameter of another server kind is accepted and ignored, as it always was. */
-const specFields = new Set<string>(["kind", ...matchFields, faultCountParam.name, ...serverFaultKinds.flatMap((kind) => faultParams[kind].map((p) => p.name))]);
+/**
+ * Every field a spec may carry. A parameter of another server kind is accepted and ignored, as it always was; one only
+ * the simulator models (a per-kind stale relist needs one watch cache per kind) is an unsupported field.
+ */
+const specFields = new Set<string>(["kind", ...matchFields, faultCountParam.name, ...serverFaultKinds.flatMap((kind) => faultParams[kind].filter((p) => p.simulatorOnly !== true).map((p) => p.name))]);
 const matchValueLengthMax = 253;
 
 /** Checks and normalizes fault specs from a file or a request body: a list, one spec, or `{faults: [...]}`. */

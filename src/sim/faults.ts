@@ -2,7 +2,7 @@
 // A fault whose target no longer fits (an actor already down, a closed watch) is skipped, never an error:
 // shrinking removes faults and choices freely and every such plan must still be a valid run.
 import { assert } from "../api/assert.ts";
-import { builtinFaultKinds, faultDrawDefaults, faultIntegerParam, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
+import { builtinFaultKinds, faultDrawDefaults, injectedRequestError, faultIntegerParam, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
 import type { Kernel, ActorState } from "./kernel.ts";
 import type { Rng } from "./rng.ts";
 import type { FaultBudget, FaultKind, FaultTarget, PlannedFault, WorldView } from "./types.ts";
@@ -61,8 +61,20 @@ function applyWatchFault(kernel: Kernel, fault: PlannedFault): Applied {
   const actor = watch?.owner.name ?? fault.target.split("/")[0] ?? "sim";
   if (watch === undefined || !watch.open) return { actor, result: "skipped: no open watch" };
   if (fault.kind === "close-watch") {
-    watch.end();
-    return { actor, result: "closed" };
+    const relistAtRevision = numberParam(fault, "relistAtRevision");
+    if (relistAtRevision === 0) {
+      watch.end();
+      return { actor, result: "closed" };
+    }
+    // A watch that fails, unlike one that ends, is not resumed: the client relists (client-go's reflector and the
+    // settle runtime both do after a non-410 error), and the API server that answers that list may have a watch
+    // cache for this kind behind the others (one cache per resource, one per server behind a load balancer).
+    const catchUpMs = numberParam(fault, "relistCatchUpMs");
+    if (watch.kind === undefined || watch.error === undefined) return { actor, result: "skipped: this watch cannot fail mid-stream" };
+    const armed = kernel.arm(watch.owner, { staleAtRevision: relistAtRevision, staleKind: watch.kind, ...(catchUpMs > 0 ? { staleCatchUpMs: catchUpMs } : {}) });
+    if (armed !== "armed") return { actor, result: armed };
+    watch.error(injectedRequestError(500, { wording: "simulator", resource: "objects", name: watch.id }));
+    return { actor, result: `failed with 500, next cached read of ${watch.kind} at revision ${relistAtRevision}` };
   }
   const ms = numberParam(fault, "delayMs");
   watch.delay(ms);

@@ -3,6 +3,7 @@
 // steps and the trace. Nothing outside this file writes its state; the client, watches, faults and the run
 // loop call its methods.
 import { assert } from "../api/assert.ts";
+import type { ApiError } from "../api/errors.ts";
 import { ProcessExit } from "../api/exit.ts";
 import { cloneJson, deepFreeze } from "../api/json.ts";
 import type { Store } from "../store/types.ts";
@@ -22,8 +23,12 @@ export interface KernelWatch {
   readonly owner: ActorState;
   /** Neither ended by the server nor closed by the client. */
   readonly open: boolean;
+  /** The kind of the collection it follows (absent where a watch cannot yet fail mid-stream: a module's). */
+  readonly kind?: string;
   /** Fault: the server ends it normally. */
   end(): void;
+  /** Fault: the server fails it with this error (the client relists instead of resuming). */
+  error?(error: ApiError): void;
   /** Fault: its next delivery waits `ms` of virtual time. */
   delay(ms: number): void;
   /** Crash: everything vanishes at once. */

@@ -47,6 +47,11 @@ export class SimWatch<T extends KubeObject = KubeObject> implements Watch<T> {
     this.id = kernel.registerWatch(owner, this);
   }
 
+  /** The kind of the collection it follows. */
+  get kind(): string {
+    return this.collection.kind;
+  }
+
   /** Server side: the store accepted the watch. */
   attach(watcher: StoreWatcher): void {
     if (this.state === "open") this.storeWatcher = watcher;

@@ -22,8 +22,10 @@ test("per-kind time travel points come after every other class, cheapest first, 
   const classes = points.map((p) => p.pointClass);
   const first = classes.indexOf("crash-kind-time-travel");
   assert.ok(first > 0, classes.join(", "));
-  assert.ok(classes.slice(first).every((c) => c === "crash-kind-time-travel"), "the class is planned last, so no earlier point moves");
-  const travels = points.slice(first);
+  const after = classes.indexOf("watch-kind-time-travel");
+  assert.ok(after > first, classes.join(", "));
+  assert.ok(classes.slice(first, after).every((c) => c === "crash-kind-time-travel"), "the class is planned after every earlier one, so no earlier point moves");
+  const travels = points.slice(first, after);
   for (const { fault } of travels) {
     assert.equal(fault.kind, "crash");
     assert.equal(fault.target, "shard-controller");
@@ -51,6 +53,39 @@ test("a whole-actor time travel point (no kind) is planned as before the per-kin
   const whole = points.filter((p) => p.pointClass === "crash-time-travel");
   assert.ok(whole.length > 0);
   assert.ok(whole.every((p) => p.fault.relistKind === undefined && typeof p.fault.relistAtRevision === "number"));
+});
+
+test("per-kind time travel after a failed watch comes last, cheapest first, and one such point alone finds recreated-parent", async () => {
+  const zoo = await loadScenario(recreatedParent);
+  const { points } = await referencePlan(zoo, { variant: "buggy", params: zoo.params, seed: 1 });
+  const classes = points.map((p) => p.pointClass);
+  const first = classes.indexOf("watch-kind-time-travel");
+  assert.ok(first > classes.lastIndexOf("crash-kind-time-travel"), classes.join(", "));
+  assert.ok(classes.slice(first).every((c) => c === "watch-kind-time-travel"), "the class is planned last, so no earlier point moves");
+  assert.equal(pointClasses[pointClasses.length - 1], "watch-kind-time-travel");
+  const travels = points.slice(first);
+  const reference = await runScenario(zoo, { variant: "buggy", workload: travels[0]!.workload, params: zoo.params, seed: 1, strategy: fifoStrategy(), traceMode: "full" });
+  const watchKind = new Map(reference.trace.filter((r) => r.verb === "watch" && r.kind === "request").map((r) => [r.watchId!, r.object!.kind]));
+  for (const { fault } of travels) {
+    assert.equal(fault.kind, "close-watch");
+    assert.ok(fault.target.startsWith("shard-controller/"), fault.target);
+    assert.ok(watchKind.get(fault.target) === "Shard" || watchKind.get(fault.target) === "ConfigMap", fault.target);
+    assert.ok(typeof fault.relistAtRevision === "number" && fault.relistAtRevision > 0);
+  }
+  // Cheapest first: each relist hides no more revisions (the store's revision when the watch fails, minus the relist's) than the next.
+  const revisionAt = (step: number) => reference.trace.find((r) => r.step === step)!.revisionAfter;
+  const hidden = travels.map(({ fault }) => revisionAt(fault.atStep - 1) - Number(fault.relistAtRevision));
+  assert.ok(hidden.every((h) => h > 0), String(hidden));
+  assert.deepEqual(hidden, [...hidden].sort((a, b) => a - b));
+  // The Shard watch failing after the new Shard's ADDED, its relist served from before the user's delete: the
+  // controller holds the old Shard's uid while it sees the new Shard's children. The fixed form survives it.
+  const beforeDelete = travels.find((p) => watchKind.get(p.fault.target) === "Shard" && p.label.includes("before user's delete Shard zoo/orders"));
+  assert.ok(beforeDelete !== undefined, travels.map((p) => p.label).join("\n"));
+  const found = await runScenario(zoo, { variant: "buggy", workload: beforeDelete.workload, params: zoo.params, seed: 1, strategy: fifoStrategy(), faults: [beforeDelete.fault], traceMode: "full" });
+  assert.equal(`${found.verdict.kind}:${found.verdict.property}`, "safety-violation:a child of a live Shard is never deleted");
+  assert.ok(found.trace.some((r) => r.kind === "fault" && r.result.startsWith("failed with 500, next cached read of Shard")), "the watch failed and armed the Shard relist");
+  const fixed = await runScenario(zoo, { variant: "fixed", workload: beforeDelete.workload, params: zoo.params, seed: 1, strategy: fifoStrategy(), faults: [beforeDelete.fault] });
+  assert.equal(fixed.verdict.kind, "ok", fixed.verdict.detail);
 });
 
 /** Two workloads; an actor that reads a registry cell three times and writes a cache cell; one declared kind. */

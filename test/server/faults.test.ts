@@ -13,6 +13,10 @@ test("the control endpoint needs the token, checks its input, arms, lists and cl
     const bad = await request(t.server, "POST", "/settle/faults", { body: [{ kind: "explode" }, { kind: "fail-request", code: 418, extra: 1 }] });
     assert.equal(bad.status, 422);
     assert.deepEqual(bad.json.details.causes.map((c: any) => c.field), ["faults[0].kind", "faults[1].extra", "faults[1].code"]);
+    // A per-kind stale relist needs one watch cache per kind: only the simulator models it, so the server refuses it.
+    const simulatorOnly = await request(t.server, "POST", "/settle/faults", { body: { kind: "close-watch", relistAtRevision: 3 } });
+    assert.equal(simulatorOnly.status, 422);
+    assert.deepEqual(simulatorOnly.json.details.causes.map((c: any) => [c.field, c.message]), [["faults[0].relistAtRevision", "Unsupported field"]]);
     const armed = await request(t.server, "POST", "/settle/faults", { raw: "faults:\n- {kind: fail-request, code: 429, verb: create, count: 2}\n", contentType: "application/yaml" });
     assert.equal(armed.status, 201);
     assert.equal((await request(t.server, "GET", "/settle/faults")).json.items.length, 1);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import type { KubeObject } from "../../src/api/object.ts";
 import { isApiError } from "../../src/api/errors.ts";
 import { createSimulation, defineActor, defineFaultKind, fifoStrategy, type TraceRecord } from "../../src/sim/index.ts";
-import { counter, counterRef, smallWorld } from "./world.ts";
+import { counter, counterRef, smallWorld, writer } from "./world.ts";
 
 function sim(seed = 1) {
   const s = createSimulation({ seed });
@@ -342,4 +342,48 @@ test("after a per-kind stale list, the watch from its revision is held for relis
   assert.ok((await firstEventAfterMs(0)) < 100, "without a catch-up time the watch replays the hidden write at once");
   const held = await firstEventAfterMs(3000);
   assert.ok(held >= 3000 && held < 3100, `${held} ms`);
+});
+
+test("a watch closed with relistAtRevision fails, and only its kind's next cached relist travels: the other kinds and later reads are fresh", async () => {
+  const run = async (fault: { atStep: number; relistAtRevision?: number } | undefined) => {
+    const s = sim();
+    s.store.create({ apiVersion: "v1", kind: "Secret", metadata: { namespace: "ns", name: "s" }, data: {} });
+    const before = s.store.revision;
+    s.store.update({ apiVersion: "v1", kind: "Secret", metadata: { namespace: "ns", name: "s" }, data: { k: "dg==" } });
+    const seen: string[] = [];
+    s.addActor(
+      defineActor({
+        name: "reader",
+        async start(ctx) {
+          const kind = { apiVersion: "v1", kind: "ConfigMap", namespace: "ns" };
+          const list = await ctx.client.list({ ...kind, resourceVersion: "0" });
+          try {
+            for await (const event of ctx.client.watch({ ...kind, resourceVersion: list.metadata.resourceVersion })) seen.push(`event@${event.object.metadata.resourceVersion}`);
+          } catch (error) {
+            seen.push(isApiError(error) ? `failed ${error.code}` : "failed");
+          }
+          // Relist as an informer does after a failed watch: Secrets first, then ConfigMaps twice, from the watch cache.
+          for (const k of ["Secret", "ConfigMap", "ConfigMap"]) {
+            const relist = await ctx.client.list({ apiVersion: "v1", kind: k, namespace: "ns", resourceVersion: "0" });
+            seen.push(`${k}@${relist.metadata.resourceVersion}`);
+          }
+        },
+      }),
+    );
+    s.addActor(writer("writer", 1));
+    const faults = fault === undefined ? [] : [{ kind: "close-watch", target: "reader/0/w0", relistAtRevision: before, ...fault }];
+    const { trace } = await s.run({ strategy: fifoStrategy(), faults });
+    return { seen, before, latest: s.store.revision, trace };
+  };
+  // The step that delivers the watch's first event: the fault comes just before it.
+  const reference = await run(undefined);
+  const atStep = reference.trace.find((r) => r.kind === "watch")!.step;
+  const stale = await run({ atStep });
+  const latest = stale.latest;
+  // The event queued before the failure still arrives; the relist of its kind then goes back before it.
+  assert.deepEqual(stale.seen, [`event@${latest}`, "failed 500", `Secret@${latest}`, `ConfigMap@${stale.before}`, `ConfigMap@${latest}`]);
+  assert.match(stale.trace.find((r) => r.kind === "fault")!.result, /^failed with 500, next cached read of ConfigMap at revision \d+$/);
+  // Without relistAtRevision the watch ends normally (its undelivered event dropped), and every relist is fresh.
+  const ended = await run({ atStep, relistAtRevision: 0 });
+  assert.deepEqual(ended.seen, [`Secret@${ended.latest}`, `ConfigMap@${ended.latest}`, `ConfigMap@${ended.latest}`]);
 });
