@@ -18,6 +18,7 @@ import type { ActorContext, ActorDefinition } from "../sim/types.ts";
 import { compileModule, ModuleLoadError, type CompiledModule } from "./loader.ts";
 import { makeBindings } from "./env.ts";
 import { API_HOST, API_PORT, API_SERVER_URL, API_TOKEN, Connection, loadWire, WireHub, type WireOwner } from "./wire.ts";
+import { kubeconfigText } from "../server/kubeconfig.ts";
 
 export interface ModuleActorOptions {
   /** The actor's name (no slash). */
@@ -43,28 +44,8 @@ export function moduleKubeconfig(): string {
   if (kubeconfigPath !== undefined) return kubeconfigPath;
   const dir = mkdtempSync(join(tmpdir(), "settle-module-"));
   const path = join(dir, "kubeconfig");
-  const text = [
-    "apiVersion: v1",
-    "kind: Config",
-    "clusters:",
-    "- name: settle",
-    "  cluster:",
-    `    server: ${API_SERVER_URL}`,
-    // client-node refuses http:// unless told to skip TLS verification (there is no TLS to verify in process).
-    "    insecure-skip-tls-verify: true",
-    "users:",
-    "- name: settle",
-    "  user:",
-    `    token: ${API_TOKEN}`,
-    "contexts:",
-    "- name: settle",
-    "  context:",
-    "    cluster: settle",
-    "    user: settle",
-    "    namespace: default",
-    "current-context: settle",
-    "",
-  ].join("\n");
+  // client-node refuses http:// unless told to skip TLS verification (there is no TLS to verify in process).
+  const text = kubeconfigText(API_SERVER_URL, API_TOKEN);
   writeFileSync(path, text, { mode: 0o600 });
   kubeconfigPath = path;
   return path;
