@@ -100,7 +100,8 @@ export function makeBindings(host: EnvHost): ModuleBindings {
     byId.delete(timeout.id);
     timeout.close();
   };
-  const setTimeout = (fn: unknown, ms?: unknown, ...args: unknown[]) => make(fn, delayOf(ms), args, false, "setTimeout");
+  // The module's setTimeout: a timer of the simulation clock (named apart from the real one so no reader mistakes it).
+  const simSetTimeout = (fn: unknown, ms?: unknown, ...args: unknown[]) => make(fn, delayOf(ms), args, false, "setTimeout");
   const setInterval = (fn: unknown, ms?: unknown, ...args: unknown[]) => make(fn, delayOf(ms), args, true, "setInterval");
   // An immediate runs in a step of its own right after the current one: a 0 ms timer.
   const setImmediate = (fn: unknown, ...args: unknown[]) => {
@@ -118,11 +119,11 @@ export function makeBindings(host: EnvHost): ModuleBindings {
   };
 
   const promises = {
-    setTimeout: (ms?: number, value?: unknown, options?: { signal?: AbortSignal }) => sleepWith(setTimeout, clear, delayOf(ms), value, options?.signal),
+    setTimeout: (ms?: number, value?: unknown, options?: { signal?: AbortSignal }) => sleepWith(simSetTimeout, clear, delayOf(ms), value, options?.signal),
     setImmediate: (value?: unknown, options?: { signal?: AbortSignal }) => sleepWith((fn: () => void) => setImmediate(fn), clear, 0, value, options?.signal),
-    scheduler: { wait: (ms: number, options?: { signal?: AbortSignal }) => sleepWith(setTimeout, clear, delayOf(ms), undefined, options?.signal), yield: () => sleepWith((fn: () => void) => setImmediate(fn), clear, 0, undefined, undefined) },
+    scheduler: { wait: (ms: number, options?: { signal?: AbortSignal }) => sleepWith(simSetTimeout, clear, delayOf(ms), undefined, options?.signal), yield: () => sleepWith((fn: () => void) => setImmediate(fn), clear, 0, undefined, undefined) },
   };
-  const timers = { setTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, promises };
+  const timers = { setTimeout: simSetTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, promises };
 
   const elapsedMs = () => clock.now() - startMs;
   const performance = {
@@ -147,7 +148,7 @@ export function makeBindings(host: EnvHost): ModuleBindings {
   // long): the module's fires on the simulation clock instead. Everything else is the real class.
   const timeoutSignal = (ms: number): AbortSignal => {
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), ms).unref();
+    simSetTimeout(() => controller.abort(new DOMException("The operation was aborted due to timeout", "TimeoutError")), ms).unref();
     return controller.signal;
   };
   const abortSignal = new Proxy(globalThis.AbortSignal, {
@@ -171,7 +172,7 @@ export function makeBindings(host: EnvHost): ModuleBindings {
         return nodeRequire(`node:${name}`);
     }
   };
-  return { process, console, setTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, performance, AbortSignal: abortSignal, fetch: moduleFetch(host.connect) ?? globalThis.fetch, builtin };
+  return { process, console, setTimeout: simSetTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, performance, AbortSignal: abortSignal, fetch: moduleFetch(host.connect) ?? globalThis.fetch, builtin };
 }
 
 function sleepWith(set: (fn: () => void, ms: number) => unknown, clear: (handle: unknown) => void, ms: number, value: unknown, signal: AbortSignal | undefined): Promise<unknown> {
