@@ -147,7 +147,7 @@ export async function mergeCommand(argv: string[]): Promise<number> {
     const { file } = readReplayFile(path);
     const position = positionOf(path, file);
     const found: Found = position === undefined ? { path, file } : { path, file, position };
-    const key = `${file.scenario}\0${file.variant}\0${file.verdict}\0${file.property ?? ""}`;
+    const key = `${file.scenario}\0${file.variant}\0${file.verdict}\0${file.property ?? file.actor ?? ""}`;
     const seen = best.get(key);
     if (seen === undefined || earlier(found, seen)) best.set(key, found);
   }

@@ -32,6 +32,8 @@ export interface ReplayFile {
   faults: PlannedFault[];
   verdict: VerdictKind;
   property: string | null;
+  /** actor-error only: the actor that threw (two actors' errors are two findings, in two files). */
+  actor?: string;
   traceHash: string;
   steps: number;
   /** The index of the first exploration run that found it (merge keeps the lowest); below 0 for a fault-free reference run. */
@@ -50,13 +52,14 @@ export class ReplayFileError extends Error {
   override name = "ReplayFileError";
 }
 
-export function findingId(verdict: string, property: string | null): string {
-  return createHash("sha256").update(`${verdict}\0${property ?? ""}`).digest("hex").slice(0, 10);
+/** The id in a finding's file name: of its verdict and its property, or for an actor error, its actor. */
+export function findingId(verdict: string, property: string | null, actor?: string): string {
+  return createHash("sha256").update(`${verdict}\0${property ?? actor ?? ""}`).digest("hex").slice(0, 10);
 }
 
 /** Writes the replay file and its trace atomically (temp file + rename); returns the path relative to `cwd`. */
 export function writeReplayFile(cwd: string, file: ReplayFile, trace: readonly TraceRecord[], scenarioName: string): string {
-  const name = `${file.variant}-${findingId(file.verdict, file.property)}`;
+  const name = `${file.variant}-${findingId(file.verdict, file.property, file.actor)}`;
   const dir = join(cwd, ".settle", "findings", scenarioName);
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `${name}.json`);
@@ -109,6 +112,7 @@ export function readReplayFile(path: string): { file: ReplayFile; trace?: TraceR
     traceHash: field(o, path, "traceHash", isString, "a sha256 hex string"),
     steps: field(o, path, "steps", isInt, "an integer"),
   };
+  if (o.actor !== undefined) file.actor = field<string>(o, path, "actor", isString, "a string");
   if (o.run !== undefined) file.run = field<number>(o, path, "run", isInt, "an integer");
   if (o.requestLatencyMs !== undefined) {
     const range = (v: unknown) => Array.isArray(v) && v.length === 2 && v.every(isCount) && (v[0] as number) <= (v[1] as number);

@@ -65,6 +65,7 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
         faults: f.minimal.faults,
         verdict: outcome.verdict.kind,
         property: outcome.verdict.property ?? null,
+        ...(outcome.verdict.actor === undefined ? {} : { actor: outcome.verdict.actor }),
         traceHash: outcome.traceHash,
         steps: outcome.steps,
         run: f.run.index,
