@@ -98,6 +98,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`settle ${name}: ${input.message}\n`);
       return 2;
     }
-    throw error;
+    // Not 1: scripts read 1 as "a finding". An error settle did not expect is reported with its stack.
+    const stack = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+    process.stderr.write(`settle ${name}: unexpected error (a bug in settle, or input it does not check yet):\n${stack}\n`);
+    return 2;
   }
 }

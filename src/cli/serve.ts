@@ -83,7 +83,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  const server = await startServer({ store, host, port, faults, ...(token === undefined ? {} : { token }) });
+  let server: Awaited<ReturnType<typeof startServer>>;
+  try {
+    server = await startServer({ store, host, port, faults, ...(token === undefined ? {} : { token }) });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EADDRINUSE" && code !== "EADDRNOTAVAIL" && code !== "EACCES") throw error;
+    const why = code === "EADDRINUSE" ? `port ${port} is in use` : code === "EACCES" ? `port ${port} needs privileges this process lacks` : `${host} is not an address of this machine`;
+    process.stderr.write(`settle serve: cannot listen on ${host}:${port}: ${why} (${code}); pick another with --port or --host (--port 0 takes a free port)\n`);
+    return 2;
+  }
   const cluster = values.cluster === true ? await startCluster(server, nodes) : undefined;
   const kubeconfigOut = values["kubeconfig-out"];
   if (typeof kubeconfigOut === "string") server.writeKubeconfig(kubeconfigOut);

@@ -47,3 +47,35 @@ test("a replay whose run still finds silent divergence never exits 0 (no finding
   assert.equal(answer.verdict, "silent-divergence");
   assert.notEqual(ran.status, 0);
 });
+
+test("settle serve on a port already in use exits 2 naming the address and what to do, not an uncaught error and exit 1", async () => {
+  const { createServer } = await import("node:net");
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve));
+  const port = (taken.address() as { port: number }).port;
+  try {
+    const { spawn } = await import("node:child_process");
+    const child = spawn(process.execPath, [bin, "serve", "--port", String(port)], { cwd: root });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const status = await new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    assert.equal(status, 2, stderr);
+    assert.match(stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: port ${port} is in use \\(EADDRINUSE\\)`));
+    assert.doesNotMatch(stderr, /node:net|at Server/);
+  } finally {
+    taken.close();
+  }
+});
+
+test("an error settle did not expect exits 2 with its stack, never 1 (which scripts read as a finding)", () => {
+  // A file system that fails in a way no command checks for: the command's error reaches main.
+  const script = [
+    `import fs from "node:fs"; import { syncBuiltinESMExports } from "node:module";`,
+    `fs.readdirSync = () => { throw new RangeError("disk on fire"); }; syncBuiltinESMExports();`,
+    `const { main } = await import(${JSON.stringify(join(repo, "dist/cli/main.js"))});`,
+    `process.exitCode = await main(["explore", ${JSON.stringify(join(repo, "examples"))}, "--runs", "1"]);`,
+  ].join("\n");
+  const ran = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: root, encoding: "utf8" });
+  assert.equal(ran.status, 2, ran.stderr);
+  assert.match(ran.stderr, /settle explore: unexpected error .*\nRangeError: disk on fire\n {4}at /);
+});
