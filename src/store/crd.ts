@@ -223,7 +223,7 @@ const compiledSchemasMax = 1_000;
 /** A compiler of CRD version schemas. It throws when ajv cannot compile one, and the store rejects that CRD. */
 export function createSchemaCompiler(): (schema: Record<string, unknown>) => ValidateFunction {
   return (schema) => {
-    const stripped = stripMetadata(schema);
+    const stripped = draft7Bounds(stripMetadata(schema));
     const key = JSON.stringify(stripped);
     let validate = compiledSchemas.get(key);
     if (validate === undefined) {
@@ -243,6 +243,36 @@ function stripMetadata(schema: Record<string, unknown>): Record<string, unknown>
   if (!isRecord(schema.properties) || !("metadata" in schema.properties)) return schema;
   const { metadata: _ignored, ...properties } = schema.properties;
   return { ...schema, properties };
+}
+
+/**
+ * OpenAPI 3.0, which CRD schemas follow, makes `exclusiveMinimum`/`exclusiveMaximum` booleans modifying
+ * `minimum`/`maximum`; ajv reads JSON Schema draft 7, where they are the bounds themselves. Rewritten so
+ * `{ minimum: 0, exclusiveMinimum: true }` means greater than 0, as the API server reads it.
+ */
+function draft7Bounds(schema: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...schema };
+  for (const [flag, bound] of [["exclusiveMinimum", "minimum"], ["exclusiveMaximum", "maximum"]] as const) {
+    if (typeof schema[flag] !== "boolean") continue;
+    delete out[flag];
+    if (schema[flag] && typeof schema[bound] === "number") {
+      out[flag] = schema[bound];
+      delete out[bound];
+    }
+  }
+  const each = (value: unknown) => (isRecord(value) ? draft7Bounds(value) : value);
+  for (const key of ["properties", "patternProperties"]) {
+    const map = schema[key];
+    if (isRecord(map)) out[key] = Object.fromEntries(Object.entries(map).map(([name, sub]) => [name, each(sub)]));
+  }
+  for (const key of ["items", "additionalProperties", "not"]) {
+    if (isRecord(schema[key])) out[key] = draft7Bounds(schema[key]);
+  }
+  if (Array.isArray(schema.items)) out.items = schema.items.map(each);
+  for (const key of ["allOf", "anyOf", "oneOf"]) {
+    if (Array.isArray(schema[key])) out[key] = (schema[key] as unknown[]).map(each);
+  }
+  return out;
 }
 
 function fieldPath(instancePath: string): string {

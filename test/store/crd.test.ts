@@ -143,3 +143,27 @@ test("deleting a CRD deletes its custom resources through collector steps, then 
   store.create(widgetCrd());
   assert.deepEqual(store.list(widgets).items, [], "a recreated CRD starts empty");
 });
+
+test("exclusiveMinimum/exclusiveMaximum are OpenAPI 3.0 booleans on minimum/maximum, as CRDs write them", () => {
+  const store = newStore();
+  const schema = {
+    type: "object",
+    properties: {
+      spec: {
+        type: "object",
+        properties: {
+          size: { type: "integer", minimum: 0, exclusiveMinimum: true, maximum: 10, exclusiveMaximum: true },
+          ratio: { type: "number", minimum: 0, exclusiveMinimum: false },
+          items: { type: "array", items: { type: "integer", maximum: 3, exclusiveMaximum: true } },
+        },
+        required: ["size"],
+      },
+    },
+  };
+  store.create({ ...widgetCrd(), spec: { ...(widgetCrd().spec as object), versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: schema } }] } });
+  store.create(widget("w1", { size: 1, ratio: 0, items: [2] }));
+  store.create(widget("w9", { size: 9 }));
+  assertFails(store, () => store.create(widget("w0", { size: 0 })), 422, "Invalid", /spec.size/);
+  assertFails(store, () => store.create(widget("w10", { size: 10 })), 422, "Invalid", /spec.size/);
+  assertFails(store, () => store.create(widget("wi", { size: 1, items: [3] })), 422, "Invalid", /spec.items\[0\]/);
+});
