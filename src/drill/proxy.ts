@@ -7,6 +7,7 @@
 // before its point begins) reaches the server only once its turn comes.
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { assert } from "../api/assert.ts";
 import { acceptJson, resourceOfPath, type WatchShaper } from "./watch-faults.ts";
 
 const writeMethods = new Set(["POST", "PUT", "PATCH", "DELETE"]);
@@ -85,19 +86,23 @@ export interface DrillProxy {
   promote(n: number): void;
   /** Every request the controller made, in answer order (bounded). */
   readonly requests: RequestSeen[];
-  /** The incarnation later requests are counted to (the drill bumps it when it restarts the controller). */
-  incarnation: number;
+  /** The incarnation requests without a lane are counted to (a process's own lane counts for its requests). */
+  readonly incarnation: number;
+  /** Counts requests without a lane to incarnation `n` from now on (the supervisor, as it activates a process). */
+  countTo(n: number): void;
   /** Arms a fault for the controller's next write. */
   armFault(fault: ProxyFault): void;
   /** Faults armed and not yet applied (no write has come since). */
   readonly faultsArmed: number;
   /** Ends the controller's open watches normally, as a server restart does; returns how many. */
   closeWatches(): number;
+  /** The watch-stream fault watches are fed through, if any (`setWatchShaper`). */
+  readonly watchShaper: WatchShaper | undefined;
   /**
    * A watch-stream fault (`watch-faults.ts`): watches opened from now on are asked for JSON and fed through it.
-   * Set before the run's first process is let through.
+   * Set once, before any lane is let through (a watch opened before would escape it).
    */
-  watchShaper: WatchShaper | undefined;
+  setWatchShaper(shaper: WatchShaper): void;
   /** Ends every connection of the processes let through so far (after a kill, nothing of it may linger); held lanes keep theirs. */
   dropConnections(): void;
   close(): Promise<void>;
@@ -134,7 +139,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
   const sockets = new Set<import("node:net").Socket>();
   const armed: ProxyFault[] = [];
   // No lane is promoted at first: even lane 0 (a run's first process) waits for its turn.
-  const state = { incarnation: 0, inFlight: 0, promoted: -1 };
+  const state: { incarnation: number; inFlight: number; promoted: number; shaper: WatchShaper | undefined } = { incarnation: 0, inFlight: 0, promoted: -1, shaper: undefined };
   const held: Array<{ lane: number; req: IncomingMessage; res: ServerResponse }> = [];
   // Its own keep-alive pool, destroyed on close: connections left in the global pool would keep the server's
   // close waiting for their idle timeout (seconds per drilled point).
@@ -248,7 +253,8 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     get incarnation() {
       return state.incarnation;
     },
-    set incarnation(n: number) {
+    countTo: (n) => {
+      assert(Number.isInteger(n) && n >= 0, "an incarnation is a lane number");
       state.incarnation = n;
     },
     get watchesOpen() {
@@ -269,7 +275,14 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
       held.splice(0, held.length, ...held.filter((h) => h.lane > state.promoted));
       for (const h of ready) forward(h.req, h.res);
     },
-    watchShaper: undefined,
+    get watchShaper() {
+      return state.shaper;
+    },
+    setWatchShaper: (shaper) => {
+      assert(state.shaper === undefined, "a run has one watch shaper");
+      assert(state.promoted < 0, "the watch shaper is set before any lane is let through");
+      state.shaper = shaper;
+    },
     armFault: (fault) => void armed.push(fault),
     get faultsArmed() {
       return armed.length;

@@ -215,7 +215,7 @@ test("through the proxy, delay-kind holds one resource's watch events until anot
   const proxy = await startProxy(server.url, () => realClock.now());
   const holding: boolean[] = [];
   const shaper = new WatchShaper({ fault: "delay-kind", resource: "configmaps", onHolding: (h) => holding.push(h) });
-  proxy.watchShaper = shaper;
+  proxy.setWatchShaper(shaper);
   const base = `${proxy.url}/token/${token}/api/v1/namespaces/default`;
   const events: string[] = [];
   const stops: Array<() => void> = [];
