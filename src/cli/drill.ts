@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { resolve } from "node:path";
 import { writeDrillArtifact, type DrillReplayInfo } from "../drill/artifact.ts";
 import { DrillArtifactError, readDrillArtifact, replayCaveat, replayDrill, replayRepeatMax } from "../drill/replay.ts";
-import { drill, pointLabel, shortPath, type DrillResult, type DrillRun } from "../drill/drill.ts";
+import { drill, pointLabel, shortPath, unreachedLine, type DrillResult, type DrillRun } from "../drill/drill.ts";
 import { targetFromScenario, type DrillTarget } from "../drill/target.ts";
 import { loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { resolveParams } from "../explore/scenario.ts";
@@ -31,7 +31,8 @@ Options:
   --variant V         the variant (default: the first)
   --workload W        the workload to apply (TypeScript scenarios; default: the first)
   --param k=v         override a scenario parameter (TypeScript scenarios; repeatable)
-  --kill-points LIST  comma-separated write numbers (default: every write of the reference run)
+  --kill-points LIST  comma-separated write numbers (default: every write of the reference run); numbers past
+                      the reference run's last write are not drilled, and the report lists them
   --faults            at every point also: time travel (kill, then a stale first list of every resource), a
                       closed watch, a failed write (500, 409), a lost response; and, for each resource the
                       controller watched in the reference run: stale-kind (kill, then only that resource's
@@ -239,7 +240,7 @@ function jsonOf(result: DrillResult): unknown {
     const { timeline: _timeline, ...rest } = run;
     return rest;
   };
-  return { target: result.target, reference: strip(result.reference), runs: result.runs.map(strip) };
+  return { target: result.target, reference: strip(result.reference), runs: result.runs.map(strip), ...(result.unreached === undefined ? {} : { unreached: result.unreached }) };
 }
 
 function printText(result: DrillResult, artifacts: Map<DrillRun, string>): void {
@@ -261,6 +262,12 @@ function printText(result: DrillResult, artifacts: Map<DrillRun, string>): void 
     const artifact = artifacts.get(run);
     if (artifact !== undefined) out(`      artifact: ${artifact}  (settle report --html report.html ${artifact})`);
     if ((run.output ?? []).length > 0) process.stdout.write(`      controller output (last lines):\n${indent((run.output ?? []).slice(-15))}`);
+  }
+  if (result.unreached !== undefined) out(unreachedLine(result.unreached, reference.writes));
+  // A reference whose scenario threw leaves nothing to drill: say so rather than count zero points.
+  if (reference.verdict === "scenario-error") {
+    out("the reference run failed (a scenario error), so no point ran");
+    return;
   }
   const failing = result.runs.filter((r) => r.verdict !== "ok").length;
   out(`${failing} of ${result.runs.length} points failed`);

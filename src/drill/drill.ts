@@ -93,9 +93,11 @@ export async function drill(given: DrillOptions): Promise<DrillResult> {
     return { target: describe(target), reference, runs: [] };
   }
   feed.finish(reference.writes, reference.watched ?? []);
+  const unreached = [...feed.unreached];
+  if (unreached.length > 0) progress(unreachedLine(unreached, reference.writes));
   if (feed.planned > 0) progress(pointsWindow(reference, referenceWindow, options.quietMs !== undefined).why);
   await Promise.all(workers);
-  return { target: describe(target), reference, runs };
+  return { target: describe(target), reference, runs, ...(unreached.length === 0 ? {} : { unreached }) };
 }
 
 /** The points' quiet window: the given one, or what a reference run that went quiet learned. */
@@ -109,6 +111,11 @@ function pointsWindow(reference: DrillRun, referenceWindow: QuietWindow, given: 
 /** Whether points drilled against this reference mean anything (the controller watched and the workload ran). */
 function usable(reference: DrillRun): boolean {
   return reference.verdict !== "controller-failed" && reference.verdict !== "no-watch" && reference.verdict !== "workload-failed" && reference.verdict !== "scenario-error";
+}
+
+/** What the drill says of kill points past the reference's last write. */
+export function unreachedLine(unreached: readonly number[], writes: number): string {
+  return `not drilled: --kill-points ${unreached.join(",")}, past the reference run's last write (it made ${writes} write(s); a point is right after the controller's k-th write)`;
 }
 
 function describe(target: DrillTarget): DrillResult["target"] {

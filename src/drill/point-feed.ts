@@ -1,5 +1,6 @@
 // The plan of a drill's points, handed out as the reference run makes them known.
 import { drillFaultKinds, drillFaults, isDrillFaultKind, type DrillFaultKind } from "../api/faults.ts";
+import { assert } from "../api/assert.ts";
 import type { DrillTarget } from "./target.ts";
 import type { DrillOptions, DrillPoint } from "./types.ts";
 
@@ -12,7 +13,8 @@ import type { DrillOptions, DrillPoint } from "./types.ts";
 export class PointFeed {
   private readonly kinds: readonly DrillFaultKind[];
   private readonly perResource: readonly DrillFaultKind[];
-  private readonly given: readonly number[] | undefined;
+  private given: readonly number[] | undefined;
+  private beyond: readonly number[] = [];
   private readonly explicit: readonly DrillPoint[] | undefined;
   private seen = 0;
   private final: number | undefined;
@@ -49,6 +51,14 @@ export class PointFeed {
     return this.at(this.taken) === "done";
   }
 
+  /**
+   * The given write numbers past the reference run's last write, once it is done: no point is drilled there (the
+   * controller would not make that write; the run would only wait out its timeout).
+   */
+  get unreached(): readonly number[] {
+    return this.beyond;
+  }
+
   reached(writes: number): void {
     this.seen = Math.max(this.seen, writes);
     this.wakeAll();
@@ -56,8 +66,16 @@ export class PointFeed {
 
   /** The reference is done with `writes` writes, having watched `resources`; `"none"`: no point may run. */
   finish(writes: number | "none", resources: readonly string[] = []): void {
+    assert(this.final === undefined, "the reference finishes once");
     this.cancelled = writes === "none";
     this.final = writes === "none" ? 0 : writes;
+    // A slot waits until the reference reaches its write, and points are handed out in order, so every slot handed
+    // out so far is within the reference's writes: dropping the others shifts only slots not handed out yet.
+    const final = this.final;
+    if (this.given !== undefined && !this.cancelled) {
+      this.beyond = this.given.filter((afterWrite) => afterWrite > final);
+      this.given = this.given.filter((afterWrite) => afterWrite <= final);
+    }
     // A delay past another resource's events needs another resource.
     this.aimed = this.perResource.flatMap((fault) => (fault === "delay-kind" && resources.length < 2 ? [] : resources.map((resource) => ({ fault, resource }))));
     this.wakeAll();

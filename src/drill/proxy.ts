@@ -79,7 +79,7 @@ export interface DrillProxy {
   /** Requests other than watches forwarded and not yet answered (held lanes not counted). */
   readonly requestsInFlight: number;
   /** Called as each request other than a watch is forwarded and ends (the drill's quiet detection). */
-  onActivity?: (activity: RequestActivity, write: boolean) => void;
+  setActivityHook(hook: (activity: RequestActivity, write: boolean) => void): void;
   /** The path prefix of lane `n` (`/incarnation/<n>`): its requests are held until `promote(n)`. */
   lanePrefix(n: number): string;
   /** Lets lane `n`'s held and future requests through; requests without a lane prefix always pass. */
@@ -132,6 +132,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
   const writes: WriteSeen[] = [];
   const requests: RequestSeen[] = [];
   let hooks: ProxyHooks = {};
+  let onActivity: (activity: RequestActivity, write: boolean) => void = () => {};
   let watchesOpen = 0;
   let watchOpens = 0;
   let watchWaiters: Array<{ after: number; wake: () => void }> = [];
@@ -158,10 +159,10 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     const write = writeMethods.has(req.method ?? "");
     state.inFlight++;
     if (write) proxy.watchShaper?.controllerWrote();
-    proxy.onActivity?.("start", write);
+    onActivity("start", write);
     res.once("close", () => {
       state.inFlight--;
-      proxy.onActivity?.("end", write);
+      onActivity("end", write);
     });
   };
 
@@ -265,6 +266,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     },
     waitForWatch: (after = 0) => (watchOpens > after ? Promise.resolve() : new Promise<void>((wake) => watchWaiters.push({ after, wake }))),
     setHooks: (next) => void (hooks = next),
+    setActivityHook: (hook) => void (onActivity = hook),
     get requestsInFlight() {
       return state.inFlight;
     },

@@ -140,10 +140,10 @@ export class Run {
     this.server = await startServer({ store: this.store, token, log: () => {} });
     const proxy = await startProxy(this.server.url, () => realClock.now());
     this.proxy = proxy;
-    proxy.onActivity = (activity, write) => {
+    proxy.setActivityHook((activity, write) => {
       if (activity === "end") quiet.requestEnded();
       else if (write) quiet.writeRequested();
-    };
+    });
     this.timeline.requests = proxy.requests;
     const onWrite = shared.onWrite;
     if (onWrite !== undefined) proxy.setHooks({ onWrite: (write) => (onWrite(write.index), "deliver") });
@@ -352,22 +352,22 @@ export class Run {
     const verdict = scenarioError ? "scenario-error" : given;
     const failed = scenarioError ? [] : givenFailed;
     const detail = scenarioError ? thrownLine(error!) : givenDetail;
-    const run: DrillRun = { verdict, failed, writes: proxy.writes.length, detail, timings: this.timings, watched: watchedResources(proxy.requests) };
-    if (scenarioError) run.error = error!;
+    const result: DrillRun = { verdict, failed, writes: proxy.writes.length, detail, timings: this.timings, watched: watchedResources(proxy.requests) };
+    if (scenarioError) result.error = error!;
     const point = this.point;
     if (point !== undefined) {
-      run.point = point;
-      if (this.applied !== undefined || proxy.watchShaper !== undefined) run.applied = this.appliedNow();
-      if (point.fault === "kill") run.killAfterWrite = point.afterWrite;
+      result.point = point;
+      if (this.applied !== undefined || proxy.watchShaper !== undefined) result.applied = this.appliedNow();
+      if (point.fault === "kill") result.killAfterWrite = point.afterWrite;
       const write = proxy.writes[point.afterWrite - 1];
-      if (write !== undefined) run.write = write;
+      if (write !== undefined) result.write = write;
     }
-    if (world !== undefined) run.world = world;
+    if (world !== undefined) result.world = world;
     if (verdict !== "ok") {
-      run.output = [...supervisor.output];
-      run.timeline = { ...timeline, requests: [...proxy.requests] };
+      result.output = [...supervisor.output];
+      result.timeline = { ...timeline, requests: [...proxy.requests] };
     }
-    return run;
+    return result;
   }
 
   /** The first exception a property threw in this run (checked after a write, once quiet, or for its deadline). */

@@ -118,6 +118,8 @@ export interface DrillResult {
   target: { name: string; variant: string; workload: string };
   reference: DrillRun;
   runs: DrillRun[];
+  /** Given write numbers (`killPoints`) past the reference run's last write: not drilled. Absent when none. */
+  unreached?: number[];
 }
 
 export function pointLabel(point: DrillPoint): string {

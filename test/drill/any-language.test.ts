@@ -12,6 +12,7 @@ import { liveProcessGroups } from "../../src/drill/process.ts";
 import { eventually } from "../../src/check/properties.ts";
 import { writeHtmlReport } from "../../src/report/html.ts";
 import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+import { runCli } from "./run-cli.ts";
 
 // Operators in two other languages, drilled through their YAML scenarios: a few points each keeps these short.
 const repo = fileURLToPath(new URL("../..", import.meta.url));
@@ -171,12 +172,3 @@ test("settle drill --replay refuses, with exit 2, an artifact of the reference r
   assert.equal(variant.code, 2);
   assert.match(variant.stderr, /--variant does not go with --replay/);
 });
-
-function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(repo, "bin/settle.js"), ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
-}

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { drill } from "../../src/drill/drill.ts";
 import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
 import ensemble from "../../examples/ensemble/scenario.ts";
+import { runCli } from "./run-cli.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const operator = join(repo, "examples/ensemble/operator.ts");
@@ -47,22 +48,10 @@ test("a controller that exits before it watches anything is reported, not waited
 });
 
 test("settle drill without a command after -- exits 2 with a usage message", async () => {
-  const child = spawn(process.execPath, [join(repo, "bin/settle.js"), "drill", join(repo, "examples/ensemble")], { stdio: ["ignore", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  const { code, stderr } = await runCli(["drill", join(repo, "examples/ensemble")], process.cwd());
   assert.equal(code, 2);
   assert.match(stderr, /expects the controller's command after --/);
 });
-
-function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(repo, "bin/settle.js"), ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
-}
 
 test("settle drill runs a scenario.yaml variant's own command; --json has no token and a failing point leaves an artifact", async () => {
   const dir = mkdtempSync(join(tmpdir(), "settle-drill-cli-"));

@@ -94,8 +94,27 @@ test("given points wait for the reference's write too, and none runs when the re
   const late = new PointFeed({ killPoints: [3] }, target);
   const point = late.next();
   late.finish(1);
-  // The reference made fewer writes than asked: the point still runs, and reports it (as before).
-  assert.deepEqual(await point, { index: 0, point: { afterWrite: 3, fault: "kill" } });
+  // The reference made fewer writes than asked: no such point exists, and it is said so instead of being waited on.
+  assert.equal(await point, undefined);
+  assert.deepEqual(late.unreached, [3]);
+});
+
+test("given points past the reference's last write are left out and named; the others keep their order", async () => {
+  const target = { defaults: { faultKinds: ["kill", "close-watch"] } } as unknown as DrillTarget;
+  const feed = new PointFeed({ killPoints: [2, 9, 3, 7] }, target);
+  feed.reached(2);
+  assert.deepEqual(await feed.next(), { index: 0, point: { afterWrite: 2, fault: "kill" } });
+  assert.deepEqual(await feed.next(), { index: 1, point: { afterWrite: 2, fault: "close-watch" } });
+  const blocked = feed.next();
+  feed.finish(4);
+  const points = [(await blocked)?.point];
+  for (let p = await feed.next(); p !== undefined; p = await feed.next()) points.push(p.point);
+  assert.deepEqual(points, [
+    { afterWrite: 3, fault: "kill" },
+    { afterWrite: 3, fault: "close-watch" },
+  ]);
+  assert.deepEqual(feed.unreached, [9, 7]);
+  assert.equal(feed.planned, 4);
 });
 
 test("per-resource points follow the plain ones once the reference is done, for each resource it watched; a delay needs two", async () => {

@@ -2,7 +2,6 @@
 // explore does: exit 2, the exception and the user's file:line, and no point counted as VIOLATED for it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +10,7 @@ import { drill } from "../../src/drill/drill.ts";
 import { ScenarioError } from "../../src/explore/run.ts";
 import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
 import throwing from "../fixtures/throwing-drill/scenario.ts";
+import { runCli } from "./run-cli.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const scenarioPath = join(repo, "test/fixtures/throwing-drill/scenario.ts");
@@ -52,6 +52,9 @@ test("settle drill exits 2 on a scenario error, with the exception and its file:
     assert.match(stderr, /property "safe" threw: always boom \(at [^)]*throwing-drill\/scenario\.ts:18:\d+\)/);
     assert.match(stdout, /SCENARIO ERROR/);
     assert.doesNotMatch(stdout, /VIOLATED/);
+    // No point ran against a reference whose scenario threw: the report says so, not "0 of 0 points failed".
+    assert.match(stdout, /the reference run failed \(a scenario error\), so no point ran\n/);
+    assert.doesNotMatch(stdout, /points failed/);
     assert.doesNotMatch(stdout + stderr, /the variant expects/);
   } finally {
     rmSync(cwd, { recursive: true, force: true });
@@ -75,11 +78,19 @@ test("a scenario.yaml property whose CEL fails at run time is false, as document
   }
 });
 
-function runCli(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(repo, "bin/settle.js"), ...args], { cwd, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
-}
+test("--kill-points past the reference run's last write are not drilled, and the report says so", async () => {
+  // The watcher never writes, so the reference makes 0 writes: write 1 does not exist in this drill.
+  const result = await drill({ target: yamlDrillTarget(loadYamlScenario(join(repo, "test/fixtures/throwing-drill/scenario.yaml")), "only"), quietMs: 200, timeoutMs: 20_000, killPoints: [1] });
+  assert.equal(result.reference.writes, 0);
+  assert.deepEqual(result.runs, []);
+  assert.deepEqual(result.unreached, [1]);
+  const cwd = mkdtempSync(join(tmpdir(), "settle-drill-unreached-"));
+  try {
+    const cli = await runCli(["drill", join(repo, "test/fixtures/throwing-drill/scenario.yaml"), "--quiet-ms", "200", "--kill-points", "1,4", "--timeout-ms", "20000"], cwd);
+    assert.match(cli.stdout, /not drilled: --kill-points 1,4, past the reference run's last write \(it made 0 write\(s\)/);
+    assert.doesNotMatch(cli.stdout, /NO-QUIET/);
+    assert.match(cli.stdout, /0 of 0 points failed\n/);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
