@@ -11,8 +11,7 @@ import type { KubeObject } from "../api/object.ts";
 import type { Change, ObjectVersion } from "../report/capture.ts";
 import { reportFormatVersion, type ReportData } from "../report/model.ts";
 import type { TraceRecord } from "../sim/trace.ts";
-import type { DrillResult, DrillRun } from "./drill.ts";
-import { pointLabel } from "./drill.ts";
+import { pointLabel, type DrillResult, type DrillRun } from "./types.ts";
 
 export const drillArtifactKind = "settle-drill-finding";
 

@@ -1,4 +1,8 @@
 // The plan of a drill's points, handed out as the reference run makes them known.
+//
+// Invariants: points are handed out in plan order, each once, and point k only once the reference has made k writes
+// (or is done); the reference finishes once; once it is done, no point past its last write is handed out (a given
+// write number past it is named in `unreached` instead).
 import { drillFaultKinds, drillFaults, isDrillFaultKind, type DrillFaultKind } from "../api/faults.ts";
 import { assert } from "../api/assert.ts";
 import type { DrillTarget } from "./target.ts";
@@ -85,7 +89,10 @@ export class PointFeed {
     for (;;) {
       const state = this.at(this.taken);
       if (state === "done") return undefined;
-      if (state !== "wait") return { index: this.taken++, point: state };
+      if (state !== "wait") {
+        assert(this.final !== undefined || state.afterWrite <= this.seen, "a point is handed out once the reference made its write");
+        return { index: this.taken++, point: state };
+      }
       await new Promise<void>((wake) => this.waiters.push(wake));
     }
   }

@@ -5,6 +5,10 @@
 // `/incarnation/<n>`, whose requests the proxy holds until the drill promotes that lane: a process started ahead of
 // its turn (the restart after a kill, started while the killed process still runs; a point's first process, started
 // before its point begins) reaches the server only once its turn comes.
+//
+// Invariants: the promoted lane only grows (promoting lane n lets every lane up to n through); held requests and the
+// requests seen are bounded; requests in flight never go below zero; the watch shaper is set once, before any lane
+// is let through.
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { assert } from "../api/assert.ts";
@@ -162,6 +166,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     onActivity("start", write);
     res.once("close", () => {
       state.inFlight--;
+      assert(state.inFlight >= 0, "requests in flight never go below zero");
       onActivity("end", write);
     });
   };
@@ -272,6 +277,7 @@ export async function startProxy(upstream: string, now: () => number): Promise<D
     },
     lanePrefix: (n) => `/incarnation/${n}`,
     promote: (n) => {
+      assert(Number.isInteger(n) && n >= 0, "a lane is a whole number");
       state.promoted = Math.max(state.promoted, n);
       const ready = held.filter((h) => h.lane <= state.promoted);
       held.splice(0, held.length, ...held.filter((h) => h.lane > state.promoted));

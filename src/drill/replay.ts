@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { isDrillFaultKind } from "../api/faults.ts";
 import { isRecord } from "../api/json.ts";
 import { drillArtifactKind, type DrillArtifact } from "./artifact.ts";
-import { drill, type DrillPoint, type DrillResult, type DrillRun } from "./drill.ts";
+import { drill } from "./drill.ts";
+import type { DrillPoint, DrillResult, DrillRun } from "./types.ts";
 import type { DrillTarget } from "./target.ts";
 
 export const replayRepeatMax = 100;
