@@ -18,8 +18,8 @@
 // The drill's parts: this file plans and runs the points (the plan: point-feed.ts); a run's phases are run.ts's and
 // phase.ts's, its processes supervise.ts's; what goes in and comes out is types.ts's.
 //
-// Invariants: the reference run holds one of the `concurrency` slots while it runs, and every point one while it
-// runs; a point's result is kept at its plan index, once; no point runs (or is reported) against an unusable reference.
+// Invariants: at most `concurrency` runs at once (the reference holds a slot while it runs); a point's result is kept
+// at its plan index, once; no point's result is reported against an unusable reference.
 import { availableParallelism } from "node:os";
 import { assert } from "../api/assert.ts";
 import { PointFeed } from "./point-feed.ts";
