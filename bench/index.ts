@@ -22,6 +22,7 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "points", file: "./points.ts", exportName: "benchPoints" },
   { name: "bounded", file: "./bounded.ts", exportName: "benchBounded" },
   { name: "module", file: "./module.ts", exportName: "benchModule" },
+  { name: "frameworks", file: "./frameworks.ts", exportName: "benchFrameworks" },
 ];
 
 const only = process.argv.slice(2);

@@ -1,0 +1,222 @@
+// What each Node.js client stack does under each fault class, in the simulator: the framework examples'
+// `level-no-retry` variant (the library's behaviour after a failed handler is all there is) and `level` (the
+// control: its own retry) explored in process with a fault budget that holds one class alone. Per cell: every
+// systematic fault point of the class (one fault at one place of the fault-free reference run), then `runs`
+// random schedules drawing faults of that class only; the first finding is shrunk and, with
+// SETTLE_WRITE_FINDINGS=1, written to examples/frameworks/<name>/findings/<class>.json (the `level` control's as
+// level-<class>.json), its scenario path relative to the repository root, so `npx settle replay <file>` from there
+// reproduces it. One thread: these machines are shared. Benchmarks may read real time.
+// Runnable alone: `node --conditions=settle-source --import tsx bench/index.ts frameworks`.
+import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { performance } from "node:perf_hooks";
+import { loadYamlExplore } from "../src/module/yaml.ts";
+import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
+import { collectFindings, referencePlan, runSummary, type RunSummary } from "../src/explore/explore.ts";
+import { planRun, type FaultPoint, type PlanContext } from "../src/explore/plan.ts";
+import { runScenario } from "../src/explore/run.ts";
+import { defaultFaultBudget, type Scenario } from "../src/explore/scenario.ts";
+import { replayFormatVersion, type ReplayFile } from "../src/explore/findings.ts";
+import { isFinding, isScenarioError } from "../src/check/verdict.ts";
+import type { FaultBudget, PlannedFault } from "../src/sim/types.ts";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+/** The stacks measured: each has examples/frameworks/<name>/scenario.yaml with level and level-no-retry. */
+export const frameworkNames = ["client-node", "dot-i-operator"] as const;
+
+/** A fault class: the budget's one kind (and code), and which systematic points belong to it. */
+interface FaultClass {
+  name: string;
+  /** The kinds the random runs may draw (the default budget's count of each). */
+  kinds: readonly string[];
+  failCode?: number;
+  /** The class's systematic points, from the points planned for every kind. */
+  points(all: readonly FaultPoint[]): FaultPoint[];
+}
+
+const ofClass = (...classes: string[]) => (all: readonly FaultPoint[]) => all.filter((p) => classes.includes(p.pointClass));
+/**
+ * The planner fails each request with 500 (and each update or patch with 409 too); a 429 or a 504 is placed where
+ * it places the 500s, the code swapped.
+ */
+const failedWith = (code: number) => (all: readonly FaultPoint[]) =>
+  all.filter((p) => p.pointClass === "fail-write" || p.pointClass === "fail-read").map((p) => ({ ...p, fault: { ...p.fault, code }, label: p.label.replace(/ with 500$/, ` with ${code}`) }));
+
+export const faultClasses: readonly FaultClass[] = [
+  { name: "fail-500", kinds: ["fail-request"], failCode: 500, points: ofClass("fail-write", "fail-read") },
+  { name: "fail-409", kinds: ["fail-request"], failCode: 409, points: ofClass("conflict") },
+  { name: "fail-429", kinds: ["fail-request"], failCode: 429, points: failedWith(429) },
+  { name: "fail-504", kinds: ["fail-request"], failCode: 504, points: failedWith(504) },
+  { name: "lost-response", kinds: ["lost-response"], points: ofClass("lost-response") },
+  { name: "close-watch", kinds: ["close-watch"], points: ofClass("close-watch") },
+  { name: "stale-read", kinds: ["stale-read"], points: ofClass("stale-read") },
+  { name: "delay-watch", kinds: ["delay-watch"], points: ofClass("delay-watch") },
+  { name: "crash", kinds: ["crash"], points: ofClass("crash") },
+  { name: "time-travel", kinds: ["crash", "stale-read"], points: ofClass("crash-time-travel", "crash-kind-time-travel") },
+  { name: "pause", kinds: ["pause"], points: ofClass("pause") },
+];
+
+function budgetOf(cls: FaultClass): FaultBudget {
+  const counts: Record<string, number> = {};
+  for (const kind of cls.kinds) counts[kind] = defaultFaultBudget.counts[kind]!;
+  return { chance: defaultFaultBudget.chance, counts, ...(cls.failCode === undefined ? {} : { failCodes: [cls.failCode] }) };
+}
+
+/** One cell: a framework's variant under one fault class. */
+export interface Cell {
+  framework: string;
+  variant: string;
+  cls: string;
+  points: number;
+  pointsFailed: number;
+  runs: number;
+  runsFailed: number;
+  /** Random runs in which at least one fault was injected. */
+  runsWithFault: number;
+  /** Verdict kinds of every failing run (points and random), with their counts. */
+  verdicts: Record<string, number>;
+  first?: { run: RunSummary; label: string; replay?: string; minimal?: { verdict: string; property: string | null; detail: string; faults: PlannedFault[]; steps: number } };
+  cpuMs: number;
+}
+
+const SEED = 1;
+
+/** Runs one cell: every point of the class, then `runs` random runs; the first failing run shrunk. */
+export async function runCell(framework: string, base: Scenario, variant: string, cls: FaultClass, allPoints: readonly FaultPoint[], runs: number, write: boolean): Promise<Cell> {
+  const cpu = process.cpuUsage();
+  const scenario: Scenario = { ...base, faults: budgetOf(cls) };
+  const points = cls.points(allPoints);
+  const common = { scenario, variant, workload: "steps", params: {}, seed: SEED };
+  const systematic: PlanContext = { ...common, strategy: "systematic", points };
+  const random: PlanContext = { ...common, strategy: "random", points: [] };
+  const cell: Cell = { framework, variant, cls: cls.name, points: points.length, pointsFailed: 0, runs, runsFailed: 0, runsWithFault: 0, verdicts: {}, cpuMs: 0 };
+  let first: { summary: RunSummary; label: string } | undefined;
+  const total = points.length + runs;
+  for (let i = 0; i < total; i++) {
+    const planned = i < points.length ? planRun(systematic, i) : planRun(random, i);
+    const outcome = await runScenario(scenario, planned.spec);
+    if (i >= points.length && outcome.faults.length > 0) cell.runsWithFault++;
+    if (!isFinding(outcome.verdict)) continue;
+    if (i < points.length) cell.pointsFailed++;
+    else cell.runsFailed++;
+    const kind = outcome.verdict.kind === "scenario-error" ? "scenario-error (workload's waitFor not met)" : outcome.verdict.kind;
+    cell.verdicts[kind] = (cell.verdicts[kind] ?? 0) + 1;
+    // The first controller finding is the one kept; a scenario error (the workload's waitFor never met) only when
+    // nothing else failed.
+    const label = i < points.length ? `point ${i}: ${points[i]!.label}` : `random run ${i - points.length} (seed ${planned.spec.seed})`;
+    if (first === undefined || (isScenarioError(first.summary.verdict) && !isScenarioError(outcome.verdict))) {
+      first = { summary: runSummary({ index: i, strategy: planned.strategy, workload: "steps", seed: planned.spec.seed, ...(planned.point === undefined ? {} : { point: planned.point }) }, outcome), label };
+    }
+  }
+  if (first !== undefined) {
+    const [finding] = await collectFindings(scenario, { scenarioPath: "", variant, params: {}, runs, seed: SEED, workers: 1, strategy: "systematic", first: false }, [first.summary]);
+    const outcome = finding!.minimal.outcome;
+    cell.first = {
+      run: first.summary,
+      label: first.label,
+      minimal: { verdict: outcome.verdict.kind, property: outcome.verdict.property ?? null, detail: outcome.verdict.detail, faults: finding!.minimal.faults, steps: outcome.steps },
+    };
+    if (write) {
+      const file: ReplayFile = {
+        version: replayFormatVersion,
+        scenario: `examples/frameworks/${framework}/scenario.yaml`,
+        variant,
+        workload: "steps",
+        params: {},
+        seed: first.summary.seed,
+        choices: finding!.minimal.choices,
+        faults: finding!.minimal.faults,
+        verdict: outcome.verdict.kind,
+        property: outcome.verdict.property ?? null,
+        ...(outcome.verdict.actor === undefined ? {} : { actor: outcome.verdict.actor }),
+        traceHash: outcome.traceHash,
+        steps: outcome.steps,
+        run: first.summary.index,
+        ...(outcome.verdict.error === undefined ? {} : { error: outcome.verdict.error }),
+      };
+      cell.first.replay = writeFindingFile(framework, variant, cls.name, file);
+    }
+  }
+  const used = process.cpuUsage(cpu);
+  cell.cpuMs = (used.user + used.system) / 1000;
+  return cell;
+}
+
+/** The finding file of a cell, relative to the repository root: `<class>.json`, `level-<class>.json` for the control. */
+export function findingPath(framework: string, variant: string, cls: string): string {
+  return join("examples", "frameworks", framework, "findings", `${variant === "level-no-retry" ? "" : `${variant}-`}${cls}.json`);
+}
+
+function writeFindingFile(framework: string, variant: string, cls: string, file: ReplayFile): string {
+  const path = findingPath(framework, variant, cls);
+  const absolute = resolve(root, path);
+  mkdirSync(dirname(absolute), { recursive: true });
+  const temp = `${absolute}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(file, null, 2)}\n`);
+  renameSync(temp, absolute);
+  return path;
+}
+
+/** Every planned point of a variant, for every kind (each class keeps its own). */
+async function allPointsOf(scenario: Scenario, variant: string): Promise<FaultPoint[]> {
+  const every: FaultBudget = { chance: defaultFaultBudget.chance, counts: { crash: 1, pause: 1, "stale-read": 1, "delay-watch": 1, "close-watch": 1, "fail-request": 1, "lost-response": 1 } };
+  const plan = await referencePlan({ ...scenario, faults: every }, { variant, workload: "steps", params: {}, seed: SEED });
+  if (plan.references.length > 0) throw new Error(`${scenario.name} ${variant}: the fault-free reference run fails (${plan.references[0]!.verdict.detail})`);
+  return plan.points;
+}
+
+function describe(cell: Cell): string {
+  const verdicts = Object.entries(cell.verdicts).map(([k, n]) => `${k} ${n}`).join(", ");
+  const head = `points ${cell.pointsFailed}/${cell.points} failed, random ${cell.runsFailed}/${cell.runs} failed (${cell.runsWithFault} with a fault injected)`;
+  const found = cell.first === undefined ? "" : `; first: ${cell.first.label} -> ${cell.first.minimal!.verdict}${cell.first.minimal!.property === null ? "" : ` ${cell.first.minimal!.property}`} (minimal: ${cell.first.minimal!.faults.length} fault(s), ${cell.first.minimal!.steps} steps)${cell.first.replay === undefined ? "" : `; replay: npx settle replay ${cell.first.replay}`}`;
+  return `${head}${verdicts === "" ? "" : ` [${verdicts}]`}${found}; ${(cell.cpuMs / 1000).toFixed(0)} CPU-s`;
+}
+
+/**
+ * The module's own stderr (the operators log JSON lines there) would bury the figures: muted while the runs go
+ * on, with progress written through the original.
+ */
+async function muted<T>(body: (say: (line: string) => void) => Promise<T>): Promise<T> {
+  const original = process.stderr.write.bind(process.stderr);
+  const say = (line: string) => void original(`${line}\n`);
+  process.stderr.write = (() => true) as typeof process.stderr.write;
+  try {
+    return await body(say);
+  } finally {
+    process.stderr.write = original;
+  }
+}
+
+export async function benchFrameworks(): Promise<Record<string, string | number>> {
+  const runs = Number(process.env.SETTLE_FRAMEWORK_RUNS ?? 50);
+  const write = process.env.SETTLE_WRITE_FINDINGS === "1";
+  const onlyClass = process.env.SETTLE_FRAMEWORK_CLASSES?.split(",");
+  const onlyFramework = process.env.SETTLE_FRAMEWORKS?.split(",");
+  const figures: Record<string, string | number> = {};
+  figures["strategy"] = `per cell: every systematic point of the class (fifo, one fault), then ${runs} random runs drawing that class alone (seed ${SEED}); one thread`;
+  const started = performance.now();
+  await muted(async (say) => {
+    for (const framework of frameworkNames) {
+      if (onlyFramework !== undefined && !onlyFramework.includes(framework)) continue;
+      const path = join(root, "examples", "frameworks", framework, "scenario.yaml");
+      if (!existsSync(path)) continue;
+      const scenario = await loadYamlExplore(loadYamlScenario(path));
+      for (const variant of ["level-no-retry", "level"]) {
+        const all = await allPointsOf(scenario, variant);
+        for (const cls of faultClasses) {
+          if (onlyClass !== undefined && !onlyClass.includes(cls.name)) continue;
+          const cell = await runCell(framework, scenario, variant, cls, all, runs, write);
+          const key = `${framework} ${variant} ${cls.name}`;
+          figures[key] = describe(cell);
+          say(`${key}: ${figures[key]}`);
+          if (cell.first?.minimal !== undefined) say(`    ${cell.first.minimal.detail}`);
+        }
+      }
+    }
+  });
+  figures["wall time (s)"] = ((performance.now() - started) / 1000).toFixed(0);
+  return figures;
+}
+
