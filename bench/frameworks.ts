@@ -79,7 +79,7 @@ export interface Cell {
    * Runs in which the module's `process.exit` unwound out of a Node socket 'error' listener (a nextTick, outside
    * any simulator step), which the simulator does not catch yet: left out of the counts (see `escapedExit`).
    */
-  escaped: number;
+  escaped: { points: number; runs: number };
   /** Verdict kinds of every failing run (points and random), with their counts. */
   verdicts: Record<string, number>;
   first?: { run: RunSummary; label: string; replay?: string; minimal?: { verdict: string; property: string | null; detail: string; faults: PlannedFault[]; steps: number } };
@@ -96,7 +96,7 @@ export async function runCell(framework: string, base: Scenario, variant: string
   const common = { scenario, variant, workload: "steps", params: {}, seed: SEED };
   const systematic: PlanContext = { ...common, strategy: "systematic", points };
   const random: PlanContext = { ...common, strategy: "random", points: [] };
-  const cell: Cell = { framework, variant, cls: cls.name, points: points.length, pointsFailed: 0, runs, runsFailed: 0, runsWithFault: 0, escaped: 0, verdicts: {}, cpuMs: 0 };
+  const cell: Cell = { framework, variant, cls: cls.name, points: points.length, pointsFailed: 0, runs, runsFailed: 0, runsWithFault: 0, escaped: { points: 0, runs: 0 }, verdicts: {}, cpuMs: 0 };
   let first: { summary: RunSummary; label: string } | undefined;
   const total = points.length + runs;
   let escapedThisRun = false;
@@ -111,7 +111,8 @@ export async function runCell(framework: string, base: Scenario, variant: string
       escapedThisRun = false;
       const outcome = await runScenario(scenario, planned.spec);
       if (escapedThisRun) {
-        cell.escaped++;
+        if (i < points.length) cell.escaped.points++;
+        else cell.escaped.runs++;
         continue;
       }
       if (i >= points.length && outcome.faults.length > 0) cell.runsWithFault++;
@@ -198,9 +199,10 @@ async function allPointsOf(scenario: Scenario, variant: string): Promise<FaultPo
 
 function describe(cell: Cell): string {
   const verdicts = Object.entries(cell.verdicts).map(([k, n]) => `${k} ${n}`).join(", ");
-  const head = `points ${cell.pointsFailed}/${cell.points} failed, random ${cell.runsFailed}/${cell.runs} failed (${cell.runsWithFault} drew a fault)`;
+  const { points: escapedPoints, runs: escapedRuns } = cell.escaped;
+  const head = `points ${cell.pointsFailed}/${cell.points - escapedPoints} failed, random ${cell.runsFailed}/${cell.runs - escapedRuns} failed (${cell.runsWithFault} drew a fault)`;
   const found = cell.first === undefined ? "" : `; first: ${cell.first.label} -> ${cell.first.minimal!.verdict}${cell.first.minimal!.property === null ? "" : ` ${cell.first.minimal!.property}`} (minimal: ${cell.first.minimal!.faults.length} fault(s), ${cell.first.minimal!.steps} steps)${cell.first.replay === undefined ? "" : `; replay: npx settle replay ${cell.first.replay}`}`;
-  const escaped = cell.escaped === 0 ? "" : `; ${cell.escaped} run(s) left out: the module's process.exit escaped from a socket 'error' listener (not caught by the simulator yet)`;
+  const escaped = escapedPoints + escapedRuns === 0 ? "" : `; left out (${escapedPoints} point(s), ${escapedRuns} random run(s)): the module's process.exit escaped from a socket 'error' listener, which the simulator does not catch yet`;
   return `${head}${verdicts === "" ? "" : ` [${verdicts}]`}${found}${escaped}; ${(cell.cpuMs / 1000).toFixed(0)} CPU-s`;
 }
 
