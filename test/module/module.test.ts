@@ -249,3 +249,15 @@ test("settle explore finds the delta variant's bug and leaves the level variant 
     rmSync(cwd, { recursive: true, force: true });
   }
 });
+
+test("a waitFor that times out is not the scenario's error: the workload stops there and the properties judge the world", () => {
+  const cwd = mkdtempSync(join(tmpdir(), "settle-module-test-"));
+  try {
+    const ran = cli(["explore", join(fixtures, "yaml/wait-times-out.yaml"), "--runs", "3", "--seed", "7", "--workers", "1"], cwd);
+    assert.equal(ran.status, 0, ran.stdout + ran.stderr);
+    assert.match(ran.stdout, /3 runs, no finding/);
+    assert.doesNotMatch(ran.stdout + ran.stderr, /SCENARIO ERROR|scenario error/);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
