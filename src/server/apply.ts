@@ -13,7 +13,7 @@ import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { describePath, ElementTables, fieldChanges, fieldsOf, fieldsV1Text, fromFieldsV1, mergeApplied, removeAll, toFieldsV1, valueAt } from "./fields.ts";
+import { describePath, ElementTables, fieldChanges, fieldsOf, fieldsV1Text, fromFieldsV1, mergeApplied, PathCursor, removeAll, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { schemaOf } from "./schema.ts";
 import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
@@ -278,8 +278,9 @@ const everyField = () => true;
 
 /** Drops owned fields the object no longer has (changed by a writer the table did not see). */
 function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode, tables: ElementTables): ManagedEntry[] {
+  const cursor = new PathCursor(live, schema, tables);
   return entries.map((e) => {
-    const fields = keptWhere(e.fields, (p) => valueAt(live, JSON.parse(p) as string[], schema, tables) !== undefined);
+    const fields = keptWhere(e.fields, (p) => cursor.valueAt(p) !== undefined);
     return fields === e.fields ? e : entryOf(e.manager, e.operation, e.apiVersion, e.time, e.subresource, fields);
   });
 }

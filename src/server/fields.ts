@@ -2,8 +2,8 @@
 // as paths of elements in `fieldsV1` notation: `f:<field>`, `k:<json of the key fields>` (an element of an
 // associative list), `v:<json value>` (an element of a set). A path is stored as the JSON text of its element list.
 // Leaves are scalars, atomic lists and structs, and empty maps; an associative-list element is a member itself too.
-import { isRecord, jsonEqual } from "../api/json.ts";
-import { childOf } from "./schema.ts";
+import { cloneJson, isRecord, jsonEqual } from "../api/json.ts";
+import { anyNode, childOf } from "./schema.ts";
 import type { ListNode, SchemaNode } from "./schema.ts";
 import { setKey } from "./strategic.ts";
 
@@ -82,55 +82,92 @@ export class ElementTables {
 /** Every field `object` sets, below the top-level fields `include` allows. */
 export function fieldsOf(object: Json, schema: SchemaNode, include: (field: string) => boolean): FieldSet {
   const out: FieldSet = new Set();
+  const path = new PathText();
   for (const [key, value] of Object.entries(object)) {
     if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
     if (key === "metadata" && isRecord(value)) {
+      path.push("f:metadata");
       for (const [mk, mv] of Object.entries(value)) {
-        if (!unownedMeta.has(mk) && mv !== null && mv !== undefined) walk(mv, childOf(childOf(schema, key), mk), opened(opened(pathOpen, "f:metadata"), `f:${mk}`), 2, out);
+        if (unownedMeta.has(mk) || mv === null || mv === undefined) continue;
+        path.push(`f:${mk}`);
+        walk(mv, childOf(childOf(schema, key), mk), path, 2, out);
+        path.pop();
       }
-    } else walk(value, childOf(schema, key), opened(pathOpen, `f:${key}`), 1, out);
+      path.pop();
+    } else {
+      path.push(`f:${key}`);
+      walk(value, childOf(schema, key), path, 1, out);
+      path.pop();
+    }
   }
   return out;
 }
 
 /**
- * A path is carried down a walk as its JSON text without the closing bracket (`["f:a","f:b"`), and its length: a
- * field's text is then one concatenation, not a copy of its path's elements and a serialization of all of them.
- * `opened(opened(pathOpen, a), b) + "]"` is `JSON.stringify([a, b])`.
+ * The path a walk is at, as the JSON texts of its elements between their brackets and commas; `text()` is
+ * `JSON.stringify` of the elements. The text is made by one `join`, which gives a flat string: texts built by
+ * appending an element per level are ropes, and the sets they go into hash and compare them by flattening each,
+ * which made a big apply's set operations several times slower than the walk that made them.
  */
-const pathOpen = "[";
+export class PathText {
+  readonly #parts: string[] = ["["];
 
-function opened(text: string, element: string): string {
-  return `${text.length === 1 ? text : `${text},`}${JSON.stringify(element)}`;
+  push(element: string): void {
+    if (this.#parts.length > 1) this.#parts.push(",");
+    this.#parts.push(JSON.stringify(element));
+  }
+
+  pop(): void {
+    this.#parts.pop();
+    if (this.#parts.length > 1) this.#parts.pop();
+  }
+
+  text(): string {
+    this.#parts.push("]");
+    const text = this.#parts.join("");
+    this.#parts.pop();
+    return text;
+  }
+
+  /** The text of the path with `element` added, the path itself left as it is. */
+  textWith(element: string): string {
+    this.push(element);
+    const text = this.text();
+    this.pop();
+    return text;
+  }
 }
 
-function walk(value: unknown, schema: SchemaNode, path: string, depth: number, out: FieldSet): void {
-  if (depth > pathDepthMax) return void out.add(`${path}]`);
+function walk(value: unknown, schema: SchemaNode, path: PathText, depth: number, out: FieldSet): void {
+  if (depth > pathDepthMax) return void out.add(path.text());
   if (Array.isArray(value)) {
-    if (schema.t !== "list" || schema.listType === "atomic") return void out.add(`${path}]`);
+    if (schema.t !== "list" || schema.listType === "atomic") return void out.add(path.text());
     if (schema.listType === "set") {
-      for (const item of value) out.add(`${opened(path, `v:${JSON.stringify(item)}`)}]`);
+      for (const item of value) out.add(path.textWith(`v:${JSON.stringify(item)}`));
       return;
     }
     for (const item of value) {
       if (!isRecord(item)) continue;
-      const element = opened(path, elementKey(item, schema));
-      out.add(`${element}]`);
-      walkMap(item, schema.item, element, depth + 1, out);
+      path.push(elementKey(item, schema));
+      out.add(path.text());
+      walkMap(item, schema.item, path, depth + 1, out);
+      path.pop();
     }
     return;
   }
   if (!isRecord(value) || Object.keys(value).length === 0 || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) {
-    return void out.add(`${path}]`);
+    return void out.add(path.text());
   }
   walkMap(value, schema, path, depth, out);
 }
 
-function walkMap(value: Json, schema: SchemaNode, path: string, depth: number, out: FieldSet): void {
+function walkMap(value: Json, schema: SchemaNode, path: PathText, depth: number, out: FieldSet): void {
   for (const key of Object.keys(value)) {
     const child = value[key];
     if (child === null || child === undefined) continue;
-    walk(child, childOf(schema, key), opened(path, `f:${key}`), depth + 1, out);
+    path.push(`f:${key}`);
+    walk(child, childOf(schema, key), path, depth + 1, out);
+    path.pop();
   }
 }
 
@@ -152,19 +189,28 @@ export interface FieldChanges {
 export function fieldChanges(before: Json | undefined, after: Json, schema: SchemaNode, include: (field: string) => boolean): FieldChanges {
   const out: FieldChanges = { now: new Set(), changed: new Set(), tables: new ElementTables() };
   const all = before === undefined;
+  const path = new PathText();
   // Keys, not entries: a write walks every member of the object, and entries would make a pair for each.
   for (const key of Object.keys(after)) {
     const value = after[key];
     if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
     const b = stepField(before, key);
     if (key === "metadata" && isRecord(value)) {
+      path.push("f:metadata");
       for (const mk of Object.keys(value)) {
         const mv = value[mk];
         if (unownedMeta.has(mk) || mv === null || mv === undefined) continue;
         const j: Joint = { after: stepField(value, mk), before: stepField(b, mk), all };
-        walkJoint(mv, childOf(childOf(schema, key), mk), opened(opened(pathOpen, "f:metadata"), `f:${mk}`), 2, j, out);
+        path.push(`f:${mk}`);
+        walkJoint(mv, childOf(childOf(schema, key), mk), path, 2, j, out);
+        path.pop();
       }
-    } else walkJoint(value, childOf(schema, key), opened(pathOpen, `f:${key}`), 1, { after: value, before: b, all }, out);
+      path.pop();
+    } else {
+      path.push(`f:${key}`);
+      walkJoint(value, childOf(schema, key), path, 1, { after: value, before: b, all }, out);
+      path.pop();
+    }
   }
   return out;
 }
@@ -180,50 +226,51 @@ function stepField(node: unknown, field: string): unknown {
   return isRecord(node) && Object.hasOwn(node, field) ? node[field] : undefined;
 }
 
-
-function leaf(path: string, j: Joint, out: FieldChanges): void {
-  const text = `${path}]`;
+function leaf(text: string, j: Joint, out: FieldChanges): void {
   out.now.add(text);
   if (j.all || !jsonEqual(j.before, j.after)) out.changed.add(text);
 }
 
-function walkJoint(value: unknown, schema: SchemaNode, path: string, depth: number, j: Joint, out: FieldChanges): void {
-  if (depth > pathDepthMax) return leaf(path, j, out);
+function walkJoint(value: unknown, schema: SchemaNode, path: PathText, depth: number, j: Joint, out: FieldChanges): void {
+  if (depth > pathDepthMax) return leaf(path.text(), j, out);
   if (Array.isArray(value)) {
-    if (schema.t !== "list" || schema.listType === "atomic") return leaf(path, j, out);
+    if (schema.t !== "list" || schema.listType === "atomic") return leaf(path.text(), j, out);
     if (schema.listType === "set") {
       for (const item of value) {
         const element = `v:${JSON.stringify(item)}`;
         const wanted = element.slice(2);
         const after = Array.isArray(j.after) ? out.tables.withJson(j.after, wanted) : undefined;
         const before = Array.isArray(j.before) ? out.tables.withJson(j.before, wanted) : undefined;
-        leaf(opened(path, element), { after, before, all: j.all }, out);
+        leaf(path.textWith(element), { after, before, all: j.all }, out);
       }
       return;
     }
     for (const item of value) {
       if (!isRecord(item)) continue;
       const key = elementKey(item, schema);
-      const element = opened(path, key);
       const after = Array.isArray(j.after) ? out.tables.withKey(j.after, schema, key) : undefined;
       const before = Array.isArray(j.before) ? out.tables.withKey(j.before, schema, key) : undefined;
       const inner: Joint = { after, before, all: j.all };
-      leaf(element, inner, out);
-      walkMapJoint(item, schema.item, element, depth + 1, inner, out);
+      path.push(key);
+      leaf(path.text(), inner, out);
+      walkMapJoint(item, schema.item, path, depth + 1, inner, out);
+      path.pop();
     }
     return;
   }
   if (!isRecord(value) || Object.keys(value).length === 0 || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) {
-    return leaf(path, j, out);
+    return leaf(path.text(), j, out);
   }
   walkMapJoint(value, schema, path, depth, j, out);
 }
 
-function walkMapJoint(value: Json, schema: SchemaNode, path: string, depth: number, j: Joint, out: FieldChanges): void {
+function walkMapJoint(value: Json, schema: SchemaNode, path: PathText, depth: number, j: Joint, out: FieldChanges): void {
   for (const key of Object.keys(value)) {
     const child = value[key];
     if (child === null || child === undefined) continue;
-    walkJoint(child, childOf(schema, key), opened(path, `f:${key}`), depth + 1, { after: stepField(j.after, key), before: stepField(j.before, key), all: j.all }, out);
+    path.push(`f:${key}`);
+    walkJoint(child, childOf(schema, key), path, depth + 1, { after: stepField(j.after, key), before: stepField(j.before, key), all: j.all }, out);
+    path.pop();
   }
 }
 
@@ -252,6 +299,108 @@ export function valueAt(object: unknown, path: readonly string[], schema: Schema
     if (node === undefined) return undefined;
   }
   return node;
+}
+
+/**
+ * `valueAt` for many paths of one object, given as their texts: each path is resolved from where the previous one
+ * parted from it, so that a set's paths in walk order (siblings after one another) cost the elements they add, not a
+ * parse of their whole text and a lookup from the root each (which was most of a big apply's time).
+ */
+export class PathCursor {
+  /** The last path's text, the offset just past each of its elements, and the value after each element. */
+  #text = "[]";
+  readonly #ends: number[] = [];
+  readonly #values: unknown[];
+  readonly #schemas: SchemaNode[];
+  /** Set from the element (index) whose step ended the lookup (`v:`, or a value not there); -1 when none did. */
+  #stoppedAt = -1;
+  /** Path elements stepped through so far: what the tests count. */
+  steps = 0;
+
+  constructor(
+    object: unknown,
+    schema: SchemaNode,
+    readonly tables: ElementTables,
+  ) {
+    this.#values = [object];
+    this.#schemas = [schema];
+  }
+
+  /** `valueAt(object, JSON.parse(text), schema, tables)`. */
+  valueAt(text: string): unknown {
+    const previous = this.#text;
+    const ends = this.#ends;
+    // Elements shared with the previous path: those whose text (closing quote included) lies in the common prefix.
+    const limit = Math.min(previous.length, text.length);
+    let common = 0;
+    while (common < limit && previous.charCodeAt(common) === text.charCodeAt(common)) common++;
+    let kept = 0;
+    while (kept < ends.length && ends[kept]! <= common) kept++;
+    ends.length = kept;
+    this.#values.length = kept + 1;
+    this.#schemas.length = kept + 1;
+    if (this.#stoppedAt >= kept) this.#stoppedAt = -1;
+    this.#text = text;
+    let at = kept === 0 ? 1 : ends[kept - 1]! + 1;
+    while (at < text.length - 1) {
+      const end = stringEnd(text, at);
+      ends.push(end);
+      if (this.#stoppedAt < 0) this.#step(elementOf(text, at, end));
+      else {
+        this.#values.push(this.#values[this.#values.length - 1]);
+        this.#schemas.push(anyNode);
+      }
+      at = end + 1;
+    }
+    return this.#values[this.#values.length - 1];
+  }
+
+  /** One element of `valueAt`'s loop, from the last value. */
+  #step(element: string): void {
+    this.steps++;
+    const index = this.#values.length - 1;
+    const node = this.#values[index];
+    const s = this.#schemas[index]!;
+    let next: unknown;
+    let nextSchema: SchemaNode = anyNode;
+    if (element.startsWith("f:")) {
+      if (isRecord(node)) {
+        const field = element.slice(2);
+        next = Object.hasOwn(node, field) ? node[field] : undefined;
+        nextSchema = childOf(s, field);
+      }
+    } else if (element.startsWith("k:")) {
+      if (Array.isArray(node) && s.t === "list") {
+        next = this.tables.withKey(node, s, element);
+        nextSchema = s.item;
+      }
+    } else {
+      // A set's element ends the lookup, whatever follows it.
+      next = Array.isArray(node) ? this.tables.withJson(node, element.slice(2)) : undefined;
+      this.#stoppedAt = index;
+    }
+    if (next === undefined) this.#stoppedAt = index;
+    this.#values.push(next);
+    this.#schemas.push(nextSchema);
+  }
+}
+
+/** The offset just past the JSON string that starts at `start` (its opening quote) in `text`. */
+function stringEnd(text: string, start: number): number {
+  let i = start + 1;
+  for (;;) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5c) i += 2;
+    else if (c === 0x22) return i + 1;
+    else if (Number.isNaN(c)) return text.length;
+    else i++;
+  }
+}
+
+/** The element whose JSON text is `text[start, end)`: read as it is when it holds no escape. */
+function elementOf(text: string, start: number, end: number): string {
+  const inner = text.slice(start + 1, end - 1);
+  return inner.includes("\\") ? (JSON.parse(text.slice(start, end)) as string) : inner;
 }
 
 /**
@@ -289,35 +438,51 @@ export function removeAll(object: Json, paths: ReadonlyArray<readonly string[]>,
 
 /**
  * Merges an applied configuration into the live object: maps and structs field by field, associative lists
- * element by element on their keys, sets by union; atomic values are replaced. Returns new containers throughout.
+ * element by element on their keys, sets by union; atomic values are replaced. Returns new containers throughout:
+ * what it keeps of `live` (which may be a frozen stored object) is copied, so the result is the caller's own to
+ * change and to hand to the store; containers of `applied` it keeps are taken as they are.
  */
 export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode): unknown {
-  if (applied === null || applied === undefined) return live;
+  if (applied === null || applied === undefined) return cloneJson(live);
   if (Array.isArray(applied)) {
     if (schema.t !== "list" || schema.listType === "atomic" || !Array.isArray(live)) return applied;
     if (schema.listType === "set") return mergeSet(live, applied);
-    const out = [...live];
+    const out: unknown[] = [...live];
     // Each key's first index in `out` (as a search from the front finds it), kept as elements are added.
     const indexOf = new Map<string, number>();
     for (let i = out.length - 1; i >= 0; i--) {
       const l = out[i];
       if (isRecord(l)) indexOf.set(elementKey(l, schema), i);
     }
+    const merged = new Set<number>();
     for (const item of applied) {
       if (!isRecord(item)) continue;
       const key = elementKey(item, schema);
       const index = indexOf.get(key);
       if (index === undefined) {
         indexOf.set(key, out.length);
+        merged.add(out.length);
         out.push(mergeApplied(undefined, item, schema.item));
-      } else out[index] = mergeApplied(out[index], item, schema.item);
+      } else {
+        merged.add(index);
+        out[index] = mergeApplied(out[index], item, schema.item);
+      }
     }
+    for (let i = 0; i < live.length; i++) if (!merged.has(i)) out[i] = cloneJson(out[i]);
     return out;
   }
   if (!isRecord(applied)) return applied;
   if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return applied;
-  const out: Json = isRecord(live) ? { ...live } : {};
-  for (const [key, value] of Object.entries(applied)) {
+  const out: Json = {};
+  if (isRecord(live)) {
+    // Live members in their order (as a spread keeps them); those the configuration sets are merged below.
+    for (const key of Object.keys(live)) {
+      const value = applied[key];
+      setKey(out, key, value === null || value === undefined ? cloneJson(live[key]) : live[key]);
+    }
+  }
+  for (const key of Object.keys(applied)) {
+    const value = applied[key];
     if (value === null || value === undefined) continue;
     setKey(out, key, mergeApplied(out[key], value, childOf(schema, key)));
   }
@@ -325,8 +490,8 @@ export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode
 }
 
 /**
- * A set's union: the live items, then the applied ones no live item equals (as `jsonEqual`). Scalars are found in a
- * set of them; a container item is compared with the live containers only.
+ * A set's union: the live items (copied), then the applied ones no live item equals (as `jsonEqual`). Scalars are
+ * found in a set of them; a container item is compared with the live containers only.
  */
 function mergeSet(live: readonly unknown[], applied: readonly unknown[]): unknown[] {
   const scalars = new Set<unknown>();
@@ -336,7 +501,7 @@ function mergeSet(live: readonly unknown[], applied: readonly unknown[]): unknow
     else scalars.add(l);
   }
   const added = applied.filter((item) => (item !== null && typeof item === "object" ? !containers.some((l) => jsonEqual(l, item)) : !scalars.has(item)));
-  return [...live, ...added];
+  return [...live.map((l) => cloneJson(l)), ...added];
 }
 
 /** `.spec.template.spec.containers[name="web"].image`, as kube-apiserver names a field in a conflict. */

@@ -128,9 +128,17 @@ function looksLikeJson(body: Buffer): boolean {
 }
 
 export function parseYaml(body: Buffer, what: string): unknown {
+  return parseYamlBody(body, what).value;
+}
+
+/**
+ * `parseYaml`, saying whether the value came from the JSON parser: then no container of it appears twice in it (a
+ * YAML alias makes the anchor's value appear again), and its maker may hand it over whole.
+ */
+export function parseYamlBody(body: Buffer, what: string): { value: unknown; json: boolean } {
   if (looksLikeJson(body)) {
     try {
-      return parseJson(body, what);
+      return { value: parseJson(body, what), json: true };
     } catch (error) {
       // Flow-style YAML (`{a: 1}`) is not JSON: the YAML parser reads it below.
       if (!(isApiError(error) && error.message.startsWith(`${what} is not valid JSON`))) throw error;
@@ -153,7 +161,7 @@ export function parseYaml(body: Buffer, what: string): unknown {
     throw badRequest(`${what} is not valid YAML: ${error instanceof Error ? error.message : String(error)}`);
   }
   checkDepth(value, what);
-  return value;
+  return { value, json: false };
 }
 
 const acceptedBodyTypes = `${jsonContentType}, application/yaml, ${protobufContentType}`;

@@ -11,9 +11,10 @@ import type { Store, StoreListOptions } from "../store/index.ts";
 import { builtinKinds } from "../store/index.ts";
 import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
 import { isRecord } from "../api/json.ts";
+import { handOver } from "../store/util.ts";
 import { checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate, requestedEntries } from "./apply.ts";
 import type { ManagedFields } from "./apply.ts";
-import { decodeBody, mediaType, parseJson, parseYaml, prefersProtobuf, sendJson, sendJsonText, sendProtobuf } from "./http.ts";
+import { decodeBody, mediaType, parseJson, parseYamlBody, prefersProtobuf, sendJson, sendJsonText, sendProtobuf } from "./http.ts";
 import { encodeProtobuf, messageFor } from "./protobuf.ts";
 import { pathNotFound } from "./routes.ts";
 import type { ResourceRoute } from "./routes.ts";
@@ -50,6 +51,11 @@ export interface ResourceRequest {
    * version. Other requests go on meanwhile.
    */
   untilRevision(revision: number): Promise<void>;
+  /**
+   * Lets other work run (the next turn of the event loop) between phases of a long request; undefined where a
+   * request must run to its end at once (the simulator's in-process server, whose steps are the requests).
+   */
+  pause?: (() => Promise<void>) | undefined;
 }
 
 /** How long a read at a revision the store has not reached waits for it: kube-apiserver's watch cache's blockTimeout. */
@@ -483,36 +489,68 @@ function written(r: ResourceRequest, options: WriteOptions, before: KubeObject |
   r.wrote();
 }
 
-/** Server-side apply: create if absent (201), else merge with field ownership (conflicts: 409). */
+/** Times an apply computes again when a write came in while it paused (`ResourceRequest.pause`), before it stops pausing. */
+const applyPausedAttemptsMax = 3;
+
+/**
+ * Server-side apply: create if absent (201), else merge with field ownership (conflicts: 409). Where the request
+ * may pause (`settle serve`), it does so between its phases (decoding, computing the merge, writing), so that a
+ * big body keeps other requests waiting for one phase at a time; a write that came in meanwhile makes it compute
+ * again against the object as it is now, as kube-apiserver retries an apply's update on a conflict.
+ */
 async function handleApply(r: ResourceRequest): Promise<void> {
   const fieldManager = r.query.get("fieldManager");
   const force = boolParam(r.query, "force");
-  const decoded = parseYaml(await r.body(), "the applied configuration");
-  checkApplyRequest(fieldManager, force, decoded);
-  const applied = objectFrom(r, decoded);
-  if (applied.metadata.name === undefined || applied.metadata.name === "") applied.metadata = { ...applied.metadata, name: r.route.name! };
-  checkName(r, applied);
+  const body = await r.body();
+  let decoded = decodeApplied(r, body, fieldManager, force);
   const options = writeOptions(r.query);
   const subresource = r.route.subresource === "status" ? "status" : undefined;
-  const live = currentOrUndefined(r);
-  if (live === undefined && subresource !== undefined) r.store.get(refOf(r));
-  const rv = applied.metadata.resourceVersion;
-  if (rv !== undefined && rv !== (live?.metadata.resourceVersion ?? "")) {
-    throw conflict(r.resource.plural, r.route.name!, "the object has been modified; please apply your changes to the latest version and try again", r.resource.group);
+  let attempt = 0;
+  if (r.pause !== undefined) await r.pause();
+  for (;;) {
+    const { applied, json } = decoded;
+    const live = currentOrUndefined(r);
+    if (live === undefined && subresource !== undefined) r.store.get(refOf(r));
+    const rv = applied.metadata.resourceVersion;
+    if (rv !== undefined && rv !== (live?.metadata.resourceVersion ?? "")) {
+      throw conflict(r.resource.plural, r.route.name!, "the object has been modified; please apply your changes to the latest version and try again", r.resource.group);
+    }
+    // The live object is the store's, frozen: the merge copies what it keeps of it, so its result is all ours.
+    const { object, entries } = computeApply(r.managed, { resource: r.resource, live, applied, manager: fieldManager!, force, subresource });
+    if (r.pause !== undefined && attempt < applyPausedAttemptsMax) {
+      await r.pause();
+      if (currentOrUndefined(r) !== live) {
+        attempt++;
+        decoded = decodeApplied(r, body, fieldManager, force);
+        continue;
+      }
+    }
+    // Nobody else holds the merged object (a body from the JSON parser has no container twice): the store may keep
+    // it rather than copy it. A dry run's write (before admission webhooks) copies, as the real write may follow.
+    const given = (dry: boolean) => (json && !dry ? handOver(object) : object);
+    let result: KubeObject;
+    if (live === undefined) {
+      result = await admitted(r, options, "CREATE", undefined, r.route.name ?? "", (dry) => r.store.create(given(dry), asDryRun(options, dry)), (m) => r.store.create(m, options));
+    } else {
+      object.metadata = { ...object.metadata, resourceVersion: live.metadata.resourceVersion! };
+      result = await admitted(r, options, "UPDATE", live, r.route.name ?? "", (dry) => storeUpdate(r, given(dry), asDryRun(options, dry)), (m) => storeUpdate(r, m, options));
+    }
+    if (options.dryRun !== true) {
+      r.managed.set(result, entries);
+      r.wrote();
+    }
+    return sendStored(r, live === undefined ? 201 : 200, result);
   }
-  const { object, entries } = computeApply(r.managed, { resource: r.resource, live: live === undefined ? undefined : (structuredClone(live) as KubeObject), applied, manager: fieldManager!, force, subresource });
-  let result: KubeObject;
-  if (live === undefined) {
-    result = await admitted(r, options, "CREATE", undefined, r.route.name ?? "", (dry) => r.store.create(object, asDryRun(options, dry)), (m) => r.store.create(m, options));
-  } else {
-    object.metadata = { ...object.metadata, resourceVersion: live.metadata.resourceVersion! };
-    result = await admitted(r, options, "UPDATE", live, r.route.name ?? "", (dry) => storeUpdate(r, object, asDryRun(options, dry)), (m) => storeUpdate(r, m, options));
-  }
-  if (options.dryRun !== true) {
-    r.managed.set(result, entries);
-    r.wrote();
-  }
-  sendStored(r, live === undefined ? 201 : 200, result);
+}
+
+/** The applied configuration of an apply request, checked, and whether it came from the JSON parser. */
+function decodeApplied(r: ResourceRequest, body: Buffer, fieldManager: string | null, force: boolean): { applied: KubeObject; json: boolean } {
+  const { value, json } = parseYamlBody(body, "the applied configuration");
+  checkApplyRequest(fieldManager, force, value);
+  const applied = objectFrom(r, value);
+  if (applied.metadata.name === undefined || applied.metadata.name === "") applied.metadata = { ...applied.metadata, name: r.route.name! };
+  checkName(r, applied);
+  return { applied, json };
 }
 
 const policies = new Set<string>(["Background", "Foreground", "Orphan"]);

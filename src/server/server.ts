@@ -205,6 +205,7 @@ class ServedRequest implements ResourceRequest {
   readonly res: ServerResponse;
   readonly managed: ManagedFields;
   readonly tables: Tables | undefined;
+  readonly pause: (() => Promise<void>) | undefined;
   lagRevisions?: number;
   readonly #bodyBytesMax: number;
   readonly #loops: Loops;
@@ -221,6 +222,7 @@ class ServedRequest implements ResourceRequest {
     this.tables = fields.tables;
     this.#bodyBytesMax = bodyBytesMax;
     this.#loops = loops;
+    this.pause = loops.pause;
   }
 
   body(): Promise<Buffer> {
@@ -245,12 +247,19 @@ class ServedRequest implements ResourceRequest {
   }
 }
 
+/** Resolves on the event loop's next turn, after the I/O that is ready (another connection's `/healthz`). */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The control-plane loops that run beside the server on its store, and the clock and wait reads at a revision use. */
 interface Loops {
   gc: GcLoop;
   quotas: QuotaStatusLoop;
   clock: Clock;
   revisionWaitMs: number;
+  /** How a long request lets others run between its phases; none in process (a request is one simulator step). */
+  pause: (() => Promise<void>) | undefined;
 }
 
 class ApiServer {
@@ -283,8 +292,8 @@ class ApiServer {
     // In process, the simulator's own garbage-collection steps do what the GC loop does, and no timer may run (nor
     // may a read wait for a revision: the simulation's store is never behind a client).
     this.#loops = options.inProcess === undefined
-      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs }
-      : { gc: inertLoop, quotas: inertLoop, clock: options.clock, revisionWaitMs: 0 };
+      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs, pause: nextTurn }
+      : { gc: inertLoop, quotas: inertLoop, clock: options.clock, revisionWaitMs: 0, pause: undefined };
     this.#tables = new Tables(options.store, options.clock);
     this.#managed = new ManagedFields(options.clock, (ref, uid) => {
       try {

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { jsonEqual } from "../../src/api/json.ts";
-import { fieldChanges, fieldsOf, fieldsV1Text, toFieldsV1, valueAt } from "../../src/server/fields.ts";
+import { ElementTables, fieldChanges, fieldsOf, fieldsV1Text, PathCursor, toFieldsV1, valueAt } from "../../src/server/fields.ts";
 import { schemaOf } from "../../src/server/schema.ts";
 
 /** The definition: every field of `after`, changed when `valueAt` differs between the two objects. */
@@ -84,4 +84,28 @@ test("fieldsV1Text writes what serializing the toFieldsV1 tree writes, for deplo
     for (let n = pick(8); n >= 0; n--) fields.add(JSON.stringify(Array.from({ length: 1 + pick(4) }, () => elements[pick(elements.length)])));
     assert.equal(fieldsV1Text(fields), JSON.stringify(toFieldsV1(fields)), `fields ${JSON.stringify([...fields])}`);
   }
+});
+
+test("PathCursor answers what valueAt answers, for paths in walk order, shuffled, repeated, and of awkward elements", () => {
+  const schema = schemaOf({ group: "apps", version: "v1", kind: "Deployment" });
+  for (let seed = 1; seed <= 200; seed++) {
+    const pick = rng(seed);
+    const object = deployment(pick);
+    const other = deployment(pick);
+    // Paths of another object too: some lead nowhere in this one, at any element.
+    const paths = [...fieldsOf(other, schema, () => true), ...fieldsOf(object, schema, () => true)];
+    for (let i = paths.length - 1; i > 0 && seed % 2 === 0; i--) {
+      const j = pick(i + 1);
+      [paths[i], paths[j]] = [paths[j]!, paths[i]!];
+    }
+    paths.push(...paths.slice(0, 5));
+    const cursor = new PathCursor(object, schema, new ElementTables());
+    for (const p of paths) assert.deepEqual(cursor.valueAt(p), valueAt(object, JSON.parse(p) as string[], schema), `seed ${seed}, path ${p}`);
+  }
+  // Set elements end a lookup; escaped quotes and backslashes in keys; a value that is null; elements after a miss.
+  const object = { spec: { a: ["x", { "q\"b\\": 1 }], n: null, m: { "k\"": { z: 2 } } } };
+  const any = schemaOf({ group: "", version: "v1", kind: "ConfigMap" });
+  const texts = [["f:spec", "f:a", 'v:"x"', "f:whatever"], ["f:spec", "f:n"], ["f:spec", "f:n", "f:x"], ["f:spec", "f:m", 'f:k"', "f:z"], ["f:spec", "f:m", 'f:k"'], ["f:spec", "f:a", 'v:{"q\\"b\\\\":1}'], ["f:spec", "f:b", "f:c"], ["f:spec", "f:m"]].map((p) => JSON.stringify(p));
+  const cursor = new PathCursor(object, any, new ElementTables());
+  for (const p of [...texts, ...texts.reverse()]) assert.deepEqual(cursor.valueAt(p), valueAt(object, JSON.parse(p) as string[], any), p);
 });
