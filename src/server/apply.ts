@@ -450,9 +450,24 @@ export interface ApplyResult {
 
 /** Computes the object an apply produces and the managers' new field sets; throws 409 on conflicts. */
 export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult {
+  const steps = applySteps(table, a);
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/**
+ * `computeApply` in steps, each proportional to the object (its fields; the live object's owned fields and the
+ * conflicts; the merge and removals): a caller that lets other work run between them does so at each `yield`, and
+ * before it writes the result checks that the stored object is still `live` (a write changes both it and the table's
+ * entries for it), computing again if not.
+ */
+export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<void, ApplyResult, void> {
   const schema = schemaOf(a.resource);
   const include = includeFor(a.resource, a.subresource);
   const appliedFields = fieldsOf(a.applied, schema, include);
+  yield;
   const base = a.live === undefined ? { apiVersion: a.applied.apiVersion, kind: a.applied.kind, metadata: {} } : a.live;
   const tables = new ElementTables();
   let entries = a.live === undefined ? [] : prune(table.entries(a.live.metadata.uid), a.live, schema, tables);
@@ -481,6 +496,7 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
     const fields = taken.size === 0 ? e.fields : keptWhere(e.fields, (p) => !taken.has(p));
     return fields === e.fields ? e : entryOf(e.manager, e.operation, e.apiVersion, e.time, e.subresource, fields);
   });
+  yield;
   const appliedBody = include("status") ? a.applied : { ...a.applied, status: undefined };
   const merged = mergeApplied(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema) as KubeObject;
   const othersOwn = ownership(entries);

@@ -12,8 +12,8 @@ import { builtinKinds } from "../store/index.ts";
 import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
 import { isRecord } from "../api/json.ts";
 import { handOver } from "../store/util.ts";
-import { checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate, requestedEntries } from "./apply.ts";
-import type { ManagedFields } from "./apply.ts";
+import { applySteps, checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate, requestedEntries } from "./apply.ts";
+import type { ApplyRequest, ApplyResult, ManagedFields } from "./apply.ts";
 import { decodeBody, mediaType, parseJson, parseYamlBody, prefersProtobuf, sendJson, sendJsonText, sendProtobuf } from "./http.ts";
 import { encodeProtobuf, messageFor } from "./protobuf.ts";
 import { pathNotFound } from "./routes.ts";
@@ -516,9 +516,19 @@ async function handleApply(r: ResourceRequest): Promise<void> {
       throw conflict(r.resource.plural, r.route.name!, "the object has been modified; please apply your changes to the latest version and try again", r.resource.group);
     }
     // The live object is the store's, frozen: the merge copies what it keeps of it, so its result is all ours.
-    const { object, entries } = computeApply(r.managed, { resource: r.resource, live, applied, manager: fieldManager!, force, subresource });
-    if (r.pause !== undefined && attempt < applyPausedAttemptsMax) {
-      await r.pause();
+    const request: ApplyRequest = { resource: r.resource, live, applied, manager: fieldManager!, force, subresource };
+    const pausing = r.pause !== undefined && attempt < applyPausedAttemptsMax;
+    let computed: ApplyResult;
+    if (!pausing) computed = computeApply(r.managed, request);
+    else {
+      const steps = applySteps(r.managed, request);
+      let step = steps.next();
+      for (; step.done !== true; step = steps.next()) await r.pause!();
+      computed = step.value;
+      await r.pause!();
+    }
+    const { object, entries } = computed;
+    if (pausing) {
       if (currentOrUndefined(r) !== live) {
         attempt++;
         decoded = decodeApplied(r, body, fieldManager, force);

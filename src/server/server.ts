@@ -72,6 +72,11 @@ export interface ServerOptions {
    * large resource version. Default 3000, as kube-apiserver's watch cache.
    */
   revisionWaitMs?: number;
+  /**
+   * How a long request (a server-side apply) lets other requests run between its phases. Default: until the event
+   * loop's next turn (`setImmediate`), after the I/O ready by then (another connection's `/healthz`).
+   */
+  phasePause?: () => Promise<void>;
 }
 
 /**
@@ -144,6 +149,7 @@ interface Resolved {
   log: (line: string) => void;
   faults: readonly FaultSpec[];
   revisionWaitMs: number;
+  phasePause: () => Promise<void>;
   /** Set for an in-process server: no listener, no TLS, no GC or quota loops (the simulator collects garbage). */
   inProcess?: InProcessHooks;
 }
@@ -165,6 +171,7 @@ function resolveOptions(options: ServerOptions): Resolved {
     log: options.log ?? ((line) => void process.stderr.write(`${line}\n`)),
     faults: parseFaultSpecs(options.faults ?? []),
     revisionWaitMs: options.revisionWaitMs ?? revisionWaitMsDefault,
+    phasePause: options.phasePause ?? nextTurn,
   };
   assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
   assert(resolved.token.length >= 1 && /^[\x21-\x7e]+$/.test(resolved.token), "token is printable ASCII");
@@ -292,7 +299,7 @@ class ApiServer {
     // In process, the simulator's own garbage-collection steps do what the GC loop does, and no timer may run (nor
     // may a read wait for a revision: the simulation's store is never behind a client).
     this.#loops = options.inProcess === undefined
-      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs, pause: nextTurn }
+      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs, pause: options.phasePause }
       : { gc: inertLoop, quotas: inertLoop, clock: options.clock, revisionWaitMs: 0, pause: undefined };
     this.#tables = new Tables(options.store, options.clock);
     this.#managed = new ManagedFields(options.clock, (ref, uid) => {

@@ -8,6 +8,7 @@ import { realClock } from "../../src/api/clock.ts";
 import { createServerStore, serverHistoryBytesMax } from "../../src/server/index.ts";
 import { parseYaml } from "../../src/server/http.ts";
 import { yamlBodyParseOptions } from "../../src/server/yaml-keys.ts";
+import { ElementTables } from "../../src/server/fields.ts";
 import { configMap, readEvents, request, testServer, watchRequest } from "./helpers.ts";
 
 const bin = new URL("../../bin/settle.js", import.meta.url).pathname;
@@ -170,5 +171,73 @@ test("settle serve takes --history-bytes (64 MiB by default) and refuses a value
     const run = spawnSync(process.execPath, [bin, "serve", `--history-bytes=${bad}`], { encoding: "utf8", timeout: 20_000 });
     assert.equal(run.status, 2, `--history-bytes ${bad}: ${run.stderr}`);
     assert.match(run.stderr, /--history-bytes expects an integer >= 1/);
+  }
+});
+
+test("a re-apply looks up each owned list element once, not once per field below it", async () => {
+  const t = await testServer();
+  try {
+    const path = "/apis/apps/v1/namespaces/default/deployments/d";
+    const apply = (body: string) => request(t.server, "PATCH", `${path}?fieldManager=a`, { raw: body, contentType: applyType });
+    const env = 600;
+    assert.equal((await apply(deployment(env, "1"))).status, 201);
+    // Element lookups of the re-apply (the owned fields checked against the live object): each env entry owns three
+    // fields (itself, name, value) below two list elements (the container, the entry); a lookup from the root per
+    // field made about six per entry.
+    const lookups = await countingAsync(ElementTables.prototype, "withKey", () => apply(deployment(env, "2")));
+    assert.equal(lookups.result.status, 200);
+    console.log("LOOKUPS", lookups.calls); assert.ok(lookups.calls <= 2 * env, `${lookups.calls} element lookups for ${env} env entries`);
+    assert.equal((await request(t.server, "GET", path)).json.spec.template.spec.containers[0].env[env - 1].value, "2");
+  } finally {
+    await t.close();
+  }
+});
+
+/** `counting` for an asynchronous `run`: the calls made until it settles. */
+async function countingAsync<T extends object, K extends keyof T, R>(owner: T, name: K, run: () => Promise<R>): Promise<{ calls: number; result: R }> {
+  const original = owner[name] as unknown as (...args: unknown[]) => unknown;
+  let calls = 0;
+  (owner as Record<K, unknown>)[name] = function (this: unknown, ...args: unknown[]) {
+    calls++;
+    return original.apply(this, args);
+  };
+  try {
+    const result = await run();
+    return { calls, result };
+  } finally {
+    (owner as Record<K, unknown>)[name] = original;
+  }
+}
+
+test("settle serve pauses a server-side apply between its phases, and computes it again after a write that came in meanwhile", async () => {
+  let pauses = 0;
+  let onPause: (n: number) => void = () => {};
+  const t = await testServer({
+    phasePause: () => {
+      onPause(++pauses);
+      return new Promise((resolve) => setImmediate(resolve));
+    },
+  });
+  try {
+    const path = `${base}/race`;
+    t.server.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "race", namespace: "default" }, data: { kept: "1" } });
+    // During the apply's second pause (while it computes the merge), another client writes the object.
+    onPause = (n) => {
+      if (n !== 2) return;
+      const current = t.server.store.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "race" });
+      t.server.store.update({ ...current, data: { ...(current.data as Record<string, string>), meanwhile: "x" } });
+    };
+    const body = JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "race" }, data: { applied: "y" } });
+    const reply = await request(t.server, "PATCH", `${path}?fieldManager=a`, { raw: body, contentType: applyType });
+    assert.equal(reply.status, 200);
+    // Nothing the other write set is lost: the apply merged into the object as it was after that write.
+    assert.deepEqual(reply.json.data, { kept: "1", meanwhile: "x", applied: "y" });
+    assert.deepEqual((await request(t.server, "GET", path)).json.data, { kept: "1", meanwhile: "x", applied: "y" });
+    // Decoding, two steps of the merge and the check before the write, then all of that again after the other write.
+    assert.ok(pauses >= 7, `${pauses} pauses`);
+    const managers = reply.json.metadata.managedFields.map((e: { manager: string; operation: string }) => `${e.manager}/${e.operation}`);
+    assert.deepEqual(managers, ["a/Apply"]);
+  } finally {
+    await t.close();
   }
 });
