@@ -186,7 +186,7 @@ test("a re-apply looks up each owned list element once, not once per field below
     // field made about six per entry.
     const lookups = await countingAsync(ElementTables.prototype, "withKey", () => apply(deployment(env, "2")));
     assert.equal(lookups.result.status, 200);
-    console.log("LOOKUPS", lookups.calls); assert.ok(lookups.calls <= 2 * env, `${lookups.calls} element lookups for ${env} env entries`);
+    assert.ok(lookups.calls <= 2 * env, `${lookups.calls} element lookups for ${env} env entries`);
     assert.equal((await request(t.server, "GET", path)).json.spec.template.spec.containers[0].env[env - 1].value, "2");
   } finally {
     await t.close();
