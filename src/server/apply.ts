@@ -142,6 +142,16 @@ export class ManagedFields {
   }
 }
 
+/**
+ * What `decorate` answers for `object` once the table holds `entries` for it, made without the table: the answer of
+ * a write whose entries the table no longer holds (a later write came in before it was sent).
+ */
+export function decoratedWith(object: KubeObject, entries: readonly ManagedEntry[]): KubeObject {
+  const kept = entries.filter((e) => e.fields.size > 0);
+  if (kept.length === 0) return object;
+  return Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, managedFields: Object.freeze(kept.map(wireEntryOf)) }) }) as unknown as KubeObject;
+}
+
 /** The cached answers of a stored object for the entries held now (kept only for a frozen, stored object). */
 function answerOf(tracked: Tracked, object: KubeObject): Decorated {
   if (tracked.answer?.stored === object) return tracked.answer;

@@ -12,7 +12,7 @@ import { builtinKinds } from "../store/index.ts";
 import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
 import { isRecord } from "../api/json.ts";
 import { handOver } from "../store/util.ts";
-import { applySteps, checkApplyRequest, computeApply, isNotFound, managerOf, recordUpdate, requestedEntries } from "./apply.ts";
+import { applySteps, checkApplyRequest, computeApply, decoratedWith, isNotFound, managerOf, recordUpdate, requestedEntries } from "./apply.ts";
 import type { ApplyRequest, ApplyResult, ManagedFields } from "./apply.ts";
 import { decodeBody, mediaType, parseJson, parseYamlBody, prefersProtobuf, sendJson, sendJsonText, sendProtobuf } from "./http.ts";
 import { encodeProtobuf, messageFor } from "./protobuf.ts";
@@ -545,11 +545,16 @@ async function handleApply(r: ResourceRequest): Promise<void> {
       object.metadata = { ...object.metadata, resourceVersion: live.metadata.resourceVersion! };
       result = await admitted(r, options, "UPDATE", live, r.route.name ?? "", (dry) => storeUpdate(r, given(dry), asDryRun(options, dry)), (m) => storeUpdate(r, m, options));
     }
-    if (options.dryRun !== true) {
-      r.managed.set(result, entries);
-      r.wrote();
+    const code = live === undefined ? 201 : 200;
+    if (options.dryRun === true) return sendStored(r, code, result);
+    r.managed.set(result, entries);
+    r.wrote();
+    if (pausing) {
+      // Writing the answer is a phase of its own; a write that came in meanwhile moved the table on.
+      await r.pause!();
+      if (currentOrUndefined(r) !== result) return sendObject(r, code, decoratedWith(result, entries));
     }
-    return sendStored(r, live === undefined ? 201 : 200, result);
+    return sendStored(r, code, result);
   }
 }
 

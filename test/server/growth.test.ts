@@ -237,6 +237,18 @@ test("settle serve pauses a server-side apply between its phases, and computes i
     assert.ok(pauses >= 7, `${pauses} pauses`);
     const managers = reply.json.metadata.managedFields.map((e: { manager: string; operation: string }) => `${e.manager}/${e.operation}`);
     assert.deepEqual(managers, ["a/Apply"]);
+    // A write during the last pause (after the apply's write, before its answer): the answer is the apply's object.
+    pauses = 0;
+    onPause = (n) => {
+      if (n !== 5) return;
+      const current = t.server.store.get({ apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "race" });
+      t.server.store.update({ ...current, data: { later: "z" } });
+    };
+    const second = await request(t.server, "PATCH", `${path}?fieldManager=a`, { raw: body.replace('"y"', '"w"'), contentType: applyType });
+    assert.equal(pauses, 5);
+    assert.deepEqual(second.json.data, { kept: "1", meanwhile: "x", applied: "w" });
+    assert.deepEqual(second.json.metadata.managedFields.map((e: { manager: string }) => e.manager), ["a"]);
+    assert.deepEqual((await request(t.server, "GET", path)).json.data, { later: "z" });
   } finally {
     await t.close();
   }
