@@ -18,12 +18,42 @@ const pathDepthMax = 64;
 
 /** The key of an associative-list element: its key fields that are present (or defaulted), in key order. */
 export function elementKey(item: Json, list: ListNode): string {
-  const key: Json = {};
-  for (const k of list.keys ?? []) {
-    const value = item[k] ?? list.keyDefaults?.[k];
-    if (value !== undefined && value !== null) setKey(key, k, value);
+  const names = keyNameTexts(list);
+  if (names === undefined) {
+    const key: Json = {};
+    for (const k of list.keys ?? []) {
+      const value = item[k] ?? list.keyDefaults?.[k];
+      if (value !== undefined && value !== null) setKey(key, k, value);
+    }
+    return `k:${JSON.stringify(key)}`;
   }
-  return `k:${JSON.stringify(key)}`;
+  // What serializing that object writes, without making it: its members in key order.
+  let text = "k:{";
+  let first = true;
+  for (let i = 0; i < names.length; i++) {
+    const k = list.keys![i]!;
+    const value = item[k] ?? list.keyDefaults?.[k];
+    if (value === undefined || value === null) continue;
+    text += `${first ? "" : ","}${names[i]}:${JSON.stringify(value)}`;
+    first = false;
+  }
+  return `${text}}`;
+}
+
+const keyNames = new WeakMap<ListNode, readonly string[] | null>();
+
+/**
+ * The JSON texts of a list's key field names, or undefined when an object of them would not serialize its members in
+ * key order (a name that is an array index comes first in any object).
+ */
+function keyNameTexts(list: ListNode): readonly string[] | undefined {
+  let names = keyNames.get(list);
+  if (names === undefined) {
+    const keys = list.keys ?? [];
+    names = keys.some((k) => /^(0|[1-9][0-9]*)$/.test(k)) ? null : keys.map((k) => JSON.stringify(k));
+    keyNames.set(list, names);
+  }
+  return names ?? undefined;
 }
 
 /** Lists shorter than this are searched for an element; longer ones get a table of their elements (`ElementTables`). */
@@ -109,12 +139,28 @@ export function fieldsOf(object: Json, schema: SchemaNode, include: (field: stri
  * appending an element per level are ropes, and the sets they go into hash and compare them by flattening each,
  * which made a big apply's set operations several times slower than the walk that made them.
  */
+/** The texts of `f:` path elements by field name, for the fields walks meet again and again; cleared when full. */
+const fieldElementTexts = new Map<string, string>();
+const fieldElementTextsMax = 4096;
+
 export class PathText {
   readonly #parts: string[] = ["["];
 
   push(element: string): void {
     if (this.#parts.length > 1) this.#parts.push(",");
     this.#parts.push(JSON.stringify(element));
+  }
+
+  /** `push(\`f:${field}\`)`, with the element's text made once per field name (a list's elements repeat them). */
+  pushField(field: string): void {
+    let text = fieldElementTexts.get(field);
+    if (text === undefined) {
+      if (fieldElementTexts.size >= fieldElementTextsMax) fieldElementTexts.clear();
+      text = JSON.stringify(`f:${field}`);
+      fieldElementTexts.set(field, text);
+    }
+    if (this.#parts.length > 1) this.#parts.push(",");
+    this.#parts.push(text);
   }
 
   pop(): void {
@@ -165,7 +211,7 @@ function walkMap(value: Json, schema: SchemaNode, path: PathText, depth: number,
   for (const key of Object.keys(value)) {
     const child = value[key];
     if (child === null || child === undefined) continue;
-    path.push(`f:${key}`);
+    path.pushField(key);
     walk(child, childOf(schema, key), path, depth + 1, out);
     path.pop();
   }
@@ -268,7 +314,7 @@ function walkMapJoint(value: Json, schema: SchemaNode, path: PathText, depth: nu
   for (const key of Object.keys(value)) {
     const child = value[key];
     if (child === null || child === undefined) continue;
-    path.push(`f:${key}`);
+    path.pushField(key);
     walkJoint(child, childOf(schema, key), path, depth + 1, { after: stepField(j.after, key), before: stepField(j.before, key), all: j.all }, out);
     path.pop();
   }

@@ -3,8 +3,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { jsonEqual } from "../../src/api/json.ts";
-import { ElementTables, fieldChanges, fieldsOf, fieldsV1Text, PathCursor, toFieldsV1, valueAt } from "../../src/server/fields.ts";
+import { elementKey, ElementTables, fieldChanges, fieldsOf, fieldsV1Text, PathCursor, toFieldsV1, valueAt } from "../../src/server/fields.ts";
 import { schemaOf } from "../../src/server/schema.ts";
+import type { ListNode } from "../../src/server/schema.ts";
 
 /** The definition: every field of `after`, changed when `valueAt` differs between the two objects. */
 function reference(before: any, after: any, schema: ReturnType<typeof schemaOf>, include: (f: string) => boolean) {
@@ -108,4 +109,22 @@ test("PathCursor answers what valueAt answers, for paths in walk order, shuffled
   const texts = [["f:spec", "f:a", 'v:"x"', "f:whatever"], ["f:spec", "f:n"], ["f:spec", "f:n", "f:x"], ["f:spec", "f:m", 'f:k"', "f:z"], ["f:spec", "f:m", 'f:k"'], ["f:spec", "f:a", 'v:{"q\\"b\\\\":1}'], ["f:spec", "f:b", "f:c"], ["f:spec", "f:m"]].map((p) => JSON.stringify(p));
   const cursor = new PathCursor(object, any, new ElementTables());
   for (const p of [...texts, ...texts.reverse()]) assert.deepEqual(cursor.valueAt(p), valueAt(object, JSON.parse(p) as string[], any), p);
+});
+
+test("elementKey writes the JSON of the key fields' object, defaults and odd names included", () => {
+  const reference = (item: Record<string, unknown>, list: ListNode) => {
+    const key: Record<string, unknown> = {};
+    for (const k of list.keys ?? []) {
+      const value = item[k] ?? list.keyDefaults?.[k];
+      if (value !== undefined && value !== null) Object.defineProperty(key, k, { value, enumerable: true });
+    }
+    return `k:${JSON.stringify(key)}`;
+  };
+  const lists: ListNode[] = [
+    { t: "list", item: { t: "any" }, listType: "map", keys: ["containerPort", "protocol"], keyDefaults: { protocol: "TCP" } },
+    { t: "list", item: { t: "any" }, listType: "map", keys: ["name"] },
+    { t: "list", item: { t: "any" }, listType: "map", keys: ["b", "1", "a\"q", "__proto__"] },
+  ] as unknown as ListNode[];
+  const items = [{}, { containerPort: 80 }, { containerPort: 80, protocol: "UDP" }, { protocol: null, name: "x\u2028\"" }, { b: 1, 1: "one", 'a"q': { z: [1] }, ["__proto__"]: 2 }, { b: null, 1: 0 }];
+  for (const list of lists) for (const item of items) assert.equal(elementKey(item, list), reference(item, list), `${JSON.stringify(list.keys)} ${JSON.stringify(item)}`);
 });
