@@ -13,6 +13,22 @@ import { moduleFetch } from "./fetch.ts";
 
 const nodeRequire = createRequire(import.meta.url);
 
+/**
+ * The process's builtin modules by name, looked up once: `require` resolves every call through the module loader
+ * (and any require hooks), a cost each incarnation's load paid again for every builtin each library imports. A
+ * builtin is one object per process whoever requires it, so the cache hands out nothing an incarnation owns.
+ */
+const builtinCache = new Map<string, unknown>();
+
+function processBuiltin(name: string): unknown {
+  let module = builtinCache.get(name);
+  if (module === undefined) {
+    module = nodeRequire(`node:${name}`);
+    builtinCache.set(name, module);
+  }
+  return module;
+}
+
 /** What the environment needs of its incarnation. */
 export interface EnvHost {
   readonly ctx: ActorContext;
@@ -163,13 +179,13 @@ export function makeBindings(host: EnvHost): ModuleBindings {
       case "timers/promises":
         return promises;
       case "perf_hooks":
-        return { ...(nodeRequire("node:perf_hooks") as object), performance };
+        return { ...(processBuiltin("perf_hooks") as object), performance };
       case "process":
         return process;
       case "console":
         return console;
       default:
-        return nodeRequire(`node:${name}`);
+        return processBuiltin(name);
     }
   };
   return { process, console, setTimeout: simSetTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, performance, AbortSignal: abortSignal, fetch: moduleFetch(host.connect) ?? globalThis.fetch, builtin };
