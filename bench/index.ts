@@ -4,7 +4,8 @@ import { existsSync } from "node:fs";
 
 type Bench = () => Promise<Record<string, string | number>>;
 
-const sections: Array<{ name: string; file: string; exportName: string }> = [
+// `explicit` sections run only when named (`npm run bench -- module-determinism`): they take many minutes.
+const sections: Array<{ name: string; file: string; exportName: string; explicit?: boolean }> = [
   { name: "startup", file: "./startup.ts", exportName: "benchStartup" },
   { name: "store", file: "./store.ts", exportName: "benchStore" },
   { name: "simulator", file: "./sim.ts", exportName: "benchSim" },
@@ -23,11 +24,12 @@ const sections: Array<{ name: string; file: string; exportName: string }> = [
   { name: "bounded", file: "./bounded.ts", exportName: "benchBounded" },
   { name: "module", file: "./module.ts", exportName: "benchModule" },
   { name: "frameworks", file: "./frameworks.ts", exportName: "benchFrameworks" },
+  { name: "module-determinism", file: "./module.ts", exportName: "benchModuleDeterminism", explicit: true },
 ];
 
 const only = process.argv.slice(2);
 for (const section of sections) {
-  if (only.length > 0 && !only.includes(section.name)) continue;
+  if (only.length > 0 ? !only.includes(section.name) : section.explicit === true) continue;
   if (!existsSync(new URL(section.file, import.meta.url))) continue;
   const module = (await import(section.file)) as Record<string, Bench>;
   const run = module[section.exportName];

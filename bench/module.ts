@@ -2,12 +2,16 @@
 // settle's runtime (steps per CPU-second, in one run), the cost of one incarnation's fresh load, and the time to
 // the first finding of the operator's delta-style variant under the default fault budget. Benchmarks may read
 // real time. Runnable alone: `node --conditions=settle-source --import tsx bench/index.ts module`.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { loadavg } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { Action, defineController, isNotFound, runController, type KubeObject } from "../src/runtime/index.ts";
 import { createSimulation, defineActor, randomStrategy, type ActorDefinition } from "../src/sim/index.ts";
 import { defaultFaultBudget } from "../src/explore/scenario.ts";
-import { runScenario } from "../src/explore/run.ts";
+import { explore } from "../src/explore/explore.ts";
 import { moduleActor } from "../src/module/actor.ts";
 import { compileModule } from "../src/module/loader.ts";
 import { makeBindings } from "../src/module/env.ts";
@@ -15,7 +19,6 @@ import { loadYamlExplore } from "../src/module/yaml.ts";
 import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
 
 const operator = fileURLToPath(new URL("../test/module/fixtures/client-node-operator.mjs", import.meta.url));
-const scenarioYaml = fileURLToPath(new URL("../test/module/fixtures/yaml/scenario.yaml", import.meta.url));
 const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
 
 /** The fixture operator's level variant, on settle's runtime: each parent ConfigMap gets its child. */
@@ -86,25 +89,47 @@ async function loadMs(count: number): Promise<number> {
   return times[Math.floor(times.length / 2)]!;
 }
 
-/** Real ms from the first run to the first failing verdict of the delta variant, for each of `count` seed ranges. */
-async function firstFindingMs(count: number): Promise<{ medianMs: number; medianRuns: number }> {
-  const scenario = await loadYamlExplore(loadYamlScenario(scenarioYaml));
-  const times: number[] = [];
-  const runsTaken: number[] = [];
-  for (let start = 0; start < count; start++) {
-    const started = performance.now();
-    for (let run = 0; run < 500; run++) {
-      const outcome = await runScenario(scenario, { variant: "delta", workload: "steps", params: {}, seed: start * 1000 + run, drawFaults: true });
-      if (outcome.verdict.kind !== "ok") {
-        times.push(performance.now() - started);
-        runsTaken.push(run + 1);
-        break;
-      }
-    }
+const examplesDir = fileURLToPath(new URL("../examples/frameworks/", import.meta.url));
+/** The framework examples, as the issue names them. */
+const frameworks = ["client-node", "dot-i-operator", "fluent-client"] as const;
+
+/** Runs `fn` with the process's stderr silenced: the examples log there themselves, once per event. */
+async function quietly<T>(fn: () => Promise<T>): Promise<T> {
+  const write = process.stderr.write;
+  process.stderr.write = (() => true) as typeof process.stderr.write;
+  try {
+    return await fn();
+  } finally {
+    process.stderr.write = write;
   }
-  times.sort((a, b) => a - b);
-  runsTaken.sort((a, b) => a - b);
-  return { medianMs: times[Math.floor(times.length / 2)] ?? Number.NaN, medianRuns: runsTaken[Math.floor(runsTaken.length / 2)] ?? Number.NaN };
+}
+
+/**
+ * Time to the first finding of an example's delta variant as `settle explore --first --workers 1` finds it, in
+ * process: real ms from the start of the exploration to the detection (shrinking excluded), median over seeds
+ * 1..count. The scenario is loaded (and its module bundled) before. Undefined with the reason when the variant ends
+ * in something else than its finding (a scenario error, a crash of the harness).
+ */
+async function firstFinding(example: string, count: number): Promise<{ medianMs: number; medianRuns: number } | { skipped: string }> {
+  const path = join(examplesDir, example, "scenario.yaml");
+  const scenario = await loadYamlExplore(loadYamlScenario(path));
+  const times: number[] = [];
+  const runs: number[] = [];
+  for (let seed = 1; seed <= count; seed++) {
+    const result = await explore(scenario, { scenarioPath: path, variant: "delta", params: {}, runs: 500, seed, workers: 1, strategy: "mix", first: true }, () => performance.now());
+    const finding = result.findings[0];
+    if (finding === undefined) return { skipped: `seed ${seed}: no finding in ${result.runs} runs` };
+    const verdict = finding.run.verdict;
+    if (verdict.kind === "scenario-error" || verdict.kind === "actor-error") return { skipped: `seed ${seed}: ${verdict.kind}: ${verdict.detail.slice(0, 160)}` };
+    times.push(result.detectMs);
+    runs.push(result.runs);
+  }
+  return { medianMs: median(times), medianRuns: median(runs) };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
 }
 
 export async function benchModule(): Promise<Record<string, string | number>> {
@@ -117,7 +142,12 @@ export async function benchModule(): Promise<Record<string, string | number>> {
   const runtime = await stepsPerCpuSecond(runtimeOperator, 100);
   const module = await stepsPerCpuSecond(() => moduleActor({ name: "op", module: operator, args: ["--mode=level"] }), 100);
   const load = await loadMs(21);
-  const first = await firstFindingMs(10);
+  const findings: Record<string, string> = {};
+  for (const example of frameworks) {
+    const found = await quietly(() => firstFinding(example, 10));
+    findings[`time to first finding, ${example} delta, in process, median of seeds 1-10 (ms; target < 1000)`] =
+      "skipped" in found ? `skipped (${found.skipped})` : `${found.medianMs.toFixed(0)} (median ${found.medianRuns} runs)`;
+  }
   return {
     "client-node operator: bundle + compile, once per process (ms)": compileMs.toFixed(0),
     "client-node operator: fresh load per incarnation, median (ms)": load.toFixed(1),
@@ -125,7 +155,56 @@ export async function benchModule(): Promise<Record<string, string | number>> {
     "steps/CPU-s, same operator on settle's runtime": runtime.rate.toFixed(0),
     "ratio (target >= 0.3)": (module.rate / runtime.rate).toFixed(3),
     "ms per run (1 simulated minute, default faults): module / runtime": `${module.msPerRun.toFixed(1)} / ${runtime.msPerRun.toFixed(1)}`,
-    "time to first finding, delta variant, median of 10 seed ranges (ms)": first.medianMs.toFixed(0),
-    "runs to first finding, median": first.medianRuns,
+    ...findings,
+  };
+}
+
+/** Seeds of each framework example the determinism section checks (SETTLE_BENCH_DETERMINISM_SEEDS overrides). */
+const determinismSeeds = Number(process.env.SETTLE_BENCH_DETERMINISM_SEEDS ?? 1000);
+const hashesEntry = fileURLToPath(new URL("../test/module/hashes-entry.ts", import.meta.url));
+
+/** Runs hashes-entry.ts: one line `example variant seed hash` per run. */
+function hashes(examples: readonly string[], first: number, count: number): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--conditions=settle-source", "--import", "tsx", hashesEntry, examples.join(","), String(first), String(count)], { stdio: ["ignore", "pipe", "ignore"] });
+    let stdout = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(stdout.trim().split("\n")) : reject(new Error(`hashes-entry.ts exited ${code}`))));
+  });
+}
+
+/**
+ * Issue 31's determinism check: the same seeds of each framework example in two processes give the same trace
+ * hashes, the two run side by side with a CPU burner beside them (a busy loop in a third process, started first and
+ * killed at the end), so their schedules by the OS differ from any quiet run's.
+ * `npm run bench -- module-determinism`; runs only when named (1,000 seeds of three examples take many minutes).
+ */
+export async function benchModuleDeterminism(): Promise<Record<string, string | number>> {
+  const examples = frameworks.filter((example) => existsSync(join(examplesDir, example, "scenario.yaml")));
+  const burner = spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" });
+  const started = performance.now();
+  const loadBefore = loadavg()[0]!;
+  let plain: string[];
+  let loaded: string[];
+  try {
+    [plain, loaded] = await Promise.all([hashes(examples, 1, determinismSeeds), hashes(examples, 1, determinismSeeds)]);
+  } finally {
+    burner.kill("SIGKILL");
+  }
+  const loadAfter = loadavg()[0]!;
+  const byKey = new Map(loaded.map((line) => [line.split(" ").slice(0, 3).join(" "), line]));
+  const perExample: Record<string, string> = {};
+  for (const example of examples) {
+    const mine = plain.filter((line) => line.startsWith(`${example} `));
+    const differing = mine.filter((line) => byKey.get(line.split(" ").slice(0, 3).join(" ")) !== line);
+    const first = differing[0];
+    perExample[`${example}: runs compared, mismatches`] = `${mine.length}, ${differing.length}${first === undefined ? "" : ` (first: ${first.split(" ").slice(0, 3).join(" ")})`}`;
+  }
+  return {
+    "seeds per example (delta and level in turn)": determinismSeeds,
+    ...perExample,
+    "wall time (s)": ((performance.now() - started) / 1000).toFixed(0),
+    "load average (1 min) before / after": `${loadBefore.toFixed(1)} / ${loadAfter.toFixed(1)}`,
   };
 }
