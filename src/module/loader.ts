@@ -113,6 +113,23 @@ function compile(path: string, absolute: string): CompiledModule {
   const metaUrl = pathToFileURL(absolute).href;
   const dir = dirname(absolute);
   const baseRequire = createRequire(absolute);
+  /**
+   * A require the bundler left to run time: in practice an optional dependency a library tries in a `try` (debug's
+   * supports-color, ws's bufferutil, node-fetch's encoding), usually not installed. Its failure is remembered: the
+   * module loader's search (file system stats through every node_modules above) cost each incarnation's load again.
+   * What it finds is the process's one copy, shared as Node's own require cache shares it.
+   */
+  const missing = new Map<string, string>();
+  const requireOutside = (name: string): unknown => {
+    const known = missing.get(name);
+    if (known !== undefined) throw Object.assign(new Error(known), { code: "MODULE_NOT_FOUND" });
+    try {
+      return baseRequire(name);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "MODULE_NOT_FOUND" && missing.size < missingMax) missing.set(name, (error as Error).message);
+      throw error;
+    }
+  };
   return {
     path,
     inputs,
@@ -123,7 +140,7 @@ function compile(path: string, absolute: string): CompiledModule {
       const requireFn = (name: string): unknown => {
         const bare = name.startsWith("node:") ? name.slice(5) : name;
         if (isBuiltin(bare)) return bindings.builtin(bare);
-        return baseRequire(name);
+        return requireOutside(name);
       };
       const setExports = (values: Record<string, unknown>) => Object.assign(exports, values);
       await factory(requireFn, setExports, bindings.builtin, metaUrl, absolute, dir, bindings.process, bindings.console, bindings.setTimeout, bindings.clearTimeout, bindings.setInterval, bindings.clearInterval, bindings.setImmediate, bindings.clearImmediate, bindings.performance, bindings.AbortSignal, bindings.fetch);
@@ -131,6 +148,9 @@ function compile(path: string, absolute: string): CompiledModule {
     },
   };
 }
+
+/** Bounds the remembered missing requires of one module. */
+const missingMax = 256;
 
 const builtinNames = new Set(createRequire(import.meta.url)("node:module").builtinModules as string[]);
 
