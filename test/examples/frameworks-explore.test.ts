@@ -1,0 +1,44 @@
+// The framework examples (examples/frameworks) under `settle explore`, in process: each one's delta variant is
+// found (the scale-up it forgets) and its level variant is clean over a pinned sweep with the default fault budget.
+// The sweep is shorter than the issue's 500 runs to keep CI within its budget (a level run of these examples costs
+// about 0.1 s of CPU: the fresh module load of every incarnation and Node's HTTP on both ends); the bench's module
+// section measures the cost. fluent-client is covered by test/module/fluent-client.test.ts.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { explore, type ExploreOptions } from "../../src/explore/explore.ts";
+import { loadYamlExplore } from "../../src/module/yaml.ts";
+import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
+
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+/** Runs of each level variant: every one clean. */
+const levelRuns = 100;
+/** Runs the delta variant may take: each is found well within this at its pinned seed. */
+const deltaRunsMax = 40;
+
+/** The examples log to the process's stderr themselves (once per event): not this test's output. */
+async function quietly<T>(fn: () => Promise<T>): Promise<T> {
+  const write = process.stderr.write;
+  process.stderr.write = (() => true) as typeof process.stderr.write;
+  try {
+    return await fn();
+  } finally {
+    process.stderr.write = write;
+  }
+}
+
+for (const example of ["client-node", "dot-i-operator"]) {
+  test(`${example}: explore finds the delta variant's lost scale-up and leaves the level variant clean over ${levelRuns} runs`, async () => {
+    const path = join(repo, "examples/frameworks", example, "scenario.yaml");
+    const scenario = await loadYamlExplore(loadYamlScenario(path));
+    assert.equal(scenario.variants.delta?.expect, "finding");
+    assert.equal(scenario.variants.level?.expect, "ok");
+    const options = (variant: string, runs: number): ExploreOptions => ({ scenarioPath: path, variant, params: {}, runs, seed: 1, workers: 1, strategy: "mix", first: true });
+    const delta = await quietly(() => explore(scenario, options("delta", deltaRunsMax), () => 0));
+    assert.deepEqual(delta.findings.map((f) => f.key), ["silent-divergence:children == spec.voices"], `after ${delta.runs} runs`);
+    const level = await quietly(() => explore(scenario, options("level", levelRuns), () => 0));
+    assert.deepEqual(level.findings.map((f) => `${f.key} (seed ${f.run.seed}): ${f.run.verdict.detail}`), []);
+    assert.equal(level.runs, levelRuns);
+  });
+}
