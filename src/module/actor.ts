@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { Duplex } from "node:stream";
 import { ProcessExit } from "../api/exit.ts";
 import { kernelAccess, prepareBeforeRuns } from "../sim/access.ts";
+import { incarnationUnwind } from "../sim/host.ts";
 import { warmFetch } from "./fetch.ts";
 import type { Kernel, ActorState } from "../sim/kernel.ts";
 import type { TimerEntry } from "../sim/clock.ts";
@@ -92,8 +93,14 @@ const hubs = new WeakMap<Kernel, { hub: WireHub; modules: Map<string, ModuleInst
 /** The simulation whose module code runs now (one simulation runs at a time per process). */
 let active: { hub: WireHub; modules: Map<string, ModuleInstance> } | undefined;
 
-/** Thrown by `process.exit` to unwind the module's code: the incarnation is over. */
-class ExitUnwind extends Error {}
+/**
+ * Thrown by `process.exit` to unwind the module's code: the incarnation is over. Marked as an unwind: thrown from a
+ * callback Node calls outside any step (a request's 'error' handler on the next tick), it reaches the process's
+ * uncaught exceptions, where the simulation host lets it go (src/sim/host.ts).
+ */
+class ExitUnwind extends Error {
+  readonly [incarnationUnwind] = true;
+}
 
 class ModuleInstance implements WireOwner {
   readonly name: string;
