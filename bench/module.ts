@@ -192,11 +192,14 @@ const hashesEntry = fileURLToPath(new URL("../test/module/hashes-entry.ts", impo
 /** Runs hashes-entry.ts: one line `example variant seed hash` per run. */
 function hashes(examples: readonly string[], first: number, count: number): Promise<string[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--conditions=settle-source", "--import", "tsx", hashesEntry, examples.join(","), String(first), String(count)], { stdio: ["ignore", "pipe", "ignore"] });
+    const child = spawn(process.execPath, ["--conditions=settle-source", "--import", "tsx", hashesEntry, examples.join(","), String(first), String(count)], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
+    // The examples log to stderr once per event: only its end is kept, to say why a child failed.
+    let stderrTail = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderrTail = (stderrTail + chunk.toString("utf8")).slice(-3000)));
     child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(stdout.trim().split("\n")) : reject(new Error(`hashes-entry.ts exited ${code}`))));
+    child.on("close", (code) => (code === 0 ? resolve(stdout.trim().split("\n")) : reject(new Error(`hashes-entry.ts ${examples.join(",")} ${first} ${count} exited ${code}:\n${stderrTail}`))));
   });
 }
 

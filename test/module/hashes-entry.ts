@@ -22,11 +22,10 @@ for (const example of examples.split(",")) {
   const scenario = await loadYamlExplore(loadYamlScenario(join(repo, "examples/frameworks", example, "scenario.yaml")));
   const variants = ["delta", "level"].filter((v) => v in scenario.variants);
   const workload = Object.keys(scenario.workloads)[0]!;
-  const lines: string[] = [];
   for (let seed = first; seed < first + count; seed++) {
     const variant = variants[seed % variants.length]!;
     const outcome = await runScenario(scenario, { variant, workload, params: {}, seed, drawFaults: true });
-    lines.push(`${example} ${variant} ${seed} ${outcome.traceHash}`);
+    // Line by line: a run that ends the process leaves the ones before it (and so names itself).
+    process.stdout.write(`${example} ${variant} ${seed} ${outcome.traceHash}\n`);
   }
-  process.stdout.write(`${lines.join("\n")}\n`);
 }
