@@ -6,34 +6,13 @@ import { assert } from "../api/assert.ts";
 import type { KindRef, KubeObject } from "../api/object.ts";
 import { parseApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
-import type { StoreEvent } from "./types.ts";
+import type { Version } from "./version.ts";
+import { liveObject } from "./version.ts";
 import type { KindRules } from "./kinds.ts";
 import { builtinKinds, customResourceRules } from "./kinds.ts";
 import type { CrdInfo } from "./crd.ts";
 import { WatchIndex } from "./watch.ts";
 import { lowerBound } from "./reads.ts";
-
-/** One write of one key: the event as recorded, and the version it replaced (cut at compaction). */
-export interface Version {
-  readonly event: StoreEvent;
-  prev: Version | undefined;
-  readonly kind: KindState;
-  readonly key: string;
-  /** What this version counts for in the store's history byte bound (see `MemoryStore` `#commit`). */
-  readonly bytes: number;
-}
-
-/** The live object of a version, or undefined for a deletion. */
-export function liveObject(version: Version | undefined): KubeObject | undefined {
-  return version === undefined || version.event.type === "DELETED" ? undefined : version.event.object;
-}
-
-/** The state of one key as of `revision`: walks back along the chain (the caller checked compaction). */
-export function objectAt(version: Version | undefined, revision: number): KubeObject | undefined {
-  let v = version;
-  while (v !== undefined && v.event.revision > revision) v = v.prev;
-  return liveObject(v);
-}
 
 /** Custom-resource schema data of a kind registered by a CRD, per served version. */
 export interface CustomSchemas {

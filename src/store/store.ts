@@ -31,13 +31,15 @@ import { GarbageCollector, isDeleting, locOf } from "./gc.ts";
 import type { GcHost, Located } from "./gc.ts";
 import { checkReadRevision, compileSelectors, continueExpiredMessage, decodeContinue, encodeContinue, indexValue, lowerBound } from "./reads.ts";
 import type { CompiledSelector } from "./reads.ts";
-import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
-import type { IndexedKeys, Version } from "./registry.ts";
+import { KindState, Registry, objectKey } from "./registry.ts";
+import type { IndexedKeys } from "./registry.ts";
+import { RevisionLog, tombstoneBytes, versionsOfKey, type LoggedWrite } from "./revision-log.ts";
+import { liveObject, objectAt, type Version } from "./version.ts";
 import { deepFreeze, isPlainObject, isRecord, jsonEqual } from "../api/json.ts";
 import { canonicalizeQuantities, quantityMessageOf } from "../api/quantities.ts";
 import { writableMeta, type WritableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sameCheckedMetadata, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
 import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
-import { WatchHub, Watcher } from "./watch.ts";
+import { Watcher } from "./watch.ts";
 
 const crdKindId = "apiextensions.k8s.io/CustomResourceDefinition";
 const namespaceKindId = "/Namespace";
@@ -48,14 +50,6 @@ const noErrors: readonly FieldError[] = Object.freeze([]);
 const defaultNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"];
 /** As etcd's request limit. */
 const defaultObjectBytesMax = 1.5 * 1024 * 1024;
-
-/**
- * What a deletion counts for in the history: its stored object shares every part of the last version's (counted
- * there), so about the key and the version record, as etcd's tombstone is a key and a revision.
- */
-function tombstoneBytes(key: string): number {
-  return key.length + 64;
-}
 
 /**
  * The namespace writes of the last fresh store that could share them (see `#createNamespaces`), by its namespace
@@ -83,14 +77,13 @@ interface UpdateContext {
 
 export class MemoryStore implements Store {
   readonly #now: () => number;
-  readonly #historyRevisionsMax: number;
-  readonly #historyBytesMax: number;
+  /** The revisions, the history and its compaction, the watchers' feed: etcd's part. */
+  readonly #log: RevisionLog;
   readonly #uidOption: (() => string) | undefined;
   readonly #admission: readonly Admission[];
   readonly #admissionByResource = new WeakMap<ResourceType, Map<string, readonly Admission[]>>();
   readonly #objectBytesMax: number;
   readonly #registry = new Registry();
-  readonly #hub = new WatchHub();
   readonly #compileSchema = createSchemaCompiler();
   readonly #uids = new Map<string, { state: KindState; key: string }>();
   readonly #gc: GarbageCollector;
@@ -99,26 +92,16 @@ export class MemoryStore implements Store {
   readonly #customRegisteredAt = new Map<string, number>();
   /** Where the namespace controller's scans of terminating namespaces stand (see `#firstInNamespace`). */
   readonly #namespaceScans = new Map<string, { stateId: string; key: string } | "done">();
-  #revision = 0;
-  #compacted = 0;
-  /** Every write from `#historyHead` on (slots before it are cleared at compaction, so their objects can go). */
-  #history: Array<Version | undefined> = [];
-  #historyHead = 0;
-  /** The `bytes` of the versions in `#history` from `#historyHead` on. */
-  #historyBytes = 0;
   #uidCount = 0;
   #nameCount = 0;
 
   constructor(options: StoreOptions = {}) {
     this.#now = options.now ?? (() => 0);
-    this.#historyRevisionsMax = options.historyRevisionsMax ?? 100_000;
-    this.#historyBytesMax = options.historyBytesMax ?? Infinity;
+    const bounds = { historyRevisionsMax: options.historyRevisionsMax, historyBytesMax: options.historyBytesMax };
+    this.#log = new RevisionLog({ ...bounds, onCommit: (version) => this.#afterCommit(version) });
     this.#uidOption = options.uid;
     this.#admission = [...(options.admission ?? [])];
     this.#objectBytesMax = options.objectBytesMax ?? defaultObjectBytesMax;
-    assert(Number.isInteger(this.#historyRevisionsMax), "historyRevisionsMax is an integer");
-    assert(this.#historyRevisionsMax >= 1, "historyRevisionsMax >= 1");
-    assert(this.#historyBytesMax > 0, "historyBytesMax > 0");
     assert(this.#objectBytesMax > 0, "objectBytesMax > 0");
     this.#namespaces = this.#registry.lookup({ apiVersion: "v1", kind: "Namespace" }).state;
     this.#gc = new GarbageCollector(this.#gcHost());
@@ -135,8 +118,8 @@ export class MemoryStore implements Store {
     const shareable =
       this.#admission.length === 0 &&
       this.#uidOption === undefined &&
-      this.#historyRevisionsMax >= names.length &&
-      this.#historyBytesMax === Infinity &&
+      this.#log.historyRevisionsMax >= names.length &&
+      this.#log.historyBytesMax === Infinity &&
       this.#objectBytesMax >= defaultObjectBytesMax;
     const key = names.join("\u0000");
     if (shareable && freshWrites?.key === key && this.restore(freshWrites.snapshot)) return;
@@ -149,16 +132,16 @@ export class MemoryStore implements Store {
   }
 
   get revision(): number {
-    return this.#revision;
+    return this.#log.revision;
   }
 
   get compactedRevision(): number {
-    return this.#compacted;
+    return this.#log.compactedRevision;
   }
 
   /** What the history kept for watches and older reads counts for against `historyBytesMax`. */
   get historyBytes(): number {
-    return this.#historyBytes;
+    return this.#log.historyBytes;
   }
 
   resources(): ResourceType[] {
@@ -178,8 +161,8 @@ export class MemoryStore implements Store {
   get(ref: ObjectRef, options: { revision?: number } = {}): KubeObject {
     const { state, resource } = this.#registry.lookup(ref);
     const key = this.#refKey(ref, resource);
-    const revision = options.revision ?? this.#revision;
-    checkReadRevision(revision, this.#compacted, this.#revision);
+    const revision = options.revision ?? this.#log.revision;
+    checkReadRevision(revision, this.#log.compactedRevision, this.#log.revision);
     const object = objectAt(state.objects.get(key), revision);
     if (object === undefined) throw notFound(resource.plural, ref.name, resource.group);
     return this.#view(object, resource);
@@ -188,19 +171,19 @@ export class MemoryStore implements Store {
   list(options: StoreListOptions): ObjectList {
     const { state, resource } = this.#registry.lookup(options);
     const selector = compileSelectors(resource, options.labelSelector, options.fieldSelector);
-    let revision = options.revision ?? this.#revision;
+    let revision = options.revision ?? this.#log.revision;
     let after: string | undefined;
     if (options.continue !== undefined && options.continue !== "") {
       if (options.revision !== undefined) throw badRequest("specifying resource version is not allowed when using continue");
       const token = decodeContinue(options.continue);
-      if (token.rv < this.#compacted) throw new ApiError("Expired", 410, continueExpiredMessage);
+      if (token.rv < this.#log.compactedRevision) throw new ApiError("Expired", 410, continueExpiredMessage);
       revision = token.rv;
       after = token.start;
     }
-    checkReadRevision(revision, this.#compacted, this.#revision);
+    checkReadRevision(revision, this.#log.compactedRevision, this.#log.revision);
     const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
     const limit = options.limit !== undefined && options.limit > 0 ? Math.floor(options.limit) : Infinity;
-    const keys = (revision === this.#revision ? this.#indexedKeys(state, resource, selector.equalities) : undefined) ?? state.sortedKeys();
+    const keys = (revision === this.#log.revision ? this.#indexedKeys(state, resource, selector.equalities) : undefined) ?? state.sortedKeys();
     const prefix = namespace === undefined ? "" : `${namespace}/`;
     let i = lowerBound(keys, prefix);
     if (after !== undefined) i = Math.max(i, lowerBound(keys, `${after}\u0000`));
@@ -247,27 +230,24 @@ export class MemoryStore implements Store {
     const { state, resource } = this.#registry.lookup(options);
     const selector = compileSelectors(resource, options.labelSelector, options.fieldSelector);
     const from = options.fromRevision;
-    if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${String(from)}`);
-    if (from < this.#compacted) throw new ApiError("Expired", 410, `too old resource version: ${from} (${this.#compacted})`);
+    // As a read's: 400 for a malformed start, 410 behind the compaction point, 504 ahead of the newest revision (the
+    // server waits for a revision ahead before it asks; a watcher that started ahead would skip writes unseen).
+    checkReadRevision(from, this.#log.compactedRevision, this.#log.revision);
     const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
     const first = selector.equalities[0];
     const equality = first === undefined ? undefined : { ...first, read: indexValue(first.index, resource) };
     const filter = { namespace, name: selector.name, matches: selector.matches, view: (o: KubeObject) => this.#view(o, resource), equality };
     const watcher = new Watcher(state.watchers, filter, listener, from);
     state.watchers.add(watcher);
-    const end = this.#revision;
+    const end = this.#log.revision;
     const one = filter.name !== undefined && (!resource.namespaced || namespace !== undefined);
-    this.#hub.replay(watcher, one ? versionsOfKey(state, objectKey(resource.namespaced, namespace, filter.name!), from, end) : state.versionsAfter(from, end));
+    this.#log.replay(watcher, one ? versionsOfKey(state, objectKey(resource.namespaced, namespace, filter.name!), from, end) : state.versionsAfter(from, end));
     return watcher;
   }
 
 
   history(afterRevision: number): readonly StoreEvent[] {
-    if (afterRevision < this.#compacted) {
-      throw new ApiError("Expired", 410, `too old resource version: ${afterRevision} (${this.#compacted})`);
-    }
-    const start = this.#historyHead + Math.max(0, afterRevision - this.#compacted);
-    return this.#history.slice(start).map((version) => version!.event);
+    return this.#log.history(afterRevision);
   }
 
   // ---- writes ----
@@ -306,7 +286,7 @@ export class MemoryStore implements Store {
         this.#nameCount = counters.name;
         return this.#view(deepFreeze(object), resource);
       }
-      const version = this.#commit(state, key, "ADDED", object, existing, bytes);
+      const version = this.#log.commit(state, key, "ADDED", object, existing, bytes);
       return this.#view(version.event.object, resource);
     });
   }
@@ -354,9 +334,9 @@ export class MemoryStore implements Store {
       const plan = planDelete(current, state, options, this.#now());
       if (plan !== "remove") this.#finishCrd(plan, current);
       if (options.dryRun === true) return this.#view(plan === "remove" ? current : deepFreeze(plan), resource);
-      if (plan === "remove") return this.#view(this.#commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key)).event.object, resource);
+      if (plan === "remove") return this.#view(this.#log.commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key)).event.object, resource);
       if (jsonEqual(plan, current)) return this.#view(current, resource);
-      return this.#view(this.#commit(state, key, "MODIFIED", plan, currentVersion, currentVersion!.bytes).event.object, resource);
+      return this.#view(this.#log.commit(state, key, "MODIFIED", plan, currentVersion, currentVersion!.bytes).event.object, resource);
     });
   }
 
@@ -368,17 +348,14 @@ export class MemoryStore implements Store {
    * Undefined when the store has compacted or has watchers (a snapshot is of a world nothing watches yet).
    */
   snapshot(from: StoreMark): StoreSnapshot | undefined {
-    const fromRevision = from.revision;
-    assert(fromRevision >= 0 && fromRevision <= this.#revision, "a snapshot starts at a revision the store has");
-    if (this.#compacted > 0 || this.#historyHead !== 0 || this.#uidOption !== undefined) return undefined;
-    const base = this.#history[fromRevision - 1];
-    const writes = this.#history.slice(fromRevision).map((v) => ({ kindId: v!.kind.id, key: v!.key, event: v!.event, bytes: v!.bytes }));
-    return { from, baseEvent: base?.event, writes, uidCount: this.#uidCount, nameCount: this.#nameCount, nowMs: this.#now() };
+    const logged = this.#log.writesAfter(from.revision);
+    if (logged === undefined || this.#uidOption !== undefined) return undefined;
+    return { from, ...logged, uidCount: this.#uidCount, nameCount: this.#nameCount, nowMs: this.#now() };
   }
 
   /** Where the store stands: a snapshot's starting point. */
   mark(): StoreMark {
-    return { revision: this.#revision, uidCount: this.#uidCount, nameCount: this.#nameCount };
+    return { revision: this.#log.revision, uidCount: this.#uidCount, nameCount: this.#nameCount };
   }
 
   /**
@@ -388,16 +365,10 @@ export class MemoryStore implements Store {
    */
   restore(snapshot: StoreSnapshot): boolean {
     const { from } = snapshot;
-    const base = this.#history[from.revision - 1];
-    if (this.#revision !== from.revision || this.#uidCount !== from.uidCount || this.#nameCount !== from.nameCount) return false;
-    if (this.#compacted > 0 || this.#uidOption !== undefined || this.#now() !== snapshot.nowMs) return false;
-    if (base !== undefined && !jsonEqual(base.event, snapshot.baseEvent)) return false;
-    for (const { kindId, key, event, bytes } of snapshot.writes) {
-      const state = this.#registry.byId(kindId);
-      assert(state !== undefined, "a snapshot's kinds are registered by its own writes in order");
-      this.#commit(state, key, event.type, event.object, state.objects.get(key), bytes);
-      assert(this.#revision === event.revision, "a restored write keeps its revision");
-    }
+    if (this.#log.revision !== from.revision || this.#uidCount !== from.uidCount || this.#nameCount !== from.nameCount) return false;
+    if (this.#log.compactedRevision > 0 || this.#uidOption !== undefined || this.#now() !== snapshot.nowMs) return false;
+    if (!this.#log.endsWith(from.revision, snapshot.baseEvent)) return false;
+    this.#log.restoreWrites(snapshot.writes, (kindId) => this.#registry.byId(kindId));
     this.#uidCount = snapshot.uidCount;
     this.#nameCount = snapshot.nameCount;
     return true;
@@ -426,13 +397,13 @@ export class MemoryStore implements Store {
 
   /** Runs a write; on failure the name and uid sequences are restored, so a failed write changes nothing. */
   #transaction<T>(write: () => T): T {
-    const revision = this.#revision;
+    const revision = this.#log.revision;
     const uidCount = this.#uidCount;
     const nameCount = this.#nameCount;
     try {
       return write();
     } catch (error) {
-      if (this.#revision === revision) {
+      if (this.#log.revision === revision) {
         this.#uidCount = uidCount;
         this.#nameCount = nameCount;
       }
@@ -472,9 +443,9 @@ export class MemoryStore implements Store {
       this.#validating(admission, "UPDATE", context.sub, resource, next, current, context.options);
       if (jsonEqual(next, current)) return this.#view(current, resource);
       if (context.options.dryRun === true) return this.#view(deepFreeze(next), resource);
-      if (!isFinalized(next)) return this.#view(this.#commit(state, key, "MODIFIED", next, currentVersion, bytes).event.object, resource);
+      if (!isFinalized(next)) return this.#view(this.#log.commit(state, key, "MODIFIED", next, currentVersion, bytes).event.object, resource);
       // Removing the last finalizer of a terminating object deletes it; watchers see its last stored state.
-      const deleted = this.#commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key));
+      const deleted = this.#log.commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key));
       const last = { ...next, metadata: { ...next.metadata, resourceVersion: String(deleted.event.revision) } };
       return this.#view(deepFreeze(last), resource);
     });
@@ -821,46 +792,9 @@ export class MemoryStore implements Store {
     }
   }
 
-  // ---- commit, history, compaction ----
+  // ---- what a commit means for the API ----
 
-  /**
-   * Stores a write as the next revision. `bytes` is what the write counts for in the history's byte bound: the
-   * object's size as the write pipeline measured its input (a few fields may change after that; an estimate the
-   * pipeline had already, so the bound costs nothing per write), or a tombstone's for a deletion.
-   */
-  #commit(state: KindState, key: string, type: StoreEvent["type"], object: KubeObject, prev: Version | undefined, bytes: number): Version {
-    const revision = ++this.#revision;
-    let stored: KubeObject;
-    if (type === "DELETED") {
-      stored = Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, resourceVersion: String(revision) }) });
-    } else {
-      // The pipeline's object is the store's own: stamped in place. One frozen by validating admission gets a new
-      // top level and metadata to carry the revision; a snapshot's, being restored, carries it already and is
-      // shared as it is (frozen: no store can change it).
-      if (Object.isFrozen(object) || Object.isFrozen(object.metadata)) {
-        const resourceVersion = String(revision);
-        const carries = Object.isFrozen(object) && object.metadata.resourceVersion === resourceVersion;
-        stored = carries ? object : { ...object, metadata: { ...object.metadata, resourceVersion } };
-      } else {
-        stored = object;
-        writableMeta(stored).resourceVersion = String(revision);
-      }
-      deepFreeze(stored);
-    }
-    const event: StoreEvent = Object.freeze({ type, object: stored, revision });
-    const version: Version = { event, prev, kind: state, key, bytes };
-    if (!state.objects.has(key)) state.keyAdded(key);
-    state.objects.set(key, version);
-    state.reindex(key, liveObject(prev), liveObject(version));
-    this.#history.push(version);
-    this.#historyBytes += bytes;
-    state.recordVersion(version);
-    this.#afterCommit(version);
-    this.#compact();
-    this.#hub.publish(version);
-    return version;
-  }
-
+  /** What the API layer derives from each committed write (the log calls it before compaction and publication). */
   #afterCommit(version: Version): void {
     const { event, kind: state, key } = version;
     const before = liveObject(version.prev);
@@ -882,7 +816,7 @@ export class MemoryStore implements Store {
     }
     const state = this.#registry.registerCustom(info, this.#customSchemas(crd, info));
     state.terminating = crd.metadata.deletionTimestamp !== undefined;
-    this.#customRegisteredAt.set(state.id, this.#revision);
+    this.#customRegisteredAt.set(state.id, this.#log.revision);
   }
 
   /**
@@ -900,36 +834,6 @@ export class MemoryStore implements Store {
     }
     if (isRecord(crd.spec) && Object.isFrozen(crd.spec)) crdRegistrations.set(crd.spec, { info, schemas: custom.schemas, validators: custom.validators });
     return custom;
-  }
-
-  #compact(): void {
-    // By revisions, and by bytes as etcd's compaction and quota keep its history: the newest revision always stays.
-    while (
-      this.#revision - this.#compacted > this.#historyRevisionsMax ||
-      (this.#historyBytes > this.#historyBytesMax && this.#revision - this.#compacted > 1)
-    ) {
-      const version = this.#history[this.#historyHead]!;
-      // The slot goes now, not at the next slice: a few hundred large writes would otherwise stay reachable.
-      this.#history[this.#historyHead] = undefined;
-      this.#historyHead++;
-      this.#historyBytes -= version.bytes;
-      version.kind.compactVersion(version);
-      assert(version.event.revision === this.#compacted + 1, "history is contiguous");
-      this.#compacted = version.event.revision;
-      // Versions older than the compaction point are never read again: cut the chain behind this one.
-      version.prev = undefined;
-      const state = version.kind;
-      if (version.event.type === "DELETED" && state.objects.get(version.key) === version) {
-        state.objects.delete(version.key);
-        state.keyRemoved(version.key);
-      }
-    }
-    assert(this.#historyBytes >= 0, "history bytes count what the history holds");
-    assert(this.#revision - this.#compacted <= this.#historyRevisionsMax, "history within its revision bound");
-    if (this.#historyHead > 1024 && this.#historyHead * 2 > this.#history.length) {
-      this.#history = this.#history.slice(this.#historyHead);
-      this.#historyHead = 0;
-    }
   }
 
   /**
@@ -1052,22 +956,10 @@ export interface StoreSnapshot {
   readonly from: StoreMark;
   /** The last write before the snapshot's, which the restoring store must have made too. */
   readonly baseEvent: StoreEvent | undefined;
-  readonly writes: ReadonlyArray<{ kindId: string; key: string; event: StoreEvent; bytes: number }>;
+  readonly writes: readonly LoggedWrite[];
   readonly uidCount: number;
   readonly nameCount: number;
   readonly nowMs: number;
-}
-
-/**
- * The versions of one key after revision `after` up to `end`, oldest first: what a watch of one object replays,
- * walked back along the key's chain instead of through every write of its kind. The caller checked compaction.
- */
-function versionsOfKey(state: KindState, key: string, after: number, end: number): Version[] {
-  const versions: Version[] = [];
-  for (let v = state.objects.get(key); v !== undefined && v.event.revision > after; v = v.prev) {
-    if (v.event.revision <= end) versions.push(v);
-  }
-  return versions.reverse();
 }
 
 /**
