@@ -2,11 +2,13 @@
 // unregisters its kind in the store's registry, with its versions' schemas compiled into validators; and the store
 // asks here whether an object of a custom kind was stored under the schema now in force.
 //
-// Invariant: a custom kind's registration revision is the revision of the CRD write that made it (`sync` runs in
-// the commit of that write), so an object whose resourceVersion is above it was pruned by the schema now in force.
+// Invariant (`custom-kind-registered-at-monotone`): a custom kind's registration revision is the revision of the CRD
+// write that made it (`sync` runs in the commit of that write), so it only moves forward, and an object whose
+// resourceVersion is above it was pruned by the schema now in force.
 //
 // Bounds: one registration revision per custom kind registered (by the CRDs stored); compiled schemas are kept with
 // the frozen CRD spec they came from (a weak map), so they go with the spec.
+import { assert } from "../api/assert.ts";
 import type { KubeObject } from "../api/object.ts";
 import { isRecord } from "../api/json.ts";
 import type { FieldError } from "../api/errors.ts";
@@ -40,6 +42,7 @@ export class CustomKinds {
     }
     const state = this.#registry.registerCustom(info, this.#customSchemas(crd, info));
     state.terminating = crd.metadata.deletionTimestamp !== undefined;
+    assert(revision > (this.#registeredAt.get(state.id) ?? 0), "custom-kind-registered-at-monotone");
     this.#registeredAt.set(state.id, revision);
   }
 

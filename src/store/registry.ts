@@ -1,5 +1,9 @@
 // The kinds a store serves and, per kind, its objects: each key points at its newest version, and versions
 // chain backwards (`prev`) so that a read at an older revision walks back to the state of that revision.
+//
+// Invariants, asserted by name:
+// - `kind-history-in-revision-order`: a kind's history (what its watches replay) is in increasing revision order.
+// - A kind's history compacts oldest first, as the log's does ("a kind's history compacts oldest first").
 import type { ValidateFunction } from "ajv";
 import { ApiError } from "../api/errors.ts";
 import { assert } from "../api/assert.ts";
@@ -58,6 +62,9 @@ export class KindState {
 
   /** Appends a committed write of this kind to its history. */
   recordVersion(version: Version): void {
+    const last = this.#history.length > this.#historyHead ? this.#history[this.#history.length - 1] : undefined;
+    // `versionsAfter` binary-searches this history by revision.
+    assert(last === undefined || last.event.revision < version.event.revision, "kind-history-in-revision-order");
     this.#history.push(version);
   }
 

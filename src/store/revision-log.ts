@@ -12,8 +12,10 @@
 //   newest revision is left (it always stays).
 // - `log-compacted-monotone`: the compacted revision only moves forward, one revision at a time, never past the
 //   newest.
-// - `log-watch-not-ahead`: a watcher starts at or behind the newest revision, and the hub publishes revisions in
-//   increasing order, so no watcher skips a write it was meant to see.
+// - `log-watch-not-behind-compaction`: a watcher starts at or after the compacted revision, so its replay has every
+//   write after its start; and the hub publishes revisions in increasing order (`hub-publishes-in-revision-order`),
+//   so a watcher's position only moves forward and it skips no write after its start. (A watcher may start ahead of
+//   the newest revision: it skips the writes up to its start, as the server's watch from a future resourceVersion.)
 //
 // Bounds: the history holds at most `historyRevisionsMax` versions (and `historyBytesMax` bytes of them); a version
 // behind the compaction point keeps no older one (`prev` is cut), so a key's chain is bounded by the same horizon.
@@ -108,8 +110,9 @@ export class RevisionLog {
    * estimate the pipeline had already, so the bound costs nothing per write), or a tombstone's for a deletion.
    */
   commit(state: KindState, key: string, type: StoreEvent["type"], object: KubeObject, prev: Version | undefined, bytes: number): Version {
-    const revision = ++this.#revision;
+    const revision = this.#revision + 1;
     assert(prev === undefined || prev.event.revision < revision, "log-revision-strictly-increasing");
+    this.#revision = revision;
     const event: StoreEvent = Object.freeze({ type, object: stamped(type, object, revision), revision });
     const version: Version = { event, prev, kind: state, key, bytes };
     if (!state.objects.has(key)) state.keyAdded(key);
@@ -158,11 +161,10 @@ export class RevisionLog {
 
   /**
    * Replays `versions` (oldest first, none newer than the log) into a new watcher, then goes on publishing to it. The
-   * caller checked that its start is not compacted.
+   * caller checked that its start is not compacted (a 410 for the client).
    */
   replay(watcher: Watcher, versions: Iterable<Version>): void {
-    assert(watcher.lastRevision <= this.#revision, "log-watch-not-ahead");
-    assert(watcher.lastRevision >= this.#compacted, "a watch starts at or after the compacted revision");
+    assert(watcher.lastRevision >= this.#compacted, "log-watch-not-behind-compaction");
     this.#hub.replay(watcher, versions);
   }
 

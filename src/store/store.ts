@@ -12,8 +12,8 @@
 // - What a commit means for the API (the uid index, CRD registration, the collector's work) is derived in the
 //   commit itself (`#afterCommit`, called by the log before it publishes), so no watcher sees a write whose kind
 //   registration or garbage the store has not taken in yet.
-// - Reads and watches start within the log's kept history (410 behind it, 504 ahead of it), checked by
-//   `checkReadRevision` before any is served; the log asserts it again for watches (`log-watch-not-ahead`).
+// - Reads start within the log's kept history (410 behind it, 504 ahead of it, `checkReadRevision`) and watches
+//   not behind it (410); the log asserts the latter again (`log-watch-not-behind-compaction`).
 import { assert } from "../api/assert.ts";
 import type { DeleteOptions, PatchOptions, WriteOptions } from "../api/client.ts";
 import { formatTimestamp } from "../api/clock.ts";
@@ -240,9 +240,11 @@ export class MemoryStore implements Store {
     const { state, resource } = this.#registry.lookup(options);
     const selector = compileSelectors(resource, options.labelSelector, options.fieldSelector);
     const from = options.fromRevision;
-    // As a read's: 400 for a malformed start, 410 behind the compaction point, 504 ahead of the newest revision (the
-    // server waits for a revision ahead before it asks; a watcher that started ahead would skip writes unseen).
-    checkReadRevision(from, this.#log.compactedRevision, this.#log.revision);
+    if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${String(from)}`);
+    const compacted = this.#log.compactedRevision;
+    if (from < compacted) throw new ApiError("Expired", 410, `too old resource version: ${from} (${compacted})`);
+    // A start ahead of the newest revision is a watch that skips the writes up to it (the server's watch from a
+    // resourceVersion the store has not reached opens at once, as the watch cache's does).
     const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
     const first = selector.equalities[0];
     const equality = first === undefined ? undefined : { ...first, read: indexValue(first.index, resource) };
@@ -709,6 +711,8 @@ export class MemoryStore implements Store {
   /** What the API layer derives from each committed write (the log calls it before compaction and publication). */
   #afterCommit(version: Version): void {
     const { event, kind: state, key } = version;
+    // What is derived here reads the log's revision as this write's (a CRD's registration revision).
+    assert(event.revision === this.#log.revision, "store-derives-from-the-newest-commit");
     const before = liveObject(version.prev);
     const after = liveObject(version);
     const uid = event.object.metadata.uid ?? "";

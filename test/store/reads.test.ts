@@ -115,19 +115,6 @@ test("reads and watches from before the compaction point fail with 410 Expired",
   assert.equal(store.history(store.compactedRevision).length, 5);
 });
 
-test("a watch from a revision ahead of the store's fails with 504 Timeout, as a read at one does", () => {
-  // A watcher placed ahead of the log would skip the writes up to its start unseen; the server waits for the store
-  // to reach a revision before it asks (see server/resources.ts), so only a direct caller of the store meets this.
-  const store = newStore();
-  store.create(configMap("a"));
-  assertFails(store, () => store.watch({ ...cms, fromRevision: store.revision + 1 }, () => {}), 504, "Timeout", /Too large resource version/);
-  assertFails(store, () => store.watch({ ...cms, fromRevision: -1 }, () => {}), 400, "BadRequest", /invalid resource version/);
-  const events: number[] = [];
-  store.watch({ ...cms, fromRevision: store.revision }, (event) => events.push(event.revision));
-  store.create(configMap("b"));
-  assert.deepEqual(events, [store.revision]);
-});
-
 test("a deleted key leaves the store once its deletion is compacted away", () => {
   const store = newStore({ historyRevisionsMax: 2 });
   const a = store.create(configMap("a"));
