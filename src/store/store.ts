@@ -589,7 +589,7 @@ export class MemoryStore implements Store {
   /**
    * Main writes keep the stored `status`; status writes keep everything but `status`. A status write shares the
    * stored object's frozen parts (all but the top level and `metadata`, which the pipeline sets): nothing after this
-   * writes into them. A custom kind's object is copied whole unless `#prunedAsNow`, because pruning against a schema
+   * writes into them. A custom kind's object is copied whole unless `CustomKinds.prunedAsNow`, because pruning against a schema
    * changed since it was stored may cut fields anywhere in it; pruning again with the same schema removes nothing.
    */
   #mergeSubresource(object: KubeObject, current: KubeObject, state: KindState, resource: ResourceType, context: UpdateContext): KubeObject {
