@@ -3,6 +3,8 @@ import { ApiError, badRequest, expired } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "../api/selectors.ts";
+import type { KindState } from "./registry.ts";
+import { objectAt } from "./version.ts";
 
 export interface CompiledSelector {
   /** undefined when the selectors select everything. */
@@ -132,4 +134,15 @@ export function lowerBound(keys: readonly string[], probe: string): number {
     else hi = mid;
   }
   return lo;
+}
+
+/** Objects that exist at `revision` under the keys from `start` on (those that begin with `prefix`). */
+export function countLive(state: KindState, keys: readonly string[], start: number, prefix: string, revision: number): number {
+  let count = 0;
+  for (let i = start; i < keys.length; i++) {
+    const key = keys[i]!;
+    if (prefix !== "" && !key.startsWith(prefix)) break;
+    if (objectAt(state.objects.get(key), revision) !== undefined) count++;
+  }
+  return count;
 }

@@ -1,39 +1,22 @@
 // The kinds a store serves and, per kind, its objects: each key points at its newest version, and versions
 // chain backwards (`prev`) so that a read at an older revision walks back to the state of that revision.
+//
+// Invariants, asserted by name:
+// - `kind-history-in-revision-order`: a kind's history (what its watches replay) is in increasing revision order.
+// - A kind's history compacts oldest first, as the log's does ("a kind's history compacts oldest first").
 import type { ValidateFunction } from "ajv";
 import { ApiError } from "../api/errors.ts";
 import { assert } from "../api/assert.ts";
 import type { KindRef, KubeObject } from "../api/object.ts";
 import { parseApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
-import type { StoreEvent } from "./types.ts";
+import type { Version } from "./version.ts";
+import { liveObject } from "./version.ts";
 import type { KindRules } from "./kinds.ts";
 import { builtinKinds, customResourceRules } from "./kinds.ts";
 import type { CrdInfo } from "./crd.ts";
 import { WatchIndex } from "./watch.ts";
 import { lowerBound } from "./reads.ts";
-
-/** One write of one key: the event as recorded, and the version it replaced (cut at compaction). */
-export interface Version {
-  readonly event: StoreEvent;
-  prev: Version | undefined;
-  readonly kind: KindState;
-  readonly key: string;
-  /** What this version counts for in the store's history byte bound (see `MemoryStore` `#commit`). */
-  readonly bytes: number;
-}
-
-/** The live object of a version, or undefined for a deletion. */
-export function liveObject(version: Version | undefined): KubeObject | undefined {
-  return version === undefined || version.event.type === "DELETED" ? undefined : version.event.object;
-}
-
-/** The state of one key as of `revision`: walks back along the chain (the caller checked compaction). */
-export function objectAt(version: Version | undefined, revision: number): KubeObject | undefined {
-  let v = version;
-  while (v !== undefined && v.event.revision > revision) v = v.prev;
-  return liveObject(v);
-}
 
 /** Custom-resource schema data of a kind registered by a CRD, per served version. */
 export interface CustomSchemas {
@@ -79,6 +62,9 @@ export class KindState {
 
   /** Appends a committed write of this kind to its history. */
   recordVersion(version: Version): void {
+    const last = this.#history.length > this.#historyHead ? this.#history[this.#history.length - 1] : undefined;
+    // `versionsAfter` binary-searches this history by revision.
+    assert(last === undefined || last.event.revision < version.event.revision, "kind-history-in-revision-order");
     this.#history.push(version);
   }
 

@@ -1,10 +1,23 @@
-// The store: kube-apiserver + etcd semantics over plain memory. Every write goes through one pipeline
-// (clone, resolve the kind, preconditions, mutating admission, system fields, validation, validating admission,
-// no-op detection, commit), so every write path gets the same rules and a failed write changes nothing.
+// The store: kube-apiserver's semantics over an in-memory etcd. Split as the two programs are: the revision log
+// (revision-log.ts: revisions, each key's versions, history, compaction, the watchers' feed) records writes and
+// knows nothing of the API; this layer decides what is written. Every write goes through one pipeline (clone,
+// resolve the kind, preconditions, mutating admission, system fields, validation, validating admission, no-op
+// detection, commit), so every write path gets the same rules and a failed write changes nothing. Around it: the
+// kind registry (registry.ts) with the kinds CRDs define (custom-kinds.ts), the admission chain
+// (admission-chain.ts), and the garbage collector (gc.ts) with what it sees of the store (gc-host.ts).
+//
+// Invariants:
+// - Only the pipeline commits, through `RevisionLog.commit`, and only after every check passed: a write that
+//   throws before its commit leaves the log as it was, and `#transaction` puts the uid and name sequences back.
+// - What a commit means for the API (the uid index, CRD registration, the collector's work) is derived in the
+//   commit itself (`#afterCommit`, called by the log before it publishes), so no watcher sees a write whose kind
+//   registration or garbage the store has not taken in yet.
+// - Reads start within the log's kept history (410 behind it, 504 ahead of it, `checkReadRevision`) and watches
+//   not behind it (410); the log asserts the latter again (`log-watch-not-behind-compaction`).
 import { assert } from "../api/assert.ts";
-import type { DeleteOptions, PatchOptions, WriteOptions, PropagationPolicy } from "../api/client.ts";
+import type { DeleteOptions, PatchOptions, WriteOptions } from "../api/client.ts";
 import { formatTimestamp } from "../api/clock.ts";
-import { ApiError, alreadyExists, badRequest, conflict, internalError, invalid, isApiError, notFound, tooLarge } from "../api/errors.ts";
+import { ApiError, alreadyExists, badRequest, internalError, invalid, isApiError, notFound, tooLarge } from "../api/errors.ts";
 import type { FieldError } from "../api/errors.ts";
 import type { KindRef, KubeObject, ObjectList, ObjectRef } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
@@ -12,9 +25,6 @@ import { applyJsonPatch, applyJsonPatchSharing, applyMergePatch, cloneJsonChecke
 import type { ResourceType } from "../api/resources.ts";
 import { validateGenerateName } from "../api/validation.ts";
 import type {
-  Admission,
-  AdmissionOperation,
-  AdmissionRequest,
   Store,
   StoreEvent,
   StoreListOptions,
@@ -23,21 +33,26 @@ import type {
   StoreWatchListener,
   StoreWatchOptions,
 } from "./types.ts";
-import { applySchemaDefaults, crdInfo, crdStatus, createSchemaCompiler, pruneUnknown, schemaErrors, validateCrd, type CrdInfo } from "./crd.ts";
-import { celRuleDefinitionErrors, celRuleErrors, hasCelRules } from "./cel.ts";
-import type { CustomSchemas } from "./registry.ts";
+import { applySchemaDefaults, crdInfo, crdStatus, pruneUnknown, schemaErrors, validateCrd } from "./crd.ts";
+import { celRuleErrors, hasCelRules } from "./cel.ts";
+import { AdmissionChain, mutate, validate, type Subresource } from "./admission-chain.ts";
+import { CustomKinds } from "./custom-kinds.ts";
+import { StoreGcHost } from "./gc-host.ts";
+import { checkDeletePreconditions, checkNamespaceOpen, checkUpdatePreconditions } from "./preconditions.ts";
+import { apiVersionOf, factsOf } from "./resource-facts.ts";
 import { isFinalized, planDelete } from "./delete.ts";
-import { GarbageCollector, isDeleting, locOf } from "./gc.ts";
-import type { GcHost, Located } from "./gc.ts";
-import { checkReadRevision, compileSelectors, continueExpiredMessage, decodeContinue, encodeContinue, indexValue, lowerBound } from "./reads.ts";
+import { GarbageCollector, locOf } from "./gc.ts";
+import { checkReadRevision, compileSelectors, continueExpiredMessage, countLive, decodeContinue, encodeContinue, indexValue, lowerBound } from "./reads.ts";
 import type { CompiledSelector } from "./reads.ts";
-import { KindState, Registry, liveObject, objectAt, objectKey } from "./registry.ts";
-import type { IndexedKeys, Version } from "./registry.ts";
+import { KindState, Registry, objectKey } from "./registry.ts";
+import type { IndexedKeys } from "./registry.ts";
+import { RevisionLog, tombstoneBytes, versionsOfKey, type LoggedWrite } from "./revision-log.ts";
+import { liveObject, objectAt, type Version } from "./version.ts";
 import { deepFreeze, isPlainObject, isRecord, jsonEqual } from "../api/json.ts";
-import { canonicalizeQuantities, quantityMessageOf } from "../api/quantities.ts";
+import { canonicalizeQuantities } from "../api/quantities.ts";
 import { writableMeta, type WritableMeta, cloneMeasured, differsOutside, generatedSuffixLength, sameCheckedMetadata, sequenceSuffix, sequenceUid, takeHandedOver } from "./util.ts";
 import { applyDefaults, prepareForCreate, validateKind, validateMetadata, validateMetadataUpdate } from "./validate.ts";
-import { WatchHub, Watcher } from "./watch.ts";
+import { Watcher } from "./watch.ts";
 
 const crdKindId = "apiextensions.k8s.io/CustomResourceDefinition";
 const namespaceKindId = "/Namespace";
@@ -50,20 +65,10 @@ const defaultNamespaces = ["default", "kube-system", "kube-public", "kube-node-l
 const defaultObjectBytesMax = 1.5 * 1024 * 1024;
 
 /**
- * What a deletion counts for in the history: its stored object shares every part of the last version's (counted
- * there), so about the key and the version record, as etcd's tombstone is a key and a revision.
- */
-function tombstoneBytes(key: string): number {
-  return key.length + 64;
-}
-
-/**
  * The namespace writes of the last fresh store that could share them (see `#createNamespaces`), by its namespace
  * names. One entry: stores of one process nearly always start alike, and a real clock must not grow a cache.
  */
 let freshWrites: { key: string; snapshot: StoreSnapshot } | undefined;
-
-type Subresource = "main" | "status";
 
 interface UpdateContext {
   sub: Subresource;
@@ -83,45 +88,33 @@ interface UpdateContext {
 
 export class MemoryStore implements Store {
   readonly #now: () => number;
-  readonly #historyRevisionsMax: number;
-  readonly #historyBytesMax: number;
+  /** The revisions, the history and its compaction, the watchers' feed: etcd's part. */
+  readonly #log: RevisionLog;
   readonly #uidOption: (() => string) | undefined;
-  readonly #admission: readonly Admission[];
-  readonly #admissionByResource = new WeakMap<ResourceType, Map<string, readonly Admission[]>>();
+  readonly #admission: AdmissionChain;
   readonly #objectBytesMax: number;
   readonly #registry = new Registry();
-  readonly #hub = new WatchHub();
-  readonly #compileSchema = createSchemaCompiler();
-  readonly #uids = new Map<string, { state: KindState; key: string }>();
+  readonly #customKinds = new CustomKinds(this.#registry);
+  readonly #gcHost: StoreGcHost;
   readonly #gc: GarbageCollector;
   readonly #namespaces: KindState;
-  /** Per custom kind (by id): the revision of the CRD write that last registered it, with the schemas now in force. */
-  readonly #customRegisteredAt = new Map<string, number>();
-  /** Where the namespace controller's scans of terminating namespaces stand (see `#firstInNamespace`). */
-  readonly #namespaceScans = new Map<string, { stateId: string; key: string } | "done">();
-  #revision = 0;
-  #compacted = 0;
-  /** Every write from `#historyHead` on (slots before it are cleared at compaction, so their objects can go). */
-  #history: Array<Version | undefined> = [];
-  #historyHead = 0;
-  /** The `bytes` of the versions in `#history` from `#historyHead` on. */
-  #historyBytes = 0;
   #uidCount = 0;
   #nameCount = 0;
 
   constructor(options: StoreOptions = {}) {
     this.#now = options.now ?? (() => 0);
-    this.#historyRevisionsMax = options.historyRevisionsMax ?? 100_000;
-    this.#historyBytesMax = options.historyBytesMax ?? Infinity;
+    const bounds = { historyRevisionsMax: options.historyRevisionsMax, historyBytesMax: options.historyBytesMax };
+    this.#log = new RevisionLog({ ...bounds, onCommit: (version) => this.#afterCommit(version) });
     this.#uidOption = options.uid;
-    this.#admission = [...(options.admission ?? [])];
+    this.#admission = new AdmissionChain(options.admission ?? []);
     this.#objectBytesMax = options.objectBytesMax ?? defaultObjectBytesMax;
-    assert(Number.isInteger(this.#historyRevisionsMax), "historyRevisionsMax is an integer");
-    assert(this.#historyRevisionsMax >= 1, "historyRevisionsMax >= 1");
-    assert(this.#historyBytesMax > 0, "historyBytesMax > 0");
     assert(this.#objectBytesMax > 0, "objectBytesMax > 0");
     this.#namespaces = this.#registry.lookup({ apiVersion: "v1", kind: "Namespace" }).state;
-    this.#gc = new GarbageCollector(this.#gcHost());
+    this.#gcHost = new StoreGcHost(this.#registry, this.#namespaces, {
+      update: (next) => void this.#update(next, { sub: "main", options: {}, system: true }),
+      delete: (options) => void this.delete(options),
+    });
+    this.#gc = new GarbageCollector(this.#gcHost);
     this.#createNamespaces(options.namespaces ?? defaultNamespaces);
   }
 
@@ -133,10 +126,10 @@ export class MemoryStore implements Store {
    */
   #createNamespaces(names: readonly string[]): void {
     const shareable =
-      this.#admission.length === 0 &&
+      this.#admission.size === 0 &&
       this.#uidOption === undefined &&
-      this.#historyRevisionsMax >= names.length &&
-      this.#historyBytesMax === Infinity &&
+      this.#log.historyRevisionsMax >= names.length &&
+      this.#log.historyBytesMax === Infinity &&
       this.#objectBytesMax >= defaultObjectBytesMax;
     const key = names.join("\u0000");
     if (shareable && freshWrites?.key === key && this.restore(freshWrites.snapshot)) return;
@@ -149,16 +142,16 @@ export class MemoryStore implements Store {
   }
 
   get revision(): number {
-    return this.#revision;
+    return this.#log.revision;
   }
 
   get compactedRevision(): number {
-    return this.#compacted;
+    return this.#log.compactedRevision;
   }
 
   /** What the history kept for watches and older reads counts for against `historyBytesMax`. */
   get historyBytes(): number {
-    return this.#historyBytes;
+    return this.#log.historyBytes;
   }
 
   resources(): ResourceType[] {
@@ -178,8 +171,8 @@ export class MemoryStore implements Store {
   get(ref: ObjectRef, options: { revision?: number } = {}): KubeObject {
     const { state, resource } = this.#registry.lookup(ref);
     const key = this.#refKey(ref, resource);
-    const revision = options.revision ?? this.#revision;
-    checkReadRevision(revision, this.#compacted, this.#revision);
+    const revision = options.revision ?? this.#log.revision;
+    checkReadRevision(revision, this.#log.compactedRevision, this.#log.revision);
     const object = objectAt(state.objects.get(key), revision);
     if (object === undefined) throw notFound(resource.plural, ref.name, resource.group);
     return this.#view(object, resource);
@@ -188,19 +181,19 @@ export class MemoryStore implements Store {
   list(options: StoreListOptions): ObjectList {
     const { state, resource } = this.#registry.lookup(options);
     const selector = compileSelectors(resource, options.labelSelector, options.fieldSelector);
-    let revision = options.revision ?? this.#revision;
+    let revision = options.revision ?? this.#log.revision;
     let after: string | undefined;
     if (options.continue !== undefined && options.continue !== "") {
       if (options.revision !== undefined) throw badRequest("specifying resource version is not allowed when using continue");
       const token = decodeContinue(options.continue);
-      if (token.rv < this.#compacted) throw new ApiError("Expired", 410, continueExpiredMessage);
+      if (token.rv < this.#log.compactedRevision) throw new ApiError("Expired", 410, continueExpiredMessage);
       revision = token.rv;
       after = token.start;
     }
-    checkReadRevision(revision, this.#compacted, this.#revision);
+    checkReadRevision(revision, this.#log.compactedRevision, this.#log.revision);
     const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
     const limit = options.limit !== undefined && options.limit > 0 ? Math.floor(options.limit) : Infinity;
-    const keys = (revision === this.#revision ? this.#indexedKeys(state, resource, selector.equalities) : undefined) ?? state.sortedKeys();
+    const keys = (revision === this.#log.revision ? this.#indexedKeys(state, resource, selector.equalities) : undefined) ?? state.sortedKeys();
     const prefix = namespace === undefined ? "" : `${namespace}/`;
     let i = lowerBound(keys, prefix);
     if (after !== undefined) i = Math.max(i, lowerBound(keys, `${after}\u0000`));
@@ -248,26 +241,25 @@ export class MemoryStore implements Store {
     const selector = compileSelectors(resource, options.labelSelector, options.fieldSelector);
     const from = options.fromRevision;
     if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${String(from)}`);
-    if (from < this.#compacted) throw new ApiError("Expired", 410, `too old resource version: ${from} (${this.#compacted})`);
+    const compacted = this.#log.compactedRevision;
+    if (from < compacted) throw new ApiError("Expired", 410, `too old resource version: ${from} (${compacted})`);
+    // A start ahead of the newest revision is a watch that skips the writes up to it (the server's watch from a
+    // resourceVersion the store has not reached opens at once, as the watch cache's does).
     const namespace = resource.namespaced && options.namespace !== undefined && options.namespace !== "" ? options.namespace : undefined;
     const first = selector.equalities[0];
     const equality = first === undefined ? undefined : { ...first, read: indexValue(first.index, resource) };
     const filter = { namespace, name: selector.name, matches: selector.matches, view: (o: KubeObject) => this.#view(o, resource), equality };
     const watcher = new Watcher(state.watchers, filter, listener, from);
     state.watchers.add(watcher);
-    const end = this.#revision;
+    const end = this.#log.revision;
     const one = filter.name !== undefined && (!resource.namespaced || namespace !== undefined);
-    this.#hub.replay(watcher, one ? versionsOfKey(state, objectKey(resource.namespaced, namespace, filter.name!), from, end) : state.versionsAfter(from, end));
+    this.#log.replay(watcher, one ? versionsOfKey(state, objectKey(resource.namespaced, namespace, filter.name!), from, end) : state.versionsAfter(from, end));
     return watcher;
   }
 
 
   history(afterRevision: number): readonly StoreEvent[] {
-    if (afterRevision < this.#compacted) {
-      throw new ApiError("Expired", 410, `too old resource version: ${afterRevision} (${this.#compacted})`);
-    }
-    const start = this.#historyHead + Math.max(0, afterRevision - this.#compacted);
-    return this.#history.slice(start).map((version) => version!.event);
+    return this.#log.history(afterRevision);
   }
 
   // ---- writes ----
@@ -287,10 +279,10 @@ export class MemoryStore implements Store {
       }
       const namespace = meta.namespace;
       if (resource.namespaced && typeof namespace === "string" && namespace !== "") {
-        this.#checkNamespaceOpen(namespace, resource, meta.name ?? meta.generateName ?? "");
+        checkNamespaceOpen(this.#namespaces, namespace, resource, meta.name ?? meta.generateName ?? "");
       }
-      const admission = this.#admitting("CREATE", undefined, resource);
-      this.#mutate(admission, "CREATE", undefined, resource, object, undefined, options);
+      const admission = this.#admission.concerned("CREATE", undefined, resource);
+      mutate(admission, "CREATE", undefined, resource, object, undefined, options);
       this.#prepareCreate(object, state, resource);
       const name = this.#pickName(object, state, resource);
       const errors = [...validateMetadata(object, resource), ...this.#validateKind(object, undefined, state, resource)];
@@ -299,14 +291,14 @@ export class MemoryStore implements Store {
       const key = objectKey(resource.namespaced, object.metadata.namespace, name);
       const existing = state.objects.get(key);
       if (liveObject(existing) !== undefined) throw alreadyExists(resource.plural, name, resource.group);
-      this.#validating(admission, "CREATE", undefined, resource, object, undefined, options);
+      validate(admission, "CREATE", undefined, resource, object, undefined, options);
       if (options.dryRun === true) {
         // A dry run draws a uid and a name like the real thing, but leaves the sequences where they were.
         this.#uidCount = counters.uid;
         this.#nameCount = counters.name;
         return this.#view(deepFreeze(object), resource);
       }
-      const version = this.#commit(state, key, "ADDED", object, existing, bytes);
+      const version = this.#log.commit(state, key, "ADDED", object, existing, bytes);
       return this.#view(version.event.object, resource);
     });
   }
@@ -342,7 +334,7 @@ export class MemoryStore implements Store {
       const currentVersion = state.objects.get(key);
       const current = liveObject(currentVersion);
       if (current === undefined) throw notFound(resource.plural, options.name, resource.group);
-      this.#checkDeletePreconditions(options, current, resource);
+      checkDeletePreconditions(options, current, resource);
       if (state.id === namespaceKindId && immortalNamespaces.includes(options.name)) {
         throw new ApiError("Forbidden", 403, `namespaces "${options.name}" is forbidden: this namespace may not be deleted`, {
           name: options.name,
@@ -350,13 +342,13 @@ export class MemoryStore implements Store {
           kind: "namespaces",
         });
       }
-      this.#validating(this.#admitting("DELETE", undefined, resource), "DELETE", undefined, resource, current, current, { dryRun: options.dryRun === true });
+      validate(this.#admission.concerned("DELETE", undefined, resource), "DELETE", undefined, resource, current, current, { dryRun: options.dryRun === true });
       const plan = planDelete(current, state, options, this.#now());
       if (plan !== "remove") this.#finishCrd(plan, current);
       if (options.dryRun === true) return this.#view(plan === "remove" ? current : deepFreeze(plan), resource);
-      if (plan === "remove") return this.#view(this.#commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key)).event.object, resource);
+      if (plan === "remove") return this.#view(this.#log.commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key)).event.object, resource);
       if (jsonEqual(plan, current)) return this.#view(current, resource);
-      return this.#view(this.#commit(state, key, "MODIFIED", plan, currentVersion, currentVersion!.bytes).event.object, resource);
+      return this.#view(this.#log.commit(state, key, "MODIFIED", plan, currentVersion, currentVersion!.bytes).event.object, resource);
     });
   }
 
@@ -368,17 +360,14 @@ export class MemoryStore implements Store {
    * Undefined when the store has compacted or has watchers (a snapshot is of a world nothing watches yet).
    */
   snapshot(from: StoreMark): StoreSnapshot | undefined {
-    const fromRevision = from.revision;
-    assert(fromRevision >= 0 && fromRevision <= this.#revision, "a snapshot starts at a revision the store has");
-    if (this.#compacted > 0 || this.#historyHead !== 0 || this.#uidOption !== undefined) return undefined;
-    const base = this.#history[fromRevision - 1];
-    const writes = this.#history.slice(fromRevision).map((v) => ({ kindId: v!.kind.id, key: v!.key, event: v!.event, bytes: v!.bytes }));
-    return { from, baseEvent: base?.event, writes, uidCount: this.#uidCount, nameCount: this.#nameCount, nowMs: this.#now() };
+    const logged = this.#log.writesAfter(from.revision);
+    if (logged === undefined || this.#uidOption !== undefined) return undefined;
+    return { from, ...logged, uidCount: this.#uidCount, nameCount: this.#nameCount, nowMs: this.#now() };
   }
 
   /** Where the store stands: a snapshot's starting point. */
   mark(): StoreMark {
-    return { revision: this.#revision, uidCount: this.#uidCount, nameCount: this.#nameCount };
+    return { revision: this.#log.revision, uidCount: this.#uidCount, nameCount: this.#nameCount };
   }
 
   /**
@@ -388,16 +377,10 @@ export class MemoryStore implements Store {
    */
   restore(snapshot: StoreSnapshot): boolean {
     const { from } = snapshot;
-    const base = this.#history[from.revision - 1];
-    if (this.#revision !== from.revision || this.#uidCount !== from.uidCount || this.#nameCount !== from.nameCount) return false;
-    if (this.#compacted > 0 || this.#uidOption !== undefined || this.#now() !== snapshot.nowMs) return false;
-    if (base !== undefined && !jsonEqual(base.event, snapshot.baseEvent)) return false;
-    for (const { kindId, key, event, bytes } of snapshot.writes) {
-      const state = this.#registry.byId(kindId);
-      assert(state !== undefined, "a snapshot's kinds are registered by its own writes in order");
-      this.#commit(state, key, event.type, event.object, state.objects.get(key), bytes);
-      assert(this.#revision === event.revision, "a restored write keeps its revision");
-    }
+    if (this.#log.revision !== from.revision || this.#uidCount !== from.uidCount || this.#nameCount !== from.nameCount) return false;
+    if (this.#log.compactedRevision > 0 || this.#uidOption !== undefined || this.#now() !== snapshot.nowMs) return false;
+    if (!this.#log.endsWith(from.revision, snapshot.baseEvent)) return false;
+    this.#log.restoreWrites(snapshot.writes, (kindId) => this.#registry.byId(kindId));
     this.#uidCount = snapshot.uidCount;
     this.#nameCount = snapshot.nameCount;
     return true;
@@ -426,13 +409,13 @@ export class MemoryStore implements Store {
 
   /** Runs a write; on failure the name and uid sequences are restored, so a failed write changes nothing. */
   #transaction<T>(write: () => T): T {
-    const revision = this.#revision;
+    const revision = this.#log.revision;
     const uidCount = this.#uidCount;
     const nameCount = this.#nameCount;
     try {
       return write();
     } catch (error) {
-      if (this.#revision === revision) {
+      if (this.#log.revision === revision) {
         this.#uidCount = uidCount;
         this.#nameCount = nameCount;
       }
@@ -454,11 +437,11 @@ export class MemoryStore implements Store {
       const currentVersion = state.objects.get(key);
       const current = liveObject(currentVersion);
       if (current === undefined) throw notFound(resource.plural, name, resource.group);
-      this.#checkUpdatePreconditions(object, current, resource);
+      checkUpdatePreconditions(object, current, resource);
       let next = this.#mergeSubresource(object, current, state, resource, context);
-      const admission = this.#admitting("UPDATE", context.sub, resource);
+      const admission = this.#admission.concerned("UPDATE", context.sub, resource);
       if (admission.some((a) => a.mutate !== undefined)) next = cloneMeasured(next).clone;
-      this.#mutate(admission, "UPDATE", context.sub, resource, next, current, context.options);
+      mutate(admission, "UPDATE", context.sub, resource, next, current, context.options);
       this.#prepareUpdate(next, current, state, resource);
       // Metadata whose checked fields are the stored object's (a status write, a patch that leaves them alone, an
       // update that sends them back unchanged) passed these checks when it was stored: they would find nothing again.
@@ -469,12 +452,12 @@ export class MemoryStore implements Store {
         throw invalid(resource.kind, name, [...metaErrors, ...updateErrors, ...kindErrors], resource.group);
       }
       this.#finishCrd(next, current);
-      this.#validating(admission, "UPDATE", context.sub, resource, next, current, context.options);
+      validate(admission, "UPDATE", context.sub, resource, next, current, context.options);
       if (jsonEqual(next, current)) return this.#view(current, resource);
       if (context.options.dryRun === true) return this.#view(deepFreeze(next), resource);
-      if (!isFinalized(next)) return this.#view(this.#commit(state, key, "MODIFIED", next, currentVersion, bytes).event.object, resource);
+      if (!isFinalized(next)) return this.#view(this.#log.commit(state, key, "MODIFIED", next, currentVersion, bytes).event.object, resource);
       // Removing the last finalizer of a terminating object deletes it; watchers see its last stored state.
-      const deleted = this.#commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key));
+      const deleted = this.#log.commit(state, key, "DELETED", current, currentVersion, tombstoneBytes(key));
       const last = { ...next, metadata: { ...next.metadata, resourceVersion: String(deleted.event.revision) } };
       return this.#view(deepFreeze(last), resource);
     });
@@ -497,7 +480,7 @@ export class MemoryStore implements Store {
     // A patch shares the subtrees it does not reach with the stored object, unless pruning against a schema
     // changed since that object was stored could have to cut into them (see `#mergeSubresource`).
     const merge = options.patchType === "merge";
-    const sharing = (merge ? isPlainObject(options.patch) : jsonPatchShareable(options.patch)) && this.#prunedAsNow(current, state);
+    const sharing = (merge ? isPlainObject(options.patch) : jsonPatchShareable(options.patch)) && this.#customKinds.prunedAsNow(current, state);
     let patched: unknown;
     try {
       if (sharing) patched = merge ? this.#mergePatchSharing(target, options.patch as Record<string, unknown>) : jsonPatchSharing(target, options.patch);
@@ -523,13 +506,13 @@ export class MemoryStore implements Store {
    * schema is the one it was stored under and has no CEL rules (a transition rule may reject an unchanged value).
    */
   #statusUnchanged(options: PatchOptions, sub: Subresource, patched: Record<string, unknown>, current: KubeObject, state: KindState, resource: ResourceType): boolean {
-    if (sub !== "status" || options.patchType !== "merge" || !resource.statusSubresource || this.#admitting("UPDATE", sub, resource).length > 0) return false;
+    if (sub !== "status" || options.patchType !== "merge" || !resource.statusSubresource || this.#admission.concerned("UPDATE", sub, resource).length > 0) return false;
     const patch = options.patch;
     if (!isPlainObject(patch) || !("status" in patch) || Object.keys(patch).length !== 1) return false;
     if (patched.apiVersion !== options.apiVersion || patched.kind !== options.kind || !jsonEqual(patched.status, current.status)) return false;
     if (state.custom === undefined) return true;
     const schema = state.custom.schemas.get(resource.version);
-    return schema !== undefined && this.#prunedAsNow(current, state) && !hasCelRules(schema);
+    return schema !== undefined && this.#customKinds.prunedAsNow(current, state) && !hasCelRules(schema);
   }
 
   /**
@@ -603,64 +586,15 @@ export class MemoryStore implements Store {
     return { key: objectKey(resource.namespaced, meta.namespace, name), name };
   }
 
-  #checkNamespaceOpen(namespace: string, resource: ResourceType, name: string): void {
-    const ns = liveObject(this.#namespaces.objects.get(namespace));
-    if (ns === undefined) throw notFound("namespaces", namespace);
-    if (ns.metadata.deletionTimestamp === undefined) return;
-    const what = resource.group === "" ? resource.plural : `${resource.plural}.${resource.group}`;
-    throw new ApiError(
-      "Forbidden",
-      403,
-      `${what} "${name}" is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-      {
-        name,
-        group: resource.group,
-        kind: resource.plural,
-        causes: [{ reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" }],
-      },
-    );
-  }
-
-  #checkUpdatePreconditions(object: KubeObject, current: KubeObject, resource: ResourceType): void {
-    const meta = object.metadata;
-    const name = current.metadata.name ?? "";
-    const uid = meta.uid;
-    if (uid !== undefined && uid !== "" && uid !== current.metadata.uid) {
-      const why = `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid}`;
-      throw conflict(resource.plural, name, why, resource.group);
-    }
-    const rv = meta.resourceVersion;
-    if (rv === undefined || rv === "") return;
-    if (typeof rv !== "string" || !/^[0-9]+$/.test(rv)) throw badRequest(`invalid resource version: ${JSON.stringify(rv)}`);
-    if (rv !== current.metadata.resourceVersion) {
-      const why = "the object has been modified; please apply your changes to the latest version and try again";
-      throw conflict(resource.plural, name, why, resource.group);
-    }
-  }
-
-  #checkDeletePreconditions(options: DeleteOptions, current: KubeObject, resource: ResourceType): void {
-    const name = options.name;
-    const uid = options.preconditions?.uid;
-    if (uid !== undefined && uid !== current.metadata.uid) {
-      const why = `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${current.metadata.uid}`;
-      throw conflict(resource.plural, name, why, resource.group);
-    }
-    const rv = options.preconditions?.resourceVersion;
-    if (rv !== undefined && rv !== current.metadata.resourceVersion) {
-      const why = `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in meta: ${current.metadata.resourceVersion}`;
-      throw conflict(resource.plural, name, why, resource.group);
-    }
-  }
-
   /**
    * Main writes keep the stored `status`; status writes keep everything but `status`. A status write shares the
    * stored object's frozen parts (all but the top level and `metadata`, which the pipeline sets): nothing after this
-   * writes into them. A custom kind's object is copied whole unless `#prunedAsNow`, because pruning against a schema
+   * writes into them. A custom kind's object is copied whole unless `CustomKinds.prunedAsNow`, because pruning against a schema
    * changed since it was stored may cut fields anywhere in it; pruning again with the same schema removes nothing.
    */
   #mergeSubresource(object: KubeObject, current: KubeObject, state: KindState, resource: ResourceType, context: UpdateContext): KubeObject {
     if (context.sub === "status") {
-      const share = this.#prunedAsNow(current, state);
+      const share = this.#customKinds.prunedAsNow(current, state);
       const next = share ? { ...current, metadata: { ...current.metadata } } : cloneMeasured(current).clone;
       if (object.status === undefined) delete next.status;
       else next.status = object.status;
@@ -754,7 +688,7 @@ export class MemoryStore implements Store {
   }
 
   #validateKind(object: KubeObject, old: KubeObject | undefined, state: KindState, resource: ResourceType): FieldError[] {
-    if (state.id === crdKindId) return [...validateCrd(object, old), ...this.#crdSchemaErrors(object)];
+    if (state.id === crdKindId) return [...validateCrd(object, old), ...this.#customKinds.schemaErrors(object)];
     const validator = state.custom?.validators.get(resource.version);
     if (validator === undefined) return validateKind(object, old, resource);
     // The schema is written for the version the client speaks, so validate the object as it sent it.
@@ -765,21 +699,6 @@ export class MemoryStore implements Store {
     return schema === undefined ? [] : celRuleErrors(schema, asSent, old === undefined ? undefined : { ...old, apiVersion: formatApiVersion(resource) });
   }
 
-  #crdSchemaErrors(crd: KubeObject): FieldError[] {
-    if (validateCrd(crd).length > 0) return [];
-    const errors: FieldError[] = [];
-    crdInfo(crd).versions.forEach((version, i) => {
-      try {
-        this.#compileSchema(version.schema);
-        errors.push(...celRuleDefinitionErrors(version.schema, `spec.versions[${i}].schema.openAPIV3Schema`));
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        errors.push({ field: `spec.versions[${i}].schema.openAPIV3Schema`, type: "FieldValueInvalid", message: `Invalid value: ${message}` });
-      }
-    });
-    return errors;
-  }
-
   /** A CRD's status is what the apiextensions controllers would write at once: names accepted, established. */
   #finishCrd(object: KubeObject, old: KubeObject | undefined): void {
     if (object.kind !== "CustomResourceDefinition" || !object.apiVersion.startsWith("apiextensions.k8s.io/")) return;
@@ -787,160 +706,19 @@ export class MemoryStore implements Store {
     object.status = crdStatus(object, crdInfo(object), old, formatTimestamp(this.#now()));
   }
 
-  /**
-   * The admission plugins a write concerns, in registration order. Remembered per resource type (a custom kind
-   * registered again gets a new one) and kind of write, as `Admission.concerns` answers from those alone.
-   */
-  #admitting(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType): readonly Admission[] {
-    if (this.#admission.length === 0) return this.#admission;
-    let byWrite = this.#admissionByResource.get(resource);
-    if (byWrite === undefined) this.#admissionByResource.set(resource, (byWrite = new Map()));
-    const key = sub === "status" ? `${operation}/status` : operation;
-    let plugins = byWrite.get(key);
-    if (plugins === undefined) {
-      const status = sub === "status" ? "status" : undefined;
-      plugins = this.#admission.filter((a) => a.concerns === undefined || a.concerns(operation, resource, status));
-      byWrite.set(key, plugins);
-    }
-    return plugins;
-  }
+  // ---- what a commit means for the API ----
 
-  #mutate(plugins: readonly Admission[], operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
-    for (const admission of plugins) {
-      if (admission.mutate === undefined) continue;
-      admission.mutate(admissionRequest(operation, sub, resource, object, old, options));
-    }
-  }
-
-  #validating(plugins: readonly Admission[], operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): void {
-    if (plugins.length === 0) return;
-    deepFreeze(object);
-    for (const admission of plugins) {
-      if (admission.validate === undefined) continue;
-      admission.validate(admissionRequest(operation, sub, resource, object, old, options));
-    }
-  }
-
-  // ---- commit, history, compaction ----
-
-  /**
-   * Stores a write as the next revision. `bytes` is what the write counts for in the history's byte bound: the
-   * object's size as the write pipeline measured its input (a few fields may change after that; an estimate the
-   * pipeline had already, so the bound costs nothing per write), or a tombstone's for a deletion.
-   */
-  #commit(state: KindState, key: string, type: StoreEvent["type"], object: KubeObject, prev: Version | undefined, bytes: number): Version {
-    const revision = ++this.#revision;
-    let stored: KubeObject;
-    if (type === "DELETED") {
-      stored = Object.freeze({ ...object, metadata: Object.freeze({ ...object.metadata, resourceVersion: String(revision) }) });
-    } else {
-      // The pipeline's object is the store's own: stamped in place. One frozen by validating admission gets a new
-      // top level and metadata to carry the revision; a snapshot's, being restored, carries it already and is
-      // shared as it is (frozen: no store can change it).
-      if (Object.isFrozen(object) || Object.isFrozen(object.metadata)) {
-        const resourceVersion = String(revision);
-        const carries = Object.isFrozen(object) && object.metadata.resourceVersion === resourceVersion;
-        stored = carries ? object : { ...object, metadata: { ...object.metadata, resourceVersion } };
-      } else {
-        stored = object;
-        writableMeta(stored).resourceVersion = String(revision);
-      }
-      deepFreeze(stored);
-    }
-    const event: StoreEvent = Object.freeze({ type, object: stored, revision });
-    const version: Version = { event, prev, kind: state, key, bytes };
-    if (!state.objects.has(key)) state.keyAdded(key);
-    state.objects.set(key, version);
-    state.reindex(key, liveObject(prev), liveObject(version));
-    this.#history.push(version);
-    this.#historyBytes += bytes;
-    state.recordVersion(version);
-    this.#afterCommit(version);
-    this.#compact();
-    this.#hub.publish(version);
-    return version;
-  }
-
+  /** What the API layer derives from each committed write (the log calls it before compaction and publication). */
   #afterCommit(version: Version): void {
     const { event, kind: state, key } = version;
+    // What is derived here reads the log's revision as this write's (a CRD's registration revision).
+    assert(event.revision === this.#log.revision, "store-derives-from-the-newest-commit");
     const before = liveObject(version.prev);
     const after = liveObject(version);
     const uid = event.object.metadata.uid ?? "";
-    if (after === undefined) this.#uids.delete(uid);
-    else if (before === undefined) this.#uids.set(uid, { state, key });
-    if (state.id === crdKindId) this.#syncCrdKind(after ?? event.object, after === undefined);
+    this.#gcHost.indexUid(uid, state, key, before, after);
+    if (state.id === crdKindId) this.#customKinds.sync(after ?? event.object, after === undefined, this.#log.revision);
     this.#gc.track(state, key, before, after);
-  }
-
-  /** Registers, re-registers or unregisters the kind a CRD defines, after the CRD's write committed. */
-  #syncCrdKind(crd: KubeObject, deleted: boolean): void {
-    const info = crdRegistrations.get(crd.spec as object)?.info ?? crdInfo(crd);
-    if (deleted) {
-      const state = this.#registry.byId(`${info.group}/${info.kind}`);
-      if (state !== undefined) this.#registry.unregister(state);
-      return;
-    }
-    const state = this.#registry.registerCustom(info, this.#customSchemas(crd, info));
-    state.terminating = crd.metadata.deletionTimestamp !== undefined;
-    this.#customRegisteredAt.set(state.id, this.#revision);
-  }
-
-  /**
-   * The schemas of a stored CRD's versions and their validators. A frozen `spec` (every stored CRD's) keeps them:
-   * a setup snapshot restores the very same spec in every run, which then is parsed and compiled once.
-   */
-  #customSchemas(crd: KubeObject, info: CrdInfo): CustomSchemas {
-    const crdName = crd.metadata.name ?? "";
-    const known = crdRegistrations.get(crd.spec as object);
-    if (known !== undefined && known.info === info) return { crdName, schemas: known.schemas, validators: known.validators };
-    const custom: CustomSchemas = { crdName, schemas: new Map(), validators: new Map() };
-    for (const version of info.versions) {
-      custom.schemas.set(version.name, version.schema);
-      custom.validators.set(version.name, this.#compileSchema(version.schema));
-    }
-    if (isRecord(crd.spec) && Object.isFrozen(crd.spec)) crdRegistrations.set(crd.spec, { info, schemas: custom.schemas, validators: custom.validators });
-    return custom;
-  }
-
-  #compact(): void {
-    // By revisions, and by bytes as etcd's compaction and quota keep its history: the newest revision always stays.
-    while (
-      this.#revision - this.#compacted > this.#historyRevisionsMax ||
-      (this.#historyBytes > this.#historyBytesMax && this.#revision - this.#compacted > 1)
-    ) {
-      const version = this.#history[this.#historyHead]!;
-      // The slot goes now, not at the next slice: a few hundred large writes would otherwise stay reachable.
-      this.#history[this.#historyHead] = undefined;
-      this.#historyHead++;
-      this.#historyBytes -= version.bytes;
-      version.kind.compactVersion(version);
-      assert(version.event.revision === this.#compacted + 1, "history is contiguous");
-      this.#compacted = version.event.revision;
-      // Versions older than the compaction point are never read again: cut the chain behind this one.
-      version.prev = undefined;
-      const state = version.kind;
-      if (version.event.type === "DELETED" && state.objects.get(version.key) === version) {
-        state.objects.delete(version.key);
-        state.keyRemoved(version.key);
-      }
-    }
-    assert(this.#historyBytes >= 0, "history bytes count what the history holds");
-    assert(this.#revision - this.#compacted <= this.#historyRevisionsMax, "history within its revision bound");
-    if (this.#historyHead > 1024 && this.#historyHead * 2 > this.#history.length) {
-      this.#history = this.#history.slice(this.#historyHead);
-      this.#historyHead = 0;
-    }
-  }
-
-  /**
-   * True when pruning `current` again would remove nothing, so a write may share its frozen parts: always for a
-   * built-in kind; for a custom kind, when it was stored after the CRD write that registered the schema in force
-   * and the kind serves one version (with several, a write through another version prunes with another schema).
-   */
-  #prunedAsNow(current: KubeObject, state: KindState): boolean {
-    if (state.custom === undefined) return true;
-    const registeredAt = this.#customRegisteredAt.get(state.id);
-    return registeredAt !== undefined && state.versions.size === 1 && Number(current.metadata.resourceVersion) > registeredAt;
   }
 
   /** Presents a stored object in the version a client asked for (custom resources with several versions). */
@@ -950,92 +728,6 @@ export class MemoryStore implements Store {
     return Object.freeze({ ...object, apiVersion });
   }
 
-  // ---- what the garbage collector sees ----
-
-  #gcHost(): GcHost {
-    const at = (state: KindState, key: string): Located | undefined => {
-      const object = liveObject(state.objects.get(key));
-      return object === undefined ? undefined : { state, key, object };
-    };
-    return {
-      at: (loc) => {
-        const bar = loc.indexOf("|");
-        const state = this.#registry.byId(loc.slice(0, bar));
-        return state === undefined ? undefined : at(state, loc.slice(bar + 1));
-      },
-      byUid: (uid) => {
-        const where = this.#uids.get(uid);
-        return where === undefined ? undefined : at(where.state, where.key);
-      },
-      firstInNamespace: (namespace, which) => this.#firstInNamespace(namespace, which),
-      ofCrd: (crd) => {
-        if (validateCrd(crd).length > 0) return [];
-        const info = crdInfo(crd);
-        const state = this.#registry.byId(`${info.group}/${info.kind}`);
-        if (state === undefined) return [];
-        return state.sortedKeys().map((key) => at(state, key)).filter((l): l is Located => l !== undefined);
-      },
-      knows: (apiVersion, kind) => {
-        try {
-          this.#registry.lookup({ apiVersion, kind });
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      update: (next) => void this.#update(next, { sub: "main", options: {}, system: true }),
-      remove: (target, policy: PropagationPolicy) => void this.delete({ ...this.#refOf(target.object), propagationPolicy: policy }),
-      namespace: (name) => at(this.#namespaces, name),
-      crdOf: (state) => {
-        const name = state.custom?.crdName;
-        return name === undefined ? undefined : at(this.#registry.lookup({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition" }).state, name);
-      },
-    };
-  }
-
-  #refOf(object: KubeObject): ObjectRef {
-    const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name ?? "" };
-    if (object.metadata.namespace !== undefined) ref.namespace = object.metadata.namespace;
-    return ref;
-  }
-
-  /**
-   * `GcHost.firstInNamespace`. A terminating namespace only loses content: nothing may be created in it, and an
-   * object being deleted stays so until it is gone. So the first answer of each kind can only move forward, and each
-   * scan resumes where the last one for the same namespace (by uid) stopped: a namespace of n objects is emptied in
-   * O(n) key visits, not O(n) per deletion (10,000 objects took 16 s).
-   */
-  #firstInNamespace(namespace: Located, which: "active" | "live"): Located | undefined {
-    const meta = namespace.object.metadata;
-    const terminating = meta.deletionTimestamp !== undefined && meta.deletionTimestamp !== null;
-    const scanKey = `${meta.uid ?? ""}|${which}`;
-    const from = terminating ? this.#namespaceScans.get(scanKey) : undefined;
-    if (from === "done") return undefined;
-    const prefix = `${meta.name ?? ""}/`;
-    const states = this.#registry.all();
-    // A kind gone since (its CRD deleted) had its objects deleted first: the scan starts over, which is only slower.
-    const resume = from === undefined ? -1 : states.findIndex((state) => state.id === from.stateId);
-    for (let s = Math.max(0, resume); s < states.length; s++) {
-      const state = states[s]!;
-      if (state.versions.values().next().value?.namespaced !== true) continue;
-      const keys = state.sortedKeys();
-      for (let i = lowerBound(keys, s === resume ? from!.key : prefix); i < keys.length && keys[i]!.startsWith(prefix); i++) {
-        const key = keys[i]!;
-        const object = liveObject(state.objects.get(key));
-        if (object === undefined || (which === "active" && isDeleting(object))) continue;
-        if (terminating) this.#namespaceScans.set(scanKey, { stateId: state.id, key });
-        return { state, key, object };
-      }
-    }
-    if (!terminating) return undefined;
-    // Empty for good: the scans of this namespace are over (bounded by the namespaces terminating at once).
-    if (which === "active") this.#namespaceScans.set(scanKey, "done");
-    else {
-      this.#namespaceScans.delete(scanKey);
-      this.#namespaceScans.delete(`${meta.uid ?? ""}|active`);
-    }
-    return undefined;
-  }
 }
 
 export { locOf };
@@ -1052,29 +744,11 @@ export interface StoreSnapshot {
   readonly from: StoreMark;
   /** The last write before the snapshot's, which the restoring store must have made too. */
   readonly baseEvent: StoreEvent | undefined;
-  readonly writes: ReadonlyArray<{ kindId: string; key: string; event: StoreEvent; bytes: number }>;
+  readonly writes: readonly LoggedWrite[];
   readonly uidCount: number;
   readonly nameCount: number;
   readonly nowMs: number;
 }
-
-/**
- * The versions of one key after revision `after` up to `end`, oldest first: what a watch of one object replays,
- * walked back along the key's chain instead of through every write of its kind. The caller checked compaction.
- */
-function versionsOfKey(state: KindState, key: string, after: number, end: number): Version[] {
-  const versions: Version[] = [];
-  for (let v = state.objects.get(key); v !== undefined && v.event.revision > after; v = v.prev) {
-    if (v.event.revision <= end) versions.push(v);
-  }
-  return versions.reverse();
-}
-
-/**
- * What a frozen CRD `spec` registers, kept with the spec (see `#customSchemas`). Nothing changes these maps after
- * they are built, so stores share them; the registry shares the resource types made from `info` the same way.
- */
-const crdRegistrations = new WeakMap<object, { info: CrdInfo; schemas: CustomSchemas["schemas"]; validators: CustomSchemas["validators"] }>();
 
 /**
  * Removes the metadata fields a client may not set: `selfLink` and `managedFields`, and with `deletion` the deletion
@@ -1103,62 +777,4 @@ function jsonPatchSharing(target: KubeObject, operations: unknown): unknown {
 /** The start of a rejected input, for its error message. */
 function inputText(input: unknown): string {
   return JSON.stringify(input).slice(0, 80);
-}
-
-/**
- * One admission's request, new for each admission so that none sees what another did to the request itself. Built
- * field by field in the order the spread form had (`subresource`, then `oldObject`, only when they apply): this runs
- * twice per write per admission.
- */
-function admissionRequest(operation: AdmissionOperation, sub: Subresource | undefined, resource: ResourceType, object: KubeObject, old: KubeObject | undefined, options: WriteOptions): AdmissionRequest {
-  const request: AdmissionRequest = { operation, resource, object, dryRun: options.dryRun === true };
-  if (sub === "status") request.subresource = sub;
-  if (old !== undefined) request.oldObject = old;
-  return request;
-}
-
-/**
- * What the store derives from a resource type alone, built once per type: every read compares each object's
- * `apiVersion` with it, and every write of a built-in kind asks for its quantity message and compares the object
- * outside the same top-level fields. Building them per request (a string key, an array) was a measurable part of
- * a write.
- */
-interface ResourceFacts {
-  readonly apiVersion: string;
-  /** `quantityMessageOf` for the type: undefined when no Quantity field is reachable from it. */
-  readonly quantityMessage: string | undefined;
-  /** The top-level fields whose changes do not bump `generation`. */
-  readonly generationIgnores: readonly string[];
-}
-
-const resourceFacts = new WeakMap<ResourceType, ResourceFacts>();
-const ignoresMetadata: readonly string[] = Object.freeze(["metadata"]);
-const ignoresMetadataAndStatus: readonly string[] = Object.freeze(["metadata", "status"]);
-
-function factsOf(resource: ResourceType): ResourceFacts {
-  let facts = resourceFacts.get(resource);
-  if (facts === undefined) {
-    facts = {
-      apiVersion: formatApiVersion(resource),
-      quantityMessage: quantityMessageOf(resource.group, resource.version, resource.kind),
-      generationIgnores: resource.statusSubresource ? ignoresMetadataAndStatus : ignoresMetadata,
-    };
-    resourceFacts.set(resource, facts);
-  }
-  return facts;
-}
-
-function apiVersionOf(resource: ResourceType): string {
-  return factsOf(resource).apiVersion;
-}
-
-/** Objects that exist at `revision` under the keys from `start` on (those that begin with `prefix`). */
-function countLive(state: KindState, keys: readonly string[], start: number, prefix: string, revision: number): number {
-  let count = 0;
-  for (let i = start; i < keys.length; i++) {
-    const key = keys[i]!;
-    if (prefix !== "" && !key.startsWith(prefix)) break;
-    if (objectAt(state.objects.get(key), revision) !== undefined) count++;
-  }
-  return count;
 }

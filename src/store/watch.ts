@@ -1,10 +1,19 @@
 // Watchers: filtered by namespace and selectors, indexed so that a write reaches only the watchers that
 // can care about it (a fleet of single-object watchers costs O(1) per event, not O(watchers)), and fed in
 // revision order even when a listener writes to the store while it is being called.
+//
+// Invariants, asserted by name:
+// - `hub-publishes-in-revision-order`: each published write is newer than the one before it, so a watcher's
+//   position (`lastRevision`, the newest write it was given or skipped) only moves forward and skips nothing.
+// - A watcher's position only moves forward: `deliver` gives it a write only when that is newer than its position
+//   (a replay that overlaps the writes published meanwhile meets some twice), and only `deliver` moves it.
+//
+// Bounds: the hub's queue holds the writes made while one delivery runs (listeners that write), cleared after it.
+import { assert } from "../api/assert.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { StoreEvent, StoreWatcher, StoreWatchListener } from "./types.ts";
-import type { Version } from "./registry.ts";
-import { liveObject } from "./registry.ts";
+import type { Version } from "./version.ts";
+import { liveObject } from "./version.ts";
 
 export interface WatchFilter {
   /** Only this namespace; undefined for all. */
@@ -32,7 +41,7 @@ export class Watcher implements StoreWatcher {
   /** When it joined its index: watchers of all namespaces are called in this order. */
   order = 0;
   /** Events at or below this revision were delivered (or skipped) already. */
-  lastRevision: number;
+  #lastRevision: number;
 
   constructor(
     readonly index: WatchIndex,
@@ -40,7 +49,12 @@ export class Watcher implements StoreWatcher {
     readonly listener: StoreWatchListener,
     fromRevision: number,
   ) {
-    this.lastRevision = fromRevision;
+    this.#lastRevision = fromRevision;
+  }
+
+  /** The watcher's position: the newest revision it was given or skipped (at first, the one it started from). */
+  get lastRevision(): number {
+    return this.#lastRevision;
   }
 
   get closed(): boolean {
@@ -56,8 +70,8 @@ export class Watcher implements StoreWatcher {
   /** Delivers one recorded write, turned into what this watcher sees (or nothing). */
   deliver(version: Version): void {
     const event = version.event;
-    if (this.#closed || event.revision <= this.lastRevision) return;
-    this.lastRevision = event.revision;
+    if (this.#closed || event.revision <= this.#lastRevision) return;
+    this.#lastRevision = event.revision;
     const filter = this.filter;
     const object = event.object;
     if (filter.namespace !== undefined && (object.metadata.namespace ?? "") !== filter.namespace) return;
@@ -202,8 +216,12 @@ export class WatchHub {
   readonly #queue: Version[] = [];
   #delivering = false;
   #errors: unknown[] = [];
+  /** The revision of the last write published. */
+  #published = 0;
 
   publish(version: Version): void {
+    assert(version.event.revision > this.#published, "hub-publishes-in-revision-order");
+    this.#published = version.event.revision;
     this.#queue.push(version);
     if (!this.#delivering) this.#run(nothingFirst);
   }

@@ -1,0 +1,85 @@
+// The revision log on its own, below the API semantics: its bounds, its compaction and its named invariants, which
+// the store's public API cannot break (so they are broken here by hand, to show each check fires).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { KubeObject } from "../../src/api/object.ts";
+import { Registry } from "../../src/store/registry.ts";
+import { RevisionLog } from "../../src/store/revision-log.ts";
+import type { Version } from "../../src/store/version.ts";
+import { Watcher } from "../../src/store/watch.ts";
+
+function configMaps(): ReturnType<Registry["lookup"]>["state"] {
+  return new Registry().lookup({ apiVersion: "v1", kind: "ConfigMap" }).state;
+}
+
+function object(name: string, value: string): KubeObject {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" }, data: { value } };
+}
+
+test("the log keeps its history within both bounds, compacting oldest first, one revision at a time", () => {
+  const state = configMaps();
+  const log = new RevisionLog({ historyRevisionsMax: 10, historyBytesMax: 1000 });
+  // Sizes chosen to cross each bound: runs of small writes (revision bound), large ones (byte bound), and one write
+  // larger than the whole byte bound, which stays alone as the newest revision.
+  const sizes = [50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 50, 400, 400, 400, 2000, 10, 10, 300, 300, 300, 300];
+  let compacted = 0;
+  sizes.forEach((bytes, i) => {
+    const key = `default/cm-${i % 3}`;
+    log.commit(state, key, "ADDED", object(`cm-${i % 3}`, String(i)), state.objects.get(key), bytes);
+    assert.equal(log.revision, i + 1);
+    assert.ok(log.compactedRevision >= compacted, "the compacted revision never moves back");
+    compacted = log.compactedRevision;
+    assert.ok(log.revision - log.compactedRevision <= 10, `revision bound: ${log.revision} - ${log.compactedRevision}`);
+    assert.ok(log.historyBytes <= 1000 || log.revision - log.compactedRevision === 1, `byte bound: ${log.historyBytes} bytes`);
+    const kept = log.history(log.compactedRevision).map((event) => event.revision);
+    assert.deepEqual(kept, Array.from({ length: log.revision - log.compactedRevision }, (_, k) => log.compactedRevision + 1 + k));
+  });
+  // The 2000-byte write was alone in the history right after it was committed; compaction moved past it since.
+  assert.ok(log.compactedRevision > sizes.indexOf(2000) + 1);
+  assert.throws(() => log.history(log.compactedRevision - 1), /too old resource version/);
+});
+
+test("a commit stamps, freezes and chains the key's versions, and the layer above hears of it before any watcher", () => {
+  const state = configMaps();
+  const heard: string[] = [];
+  const log = new RevisionLog({ onCommit: (version) => heard.push(`commit ${version.event.revision}`) });
+  const filter = { namespace: undefined, name: undefined, matches: undefined, view: (o: KubeObject) => o };
+  const watcher = new Watcher(state.watchers, filter, (event) => heard.push(`watch ${event.revision}`), 0);
+  state.watchers.add(watcher);
+  log.replay(watcher, []);
+  const first = log.commit(state, "default/a", "ADDED", object("a", "1"), undefined, 10);
+  const second = log.commit(state, "default/a", "MODIFIED", object("a", "2"), first, 10);
+  assert.equal(second.prev, first);
+  assert.equal(second.event.object.metadata.resourceVersion, "2");
+  assert.ok(Object.isFrozen(second.event.object) && Object.isFrozen(second.event.object.data));
+  assert.deepEqual(heard, ["commit 1", "watch 1", "commit 2", "watch 2"]);
+});
+
+test("the log's invariants fail by name when broken: a key's version from the future, a watcher behind compaction", () => {
+  const state = configMaps();
+  const log = new RevisionLog({ historyRevisionsMax: 1 });
+  log.commit(state, "default/a", "ADDED", object("a", "1"), undefined, 10);
+  log.commit(state, "default/b", "ADDED", object("b", "1"), undefined, 10);
+  const future = { ...state.objects.get("default/a")!, event: { type: "ADDED", object: object("a", "x"), revision: 9 } } as Version;
+  assert.throws(() => log.commit(state, "default/a", "MODIFIED", object("a", "2"), future, 10), /log-revision-strictly-increasing/);
+  const filter = { namespace: undefined, name: undefined, matches: undefined, view: (o: KubeObject) => o };
+  const behind = new Watcher(state.watchers, filter, () => {}, log.compactedRevision - 1);
+  assert.throws(() => log.replay(behind, []), /log-watch-not-behind-compaction/);
+});
+
+test("a log's writes restore into a log that stands where it stood, and not once it has compacted", () => {
+  const state = configMaps();
+  const log = new RevisionLog({ historyRevisionsMax: 4 });
+  for (let i = 0; i < 3; i++) log.commit(state, `default/cm-${i}`, "ADDED", object(`cm-${i}`, String(i)), undefined, 10);
+  const logged = log.writesAfter(1);
+  assert.ok(logged !== undefined);
+  const copyState = configMaps();
+  const copy = new RevisionLog({ historyRevisionsMax: 4 });
+  copy.commit(copyState, "default/cm-0", "ADDED", object("cm-0", "0"), undefined, 10);
+  assert.equal(copy.endsWith(1, logged.baseEvent), true);
+  copy.restoreWrites(logged.writes, () => copyState);
+  assert.deepEqual(copy.history(0), log.history(0));
+  assert.equal(copy.endsWith(3, logged.baseEvent), false, "the write before revision 4 is not revision 1's");
+  for (let i = 3; i < 6; i++) log.commit(state, `default/cm-${i}`, "ADDED", object(`cm-${i}`, String(i)), undefined, 10);
+  assert.equal(log.writesAfter(log.revision), undefined, "a compacted log has no whole history to give");
+});
