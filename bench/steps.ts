@@ -72,12 +72,14 @@ export async function benchSteps(): Promise<Record<string, string | number>> {
     const rate = await exampleSteps(example, variant, runs);
     figures[`${example} ${variant}: steps per CPU s (${runs} runs, ${Math.round(rate.stepsPerRun)} steps each)`] = Math.round(rate.perCpuSecond);
     figures[`${example} ${variant}: steps per wall s`] = Math.round(rate.perWallSecond);
-    figures[`${example} ${variant}: share of the setImmediate floor (goal >= 30% for ensemble)`] = `${((100 * rate.perCpuSecond) / floor.perCpuSecond).toFixed(1)}%`;
+    figures[`${example} ${variant}: share of the setImmediate floor (goal >= 30% for ensemble, 20% for the others)`] = `${((100 * rate.perCpuSecond) / floor.perCpuSecond).toFixed(1)}%`;
   }
   return { ...figures, ...compiledSteps() };
 }
 
 interface CompiledFigures {
+  loadBefore: number;
+  loadAfter: number;
   floor: Rate;
   examples: Array<Rate & { example: string; variant: string; runs: number; stepsPerRun: number }>;
 }
@@ -91,12 +93,13 @@ function compiledSteps(): Record<string, string | number> {
   const output = execFileSync(process.execPath, [runner], { encoding: "utf8", maxBuffer: 1 << 20 });
   const compiled = JSON.parse(output) as CompiledFigures;
   const figures: Record<string, string | number> = {};
+  figures["compiled: 1-minute load average before and after"] = `${compiled.loadBefore.toFixed(1)}, ${compiled.loadAfter.toFixed(1)}`;
   figures["compiled: empty setImmediate loop, round trips per CPU s (its own process)"] = Math.round(compiled.floor.perCpuSecond);
   for (const rate of compiled.examples) {
     const name = `compiled: ${rate.example} ${rate.variant}`;
     figures[`${name}: steps per CPU s (${rate.runs} runs, ${Math.round(rate.stepsPerRun)} steps each)`] = Math.round(rate.perCpuSecond);
     figures[`${name}: steps per wall s`] = Math.round(rate.perWallSecond);
-    figures[`${name}: share of the setImmediate floor (goal >= 30% for ensemble)`] = `${((100 * rate.perCpuSecond) / compiled.floor.perCpuSecond).toFixed(1)}%`;
+    figures[`${name}: share of the setImmediate floor (goal >= 30% for ensemble, 20% for the others)`] = `${((100 * rate.perCpuSecond) / compiled.floor.perCpuSecond).toFixed(1)}%`;
   }
   return figures;
 }

@@ -9,6 +9,7 @@ import { cloneJson, deepFreeze } from "../api/json.ts";
 import type { Store } from "../store/types.ts";
 import { VirtualClock, type TimerEntry } from "./clock.ts";
 import { initialLife, isAlive, stepLife, statusWord, type Life, type LifeInput } from "./lifecycle.ts";
+import type { StepWaits } from "./host.ts";
 import type { Rng } from "./rng.ts";
 import { timerIndexBase, type ReadyStep, type StepKind, type StepOrigin } from "./strategy.ts";
 import { TraceWriter, canonicalLine, type StepFacts, type TraceMode, type TraceRecord } from "./trace.ts";
@@ -160,6 +161,8 @@ export interface KernelOptions {
   /** The range a request's latency is drawn from (virtual ms between its request step and its response). */
   requestLatencyMs: readonly [number, number];
   hooks: KernelHooks;
+  /** How a step waits for the microtasks and ticks it released (the simulation host's). */
+  waits: StepWaits;
   /** Give every step its `origin` (for a strategy that orders by it). Default false. */
   origins?: boolean;
 }
@@ -204,6 +207,7 @@ export class Kernel {
   readonly watchQueueMax: number;
   private readonly readyStepsMax: number;
   private readonly hooks: KernelHooks;
+  private readonly waits: StepWaits;
   private readonly requestLatencyMs: readonly [number, number];
   /**
    * One latency stream per actor incarnation (`latency/<actor>/<incarnation>`), so latencies never shift the
@@ -255,6 +259,7 @@ export class Kernel {
     this.watchQueueMax = options.watchQueueMax;
     this.readyStepsMax = options.readyStepsMax;
     this.hooks = options.hooks;
+    this.waits = options.waits;
     const [min, max] = options.requestLatencyMs;
     assert(Number.isInteger(min) && min >= 0 && Number.isInteger(max) && max >= min, "requestLatencyMs is [min, max] in whole ms, 0 <= min <= max");
     this.requestLatencyMs = options.requestLatencyMs;
@@ -779,7 +784,10 @@ export class Kernel {
     this.currentActor = step.actor;
     if (this.origins) this.maker = { origin: step.origin, steps: 0, timers: 0 };
     const result = step.run();
-    await drain();
+    await this.waits.released();
+    // An actor that waits on nothing of ours may wait on real I/O or a real timer: it gets the event-loop turn every
+    // step had before steps waited in the microtask queue, so it is judged as it was then.
+    if (this.awaitsOutside(step) !== undefined) await this.waits.turn();
     const revisionAfter = this.store.revision;
     this.checkActor(step);
     if (revisionAfter !== revisionBefore || step.kind === "gc") this.queueGc();
@@ -809,18 +817,24 @@ export class Kernel {
     // What a fault makes comes from the fault, itself made outside any step.
     if (this.origins) this.maker = { origin: { readyMs: this.clock.now(), parent: undefined, index: this.rootMaker.steps++ }, steps: 0, timers: 0 };
     const { actor, result } = apply();
-    await drain();
+    await this.waits.released();
     this.record({ actor, kind: "fault", label, revisionBefore, revisionAfter: this.store.revision, result, ...facts });
     this.currentActor = undefined;
     this.maker = this.rootMaker;
     this.flushLogs();
   }
 
-  /** After the drain: an actor whose start is still pending but that waits on nothing of ours awaits the outside. */
-  private checkActor(step: Step): void {
+  /** The step's actor if its start is still pending but it waits on nothing of ours: it awaits the outside. */
+  private awaitsOutside(step: Step): ActorRecord | undefined {
     const state = this.actorsByName.get(step.actor);
-    if (state === undefined || state.life.phase !== "running") return;
-    if (this.busy(state)) return;
+    if (state === undefined || state.life.phase !== "running" || this.busy(state)) return undefined;
+    return state;
+  }
+
+  /** After the step's released work has run: an actor that still awaits the outside ends the run. */
+  private checkActor(step: Step): void {
+    const state = this.awaitsOutside(step);
+    if (state === undefined) return;
     const why = state.def.explainOutsideAwait?.();
     this.fail({
       status: "outside-await",
@@ -864,9 +878,4 @@ export class Kernel {
     this.pendingLogs = [];
     for (const log of logs) this.record(log);
   }
-}
-
-/** One `setImmediate` round trip: every microtask the step released runs before the next step. */
-function drain(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -110,6 +110,7 @@ class SimulationImpl implements Simulation {
       readyStepsMax: options.readyStepsMax ?? 1_000_000,
       requestLatencyMs: options.requestLatencyMs ?? [0, 0],
       origins: options.stepOrigins === true,
+      waits: simulationHost,
       hooks: {
         context: (state) => this.context(state),
         crashContext: (state) => ({
