@@ -60,7 +60,7 @@ test("the shell operator's scenario loads: variants with their commands, the wor
   assert.deepEqual(scenario.workload.map((s) => s.kind), ["sleep", "patch", "waitFor"]);
   const target = yamlDrillTarget(scenario, "delta");
   assert.equal(target.expect, "finding");
-  assert.equal(target.defaults?.quietMs, 1500);
+  assert.equal(target.defaults?.quietMs, 4000);
 });
 
 test("the world's properties evaluate over a store: true at the start, false once a child is gone", () => {
