@@ -114,3 +114,30 @@ test("module code that resumes after real asynchronous work and then connects is
   assert.equal(result.status, "outside-await", result.message);
   assert.match(result.message!, /opened a connection to kubernetes\.settle\.sim \(http\) outside any step of the simulation/);
 });
+
+test("a module watch fails mid-stream (close-watch with relistAtRevision): an ERROR event with the 500, the end, and fluent-client relists", async () => {
+  const spec = { variant: "level", workload: "steps", params: {}, seed: 2, traceMode: "full" as const };
+  const reference = await runScenario(fluent, spec);
+  assert.equal(reference.verdict.kind, "ok");
+  const opened = reference.trace.find((r) => r.actor === "controller" && r.kind === "response" && r.result === "200 watching");
+  assert.ok(opened?.watchId !== undefined, "the watch opens");
+  const captured: string[] = [];
+  setModuleOutput((_fd, chunk) => captured.push(chunk.toString()));
+  let run;
+  try {
+    run = await runScenario(fluent, { ...spec, faults: [{ atStep: opened.step + 1, kind: "close-watch", target: opened.watchId, relistAtRevision: opened.revisionAfter }] });
+  } finally {
+    setModuleOutput(undefined);
+  }
+  const at = run.trace.findIndex((r) => r.kind === "fault");
+  assert.match(run.trace[at]?.result ?? "", /^failed with 500, next cached read of Ensemble at revision \d+$/);
+  const later = run.trace.slice(at + 1);
+  const after = later.filter((r) => r.watchId === opened.watchId && r.kind === "watch").map((r) => r.result);
+  assert.deepEqual(after, ["ERROR Status @", "END"]);
+  // fluent-client hands the ERROR event's Status to the handler as if it were an object of the kind (the handler
+  // reads spec.voices of it and throws: "handler failed"), then lists and watches again.
+  assert.ok(captured.some((line) => line.includes('"msg":"handler failed"') && line.includes("reading 'voices'")), captured.join(""));
+  const again = later.filter((r) => r.actor === "controller" && r.kind === "request" && r.object?.kind === "Ensemble").map((r) => r.label.replace(/ controller\/\d+\/w\d+/, ""));
+  assert.deepEqual(again.slice(0, 2), ["list Ensemble academy-lab", "watch Ensemble academy-lab"]);
+  assert.equal(run.verdict.kind, "ok", run.verdict.detail);
+});
