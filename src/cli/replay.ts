@@ -7,10 +7,17 @@ import { formatFinding } from "../report/text.ts";
 import { isFinding, isScenarioError } from "../check/verdict.ts";
 import { BUILTIN_FAULT_KINDS } from "../sim/faults.ts";
 import { parse, UsageError } from "./args.ts";
+import { setModuleOutput } from "../module/output.ts";
 
-export const replayUsage = `Usage: settle replay <replay-file> [--json]
+export const replayUsage = `Usage: settle replay <replay-file> [--json] [--module-output]
 
 Re-runs a finding from its replay file (seed, choices, faults) and compares the trace byte for byte.
+
+Options:
+  --json             print one JSON object on stdout instead of the text report
+  --module-output    a scenario.yaml module variant: copy what the module writes to its process.stdout and
+                     process.stderr during the replayed run to stderr (dropped otherwise; its console
+                     lines are in the trace either way)
 
 Exit codes: 1 the finding reproduced (same verdict, same trace), 0 the run now passes with the same trace
 (impossible unless the file was edited), 2 a scenario error reproduced (the scenario's own code threw), 3 the run diverged (nondeterminism or changed code: the first
@@ -18,7 +25,7 @@ differing step is reported), 2 bad input.
 `;
 
 export async function replayCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { json: { type: "boolean" } });
+  const { values, positionals } = parse(argv, { json: { type: "boolean" }, "module-output": { type: "boolean" } });
   if (positionals.length !== 1) throw new UsageError("expects exactly one replay file");
   const path = resolve(positionals[0]!);
   const { file, trace } = readReplayFile(path);
@@ -28,16 +35,24 @@ export async function replayCommand(argv: string[]): Promise<number> {
   if (unknown !== undefined) throw new UsageError(`${positionals[0]}: fault kind "${unknown.kind}" is not one of ${[...kinds].join(", ")}`);
   if (!(file.variant in scenario.variants)) throw new UsageError(`${positionals[0]}: unknown variant "${file.variant}" (scenario ${scenario.name} has ${Object.keys(scenario.variants).join(", ")})`);
   if (!(file.workload in scenario.workloads)) throw new UsageError(`${positionals[0]}: unknown workload "${file.workload}" (scenario ${scenario.name} has ${Object.keys(scenario.workloads).join(", ")})`);
-  const outcome = await runScenario(scenario, {
-    variant: file.variant,
-    workload: file.workload,
-    params: replayParams(scenario, file, positionals[0]!),
-    seed: file.seed,
-    choices: file.choices,
-    faults: file.faults,
-    traceMode: "full",
-    semantics: file.version,
-  });
+  const params = replayParams(scenario, file, positionals[0]!);
+  // Only the replayed run's module output, never that of the load-time check of every variant.
+  const previousOutput = values["module-output"] === true ? setModuleOutput((_fd, chunk) => process.stderr.write(chunk)) : undefined;
+  let outcome;
+  try {
+    outcome = await runScenario(scenario, {
+      variant: file.variant,
+      workload: file.workload,
+      params,
+      seed: file.seed,
+      choices: file.choices,
+      faults: file.faults,
+      traceMode: "full",
+      semantics: file.version,
+    });
+  } finally {
+    if (values["module-output"] === true) setModuleOutput(previousOutput);
+  }
   const sameTrace = outcome.traceHash === file.traceHash;
   const sameVerdict = outcome.verdict.kind === file.verdict && (outcome.verdict.property ?? null) === file.property;
   const reproduced = sameTrace && sameVerdict;

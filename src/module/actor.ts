@@ -273,6 +273,25 @@ function runningModule(): ModuleInstance | undefined {
   return instance !== undefined && instance.current() ? instance : undefined;
 }
 
+/**
+ * A connection to the simulated API server opened while no step of a module runs: module code that resumed after
+ * real asynchronous work (a file read, DNS, crypto, a real timer), at a real moment the simulation does not order.
+ * It would reach out to a host that does not exist and fail in real time; instead the simulation ends with a
+ * finding that says so. Undefined for any other host (not the simulation's business).
+ */
+function strayConnection(host: string, how: string): Duplex | undefined {
+  if (host !== API_HOST || active === undefined) return undefined;
+  const kernel = active.hub.kernel;
+  const names = [...active.modules.keys()];
+  const actor = names.length === 1 ? names[0]! : "module";
+  kernel.fail({
+    status: "outside-await",
+    actor,
+    message: `module code (${names.join(", ") || "a finished module"}) opened a connection to ${API_HOST} (${how}) outside any step of the simulation: it resumed after real asynchronous work (a file, DNS, crypto, zlib or a real timer) that the simulation does not order`,
+  });
+  return deadSocket();
+}
+
 let patched = false;
 
 /**
@@ -286,14 +305,16 @@ function installPatches(): void {
   const httpCreate = http.Agent.prototype.createConnection as (...args: unknown[]) => Duplex;
   (http.Agent.prototype as unknown as { createConnection: unknown }).createConnection = function (this: http.Agent, options: { host?: string; hostname?: string; port?: number | string }, ...rest: unknown[]) {
     const module = runningModule();
-    if (module === undefined) return httpCreate.call(this, options, ...rest);
-    return module.connect(options.hostname ?? options.host ?? "localhost", Number(options.port ?? 80), "http");
+    const host = options.hostname ?? options.host ?? "localhost";
+    if (module === undefined) return strayConnection(host, "http") ?? httpCreate.call(this, options, ...rest);
+    return module.connect(host, Number(options.port ?? 80), "http");
   };
   const httpsCreate = https.Agent.prototype.createConnection as (...args: unknown[]) => Duplex;
   (https.Agent.prototype as unknown as { createConnection: unknown }).createConnection = function (this: https.Agent, options: { host?: string; hostname?: string; port?: number | string }, ...rest: unknown[]) {
     const module = runningModule();
-    if (module === undefined) return httpsCreate.call(this, options, ...rest);
-    return module.connect(`https://${options.hostname ?? options.host ?? "localhost"}`, Number(options.port ?? 443), "https, which the simulated server does not speak");
+    const host = options.hostname ?? options.host ?? "localhost";
+    if (module === undefined) return strayConnection(host, "https") ?? httpsCreate.call(this, options, ...rest);
+    return module.connect(`https://${host}`, Number(options.port ?? 443), "https, which the simulated server does not speak");
   };
   // The CommonJS exports objects (an ESM namespace's bindings cannot be replaced): what every caller looks up.
   const nodeRequire = createRequire(import.meta.url);
@@ -310,9 +331,9 @@ function installPatches(): void {
       writable: true,
       value: function (this: unknown, ...args: unknown[]) {
         const module = runningModule();
-        if (module === undefined) return original.apply(this, args);
         const [first, second] = args as [unknown, unknown];
         const options = typeof first === "object" && first !== null ? (first as { host?: string; port?: number | string; path?: string }) : { port: first as number, host: typeof second === "string" ? second : "localhost" };
+        if (module === undefined) return strayConnection(options.host ?? "localhost", how) ?? original.apply(this, args);
         return module.connect(options.path ?? options.host ?? "localhost", Number(options.port ?? 0), `${how}: a socket of its own, not node's http`);
       },
     });

@@ -5,11 +5,14 @@
 import { createRequire } from "node:module";
 import { format } from "node:util";
 import { EventEmitter } from "node:events";
+import { Writable } from "node:stream";
 import type { TimerEntry } from "../sim/clock.ts";
 import type { ActorContext } from "../sim/types.ts";
 import type { Duplex } from "node:stream";
 import type { ModuleBindings } from "./loader.ts";
 import { moduleFetch } from "./fetch.ts";
+import { moduleFs, moduleFsPromises } from "./fs.ts";
+import { writeModuleOutput } from "./output.ts";
 
 const nodeRequire = createRequire(import.meta.url);
 
@@ -172,8 +175,15 @@ export function makeBindings(host: EnvHost): ModuleBindings {
   });
   const console = makeConsole(host.ctx);
   const process = makeProcess(host, elapsedMs);
+  // Made on first import, then the same object for every importer (as Node's module cache gives).
+  let fsPromises: Record<string, unknown> | undefined;
+  let fs: Record<string, unknown> | undefined;
   const builtin = (name: string): unknown => {
     switch (name) {
+      case "fs":
+        return (fs ??= moduleFs((fsPromises ??= moduleFsPromises())));
+      case "fs/promises":
+        return (fsPromises ??= moduleFsPromises());
       case "timers":
         return timers;
       case "timers/promises":
@@ -218,9 +228,22 @@ function makeConsole(ctx: ActorContext): Record<string, (...args: unknown[]) => 
   return { log: line("log"), info: line("info"), warn: line("warn"), error: line("error"), debug: line("debug"), trace: line("trace"), dir: line("log"), table: line("log"), group: ignore, groupEnd: ignore, groupCollapsed: ignore, time: ignore, timeEnd: ignore, timeLog: ignore, count: ignore, countReset: ignore, assert: (...args: unknown[]) => { if (!args[0]) line("error")("Assertion failed", ...args.slice(1)); } };
 }
 
+/** The incarnation's stdout or stderr: written through `writeModuleOutput` (dropped unless a replay asks for it). */
+function outputStream(fd: 1 | 2): Writable {
+  const stream = new Writable({
+    decodeStrings: true,
+    write(chunk: Buffer, _encoding, callback) {
+      writeModuleOutput(fd, chunk);
+      callback();
+    },
+  });
+  return Object.assign(stream, { fd, isTTY: false, columns: 80, rows: 24 });
+}
+
 /**
- * The incarnation's `process`: the real one for what does not concern it (versions, platform, nextTick, stdout),
- * its own argv, env, exit, exit code and event listeners (a SIGTERM handler must not outlive the incarnation).
+ * The incarnation's `process`: the real one for what does not concern it (versions, platform, nextTick), its own
+ * argv, env, exit, exit code, stdout and stderr, and event listeners (a SIGTERM handler must not outlive the
+ * incarnation).
  */
 function makeProcess(host: EnvHost, elapsedMs: () => number): unknown {
   const events = new EventEmitter();
@@ -245,6 +268,8 @@ function makeProcess(host: EnvHost, elapsedMs: () => number): unknown {
   const own: Record<string | symbol, unknown> = {
     argv,
     env,
+    stdout: outputStream(1),
+    stderr: outputStream(2),
     exitCode: undefined,
     exit: (code?: number) => host.exit(code ?? (typeof own.exitCode === "number" ? own.exitCode : 0)),
     hrtime,

@@ -90,6 +90,7 @@ function compile(path: string, absolute: string): CompiledModule {
       write: false,
       metafile: true,
       logLevel: "silent",
+      keepNames: true,
       // Every library's `import.meta.url` names the module (a bundle has one file); libraries rarely read it.
       define: { "import.meta.url": "__settle_meta_url", "import.meta.filename": "__filename", "import.meta.dirname": "__dirname" },
     });

@@ -8,6 +8,7 @@
 // server, a lost response is applied and then the connection reset, a stale cached read is served behind, a
 // closed watch ends its chunked response, a delayed watch holds its next event, a crash drops every connection.
 import { injectedRequestError } from "../api/faults.ts";
+import type { ApiError } from "../api/errors.ts";
 import { parseRoute, requestTarget } from "../server/routes.ts";
 import type { InProcessServer, InProcessServerOptions } from "../server/server.ts";
 import type { WatchStream } from "../server/watch.ts";
@@ -223,7 +224,7 @@ export class Connection {
     if (described.cached) facts.cached = true;
     let watch: WireWatch | undefined;
     if (described.verb === "watch") {
-      watch = new WireWatch(this, kernel, state);
+      watch = new WireWatch(this, kernel, state, described.object?.kind);
       this.owner.noteWatch();
       facts.watchId = watch.id;
     }
@@ -508,6 +509,7 @@ export class WireWatch implements KernelWatch {
   private stream: WatchStream | undefined;
   private state: "requested" | "open" | "ended" = "requested";
   private closeWanted = false;
+  private failWanted: ApiError | undefined;
   /** Counted among the incarnation's waiters while open: the module waits on it like an actor on a watch. */
   private counted = false;
 
@@ -515,6 +517,8 @@ export class WireWatch implements KernelWatch {
     private readonly connection: Connection,
     private readonly kernel: Kernel,
     readonly owner: ActorState,
+    /** The kind of the collection it follows (for per-kind time travel after it fails). */
+    readonly kind: string | undefined,
   ) {
     this.id = kernel.registerWatch(owner, this);
   }
@@ -525,8 +529,11 @@ export class WireWatch implements KernelWatch {
 
   attach(stream: WatchStream): void {
     this.stream = stream;
-    // A close-watch fault before the server opened it ends it as soon as it is open.
-    if (this.closeWanted) queueMicrotask(() => stream.close());
+    // A close-watch fault before the server opened it ends (or fails) it as soon as it is open.
+    if (this.failWanted !== undefined) {
+      const error = this.failWanted;
+      queueMicrotask(() => stream.fail(error));
+    } else if (this.closeWanted) queueMicrotask(() => stream.close());
   }
 
   opened(): void {
@@ -555,6 +562,17 @@ export class WireWatch implements KernelWatch {
     this.connection.dropUndeliveredEvents();
     if (this.stream !== undefined) this.stream.close();
     else this.closeWanted = true;
+  }
+
+  /**
+   * Fault: the server fails the watch mid-stream, as kube-apiserver does: an ERROR event carrying the Status, then
+   * the end of the response (undelivered events dropped). The client decides what follows (a relist, for client-go).
+   */
+  error(error: ApiError): void {
+    if (this.state === "ended") return;
+    this.connection.dropUndeliveredEvents();
+    if (this.stream !== undefined) this.stream.fail(error);
+    else this.failWanted = error;
   }
 
   delay(ms: number): void {

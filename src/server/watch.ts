@@ -228,6 +228,11 @@ export class WatchStream {
     }
   }
 
+  /** A watch fault of the simulator's wire: the watch fails mid-stream with `error` (an ERROR event, then the end). */
+  fail(error: ApiError): void {
+    this.#fail(error);
+  }
+
   /** Sends an ERROR event carrying the Status, then ends the watch. */
   #fail(error: ApiError): void {
     if (this.#state !== "streaming") return;

@@ -24,7 +24,7 @@ export interface KernelWatch {
   readonly owner: ActorState;
   /** Neither ended by the server nor closed by the client. */
   readonly open: boolean;
-  /** The kind of the collection it follows (absent where a watch cannot yet fail mid-stream: a module's). */
+  /** The kind of the collection it follows (absent where a watch cannot fail mid-stream). */
   readonly kind?: string;
   /** Fault: the server ends it normally. */
   end(): void;
