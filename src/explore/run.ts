@@ -8,7 +8,7 @@ import { createStore } from "../store/index.ts";
 import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadline, type PropertyCounter } from "../check/properties.ts";
 import type { ThrownError, Verdict } from "../check/verdict.ts";
 import { describeThrown, thrownLine } from "../check/thrown.ts";
-import { finalWorld } from "../report/final-world.ts";
+import { finalWorld } from "./final-world.ts";
 import { describeRef, type KubeObject } from "../api/object.ts";
 import { isApiError } from "../api/errors.ts";
 import { setupOnce } from "./setup-cache.ts";
@@ -60,7 +60,7 @@ export interface RunOutcome {
   divergedAtStep?: number;
   /**
    * Full-trace runs that did not pass: the final world, as reports end with it (the scenario's summary, else the
-   * objects the failing property read). See src/report/final-world.ts.
+   * objects the failing property read). See src/explore/final-world.ts.
    */
   finalWorld?: string[];
 }

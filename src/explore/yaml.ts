@@ -8,11 +8,11 @@ import { createStore } from "../store/index.ts";
 import { kernelAccess } from "../sim/access.ts";
 import { createSimulation } from "../sim/simulation.ts";
 import type { WorldView } from "../sim/types.ts";
-import { scenario, type Scenario, type VariantInfo, type WorkloadContext } from "../explore/scenario.ts";
-import { ScenarioError } from "../explore/run.ts";
+import { scenario, type Scenario, type VariantInfo, type WorkloadContext } from "./scenario.ts";
+import { ScenarioError } from "./run.ts";
 import { createWorld, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
-import { checkModule, moduleActor } from "./actor.ts";
-import { ModuleLoadError } from "./loader.ts";
+import { checkModule, moduleActor } from "../module/actor.ts";
+import { ModuleLoadError } from "../module/loader.ts";
 
 /** The actor name of a YAML scenario's module. */
 export const MODULE_ACTOR = "controller";
