@@ -16,6 +16,7 @@ import type { KubeObject, WatchEvent } from "../api/object.ts";
 import { cluster, clusterExternals, registryCell } from "../cluster/index.ts";
 import { createKubeClient } from "../kube/client.ts";
 import { serverVersion } from "../server/discovery.ts";
+import { RESTART_DELAY_MS_DEFAULT } from "../sim/kernel.ts";
 import { Rng } from "../sim/rng.ts";
 import type { ActorContext, ActorDefinition, ExternalHandle } from "../sim/types.ts";
 
@@ -93,8 +94,9 @@ function runActor(actor: ActorDefinition, run: RunContext, incarnation: number):
   };
   const restart = (why: string) => {
     if (run.lifetime.stopped) return;
-    run.log(`cluster: ${actor.name} ${why}; restarting in ${actor.restartDelayMs ?? 1000} ms`);
-    run.clock.setTimer(actor.restartDelayMs ?? 1000, () => runActor(actor, run, incarnation + 1));
+    const delayMs = actor.restartDelayMs ?? RESTART_DELAY_MS_DEFAULT;
+    run.log(`cluster: ${actor.name} ${why}; restarting in ${delayMs} ms`);
+    run.clock.setTimer(delayMs, () => runActor(actor, run, incarnation + 1));
   };
   Promise.resolve()
     .then(() => actor.start(ctx))

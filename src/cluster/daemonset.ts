@@ -7,12 +7,11 @@ import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import { controllerOf } from "../api/object.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, daemonSetKind, deleteIfPresent, eventNote, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, runControllers, templateHash, toleratesAll } from "./common.ts";
+import { canonicalEqual, controllerActor, daemonSetKind, deleteIfPresent, eventNote, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, templateHash, toleratesAll } from "./common.ts";
 import type { Node, Note, Pod, Workload } from "./common.ts";
 import { Expectations, isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
@@ -199,27 +198,22 @@ export interface DaemonSetControllerOptions extends WorkloadControllerOptions {
 }
 
 export function daemonSetController(options: DaemonSetControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "daemonset-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      // Node events concern every DaemonSet; the DaemonSet cache is reached through the first reconcile's context.
-      let sets: Lister<Workload> | undefined;
-      const expectations = new Expectations();
-      const controller = defineController<Workload>({
-        name: "daemonset-controller",
-        for: daemonSetKind,
-        owns: options.revisions === true ? [podKind, controllerRevisionKind] : [podKind],
-        watches: [{ ...nodeKind, map: () => (sets?.list() ?? []).map((ds) => ({ namespace: ds.metadata.namespace, name: ds.metadata.name ?? "" })) }],
-        resyncMs: 0,
-        reconcile: (ds, rctx) => {
-          sets = rctx.lister<Workload>(daemonSetKind);
-          return reconcileDaemonSet(ds, { ...rctx, expectations, history: options.revisions === true, note: eventNote(options.events, rctx.events) });
-        },
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("daemonset-controller", options, (ctx) => {
+    // Node events concern every DaemonSet; the DaemonSet cache is reached through the first reconcile's context.
+    let sets: Lister<Workload> | undefined;
+    const expectations = new Expectations();
+    const controller = defineController<Workload>({
+      name: "daemonset-controller",
+      for: daemonSetKind,
+      owns: options.revisions === true ? [podKind, controllerRevisionKind] : [podKind],
+      watches: [{ ...nodeKind, map: () => (sets?.list() ?? []).map((ds) => ({ namespace: ds.metadata.namespace, name: ds.metadata.name ?? "" })) }],
+      resyncMs: 0,
+      reconcile: (ds, rctx) => {
+        sets = rctx.lister<Workload>(daemonSetKind);
+        return reconcileDaemonSet(ds, { ...rctx, expectations, history: options.revisions === true, note: eventNote(options.events, rctx.events) });
+      },
+    });
+    return [controller];
   });
 }
 

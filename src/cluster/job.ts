@@ -8,11 +8,10 @@ import { assert } from "../api/assert.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController, TerminalError } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, cronJobKind, deleteIfPresent, eventNote, formatTime, isPodActive, isTerminating, jobKind, ownedBy, parseTime, podFromTemplate, podKind, runControllers } from "./common.ts";
+import { canonicalEqual, controllerActor, cronJobKind, deleteIfPresent, eventNote, formatTime, isPodActive, isTerminating, jobKind, ownedBy, parseTime, podFromTemplate, podKind } from "./common.ts";
 import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { Expectations } from "./replicaset.ts";
@@ -87,21 +86,16 @@ async function reconcileJob(job: Workload, ctx: ReconcileContext, expectations: 
 }
 
 export function jobController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "job-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const expectations = new Expectations();
-      const controller = defineController<Workload>({
-        name: "job-controller",
-        for: jobKind,
-        owns: [podKind],
-        resyncMs: 0,
-        reconcile: (job, rctx) => reconcileJob(job, rctx, expectations, eventNote(options.events, rctx.events)),
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("job-controller", options, (ctx) => {
+    const expectations = new Expectations();
+    const controller = defineController<Workload>({
+      name: "job-controller",
+      for: jobKind,
+      owns: [podKind],
+      resyncMs: 0,
+      reconcile: (job, rctx) => reconcileJob(job, rctx, expectations, eventNote(options.events, rctx.events)),
+    });
+    return [controller];
   });
 }
 
@@ -285,19 +279,14 @@ async function reconcileCronJob(cronJob: KubeObject, ctx: ReconcileContext, note
 }
 
 export function cronJobController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "cronjob-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController({
-        name: "cronjob-controller",
-        for: cronJobKind,
-        owns: [jobKind],
-        resyncMs: 0,
-        reconcile: (cronJob, rctx) => reconcileCronJob(cronJob, rctx, eventNote(options.events, rctx.events)),
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("cronjob-controller", options, (ctx) => {
+    const controller = defineController({
+      name: "cronjob-controller",
+      for: cronJobKind,
+      owns: [jobKind],
+      resyncMs: 0,
+      reconcile: (cronJob, rctx) => reconcileCronJob(cronJob, rctx, eventNote(options.events, rctx.events)),
+    });
+    return [controller];
   });
 }

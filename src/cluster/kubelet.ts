@@ -7,7 +7,6 @@ import { formatMicroTime } from "../api/clock.ts";
 import { isAlreadyExists, isApiError, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorContext, ActorDefinition, WorldView } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController, runController } from "../runtime/controller.ts";
 import type { ControllerHandle } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
@@ -15,6 +14,7 @@ import { createEventRecorder } from "../runtime/events.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import {
   annotations,
+  clusterActor,
   formatTime,
   isPodFinished,
   isTerminating,
@@ -124,12 +124,7 @@ export function kubeletExternals(node: string, host: Record<string, unknown> = {
 
 export function kubelet(options: KubeletOptions): ActorDefinition {
   assert(options.node.length > 0, "kubelet-node-named");
-  return defineActor({
-    name: `kubelet-${options.node}`,
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    start: (ctx) => new Kubelet(ctx, options).run(),
-  });
+  return clusterActor(`kubelet-${options.node}`, options, (ctx) => new Kubelet(ctx, options).run());
 }
 
 /**

@@ -10,11 +10,10 @@ import { assert } from "../api/assert.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, deleteIfPresent, eventNote, isPodFinished, isPodReady, isTerminating, ownedBy, podFromTemplate, podKind, runControllers, templateHash } from "./common.ts";
+import { canonicalEqual, controllerActor, deleteIfPresent, eventNote, isPodFinished, isPodReady, isTerminating, ownedBy, podFromTemplate, podKind, templateHash } from "./common.ts";
 import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { isPodAvailable } from "./replicaset.ts";
@@ -293,20 +292,15 @@ async function reconcileStatefulSet(set: Workload, ctx: Ctx): Promise<Action> {
 
 /** Actor `statefulset-controller`. Not part of `cluster()` unless asked for (`with: ["statefulset-controller"]`). */
 export function statefulSetController(options: StatefulSetControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "statefulset-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController<Workload>({
-        name: "statefulset-controller",
-        for: statefulSetKind,
-        owns: [podKind, controllerRevisionKind],
-        resyncMs: 0,
-        reconcile: (set, rctx) => reconcileStatefulSet(set, { ...rctx, bindsClaims: options.provisioned !== true, ...(options.events === true ? { note: eventNote(true, rctx.events) } : {}) }),
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("statefulset-controller", options, (ctx) => {
+    const controller = defineController<Workload>({
+      name: "statefulset-controller",
+      for: statefulSetKind,
+      owns: [podKind, controllerRevisionKind],
+      resyncMs: 0,
+      reconcile: (set, rctx) => reconcileStatefulSet(set, { ...rctx, bindsClaims: options.provisioned !== true, ...(options.events === true ? { note: eventNote(true, rctx.events) } : {}) }),
+    });
+    return [controller];
   });
 }
 
