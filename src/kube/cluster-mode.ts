@@ -4,8 +4,9 @@
 // namespaces their `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, claims a volume of the default
 // StorageClass `standard`, HorizontalPodAutoscalers their status (there are no metrics), Jobs complete, and `kubectl rollout status` or `helm install --wait` finish.
 //
-// It lives in src/cli, not src/server, because it joins layers the server must not depend on (the cluster actors,
-// the runtime, the kube client). The actors talk to the server over loopback HTTP with the server's own kubeconfig, so
+// It is the real-time host of simulator actors, beside kube/run.ts, the real-time host of one controller: it joins
+// layers the server must not depend on (the cluster actors, the runtime, the kube client), so it lives above them,
+// and `settle serve` (src/cli/serve.ts) and the server's tests reach it without the command line. The actors talk to the server over loopback HTTP with the server's own kubeconfig, so
 // they go through the same admission, defaulting, field ownership and faults as kubectl does.
 import { createHash } from "node:crypto";
 import { KubeConfig } from "@kubernetes/client-node";
