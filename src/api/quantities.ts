@@ -5,7 +5,7 @@
 //
 // The walk follows the wire definitions (src/api/generated/k8s-api.ts) and visits only fields from which a Quantity
 // is reachable, so a write of a kind without quantities (a ConfigMap, a Lease) costs one map lookup. The lookups of
-// src/server/wire.ts are repeated here in a few lines because the store, which runs this, may not import the server.
+// src/server/encoding/wire.ts are repeated here in a few lines because the store, which runs this, may not import the server.
 import { wireKinds, wireMessages } from "./generated/k8s-api.ts";
 import type { WireField } from "./wire-types.ts";
 import { assert } from "./assert.ts";

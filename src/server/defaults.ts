@@ -5,8 +5,8 @@
 // server's store only, so stores a simulator drives (and their pinned traces) never see it.
 import type { KubeObject } from "../api/object.ts";
 import type { WireField } from "../api/wire-types.ts";
-import { isScalar, messageOfKind, wireFields } from "./wire.ts";
-import { defaultLimitRange } from "./limitrange.ts";
+import { isScalar, messageOfKind, wireFields } from "./encoding/wire.ts";
+import { defaultLimitRange } from "./admission/limitrange.ts";
 import { isRecord, records } from "../api/json.ts";
 
 type Json = Record<string, unknown>;

@@ -13,7 +13,7 @@ import { builtinKinds } from "../store/index.ts";
 import type { Store } from "../store/index.ts";
 import { convertedGroupVersions, servedResources } from "./conversion.ts";
 import { builtinRoots, customSchemas, schemasFrom } from "./openapi.ts";
-import { virtualDiscovery, virtualGroupVersions } from "./reviews.ts";
+import { virtualDiscovery, virtualGroupVersions } from "./auth/reviews.ts";
 import { pathNotFound } from "./routes.ts";
 
 export const serverVersion = { major: "1", minor: "34", gitVersion: "v1.34.0-settle", platform: "linux/amd64" };

@@ -6,7 +6,7 @@ import type * as Yaml from "yaml";
 import { ApiError, badRequest, internalError, isApiError, tooLarge } from "../api/errors.ts";
 import { jsonDepthMax } from "../api/patch.ts";
 import { jsonNestedDeeper, yamlTooMuch } from "./nesting.ts";
-import { decodeProtobuf, encodeProtobuf, protobufContentType } from "./protobuf.ts";
+import { decodeProtobuf, encodeProtobuf, protobufContentType } from "./encoding/protobuf.ts";
 import { duplicateKeyMessage, yamlBodyParseOptions } from "./yaml-keys.ts";
 
 export const jsonContentType = "application/json";

@@ -7,7 +7,7 @@ import type { ResourceType } from "../api/resources.ts";
 import type { WireField } from "../api/wire-types.ts";
 import { wireKinds } from "../api/generated/k8s-api.ts";
 import type { Store } from "../store/index.ts";
-import { isScalar, wireFields } from "./wire.ts";
+import { isScalar, wireFields } from "./encoding/wire.ts";
 
 type Json = Record<string, unknown>;
 

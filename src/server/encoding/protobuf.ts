@@ -7,13 +7,13 @@
 // the Kubernetes `generated.proto` files. A few message types have a JSON form of their own: `Time` and `MicroTime`
 // (RFC 3339 strings), `Duration` (Go's duration text), `Quantity` (its string), `IntOrString` (a number or a
 // string), `RawExtension` and `FieldsV1` (embedded JSON).
-import { formatTimestamp } from "../api/clock.ts";
-import { ApiError, badRequest } from "../api/errors.ts";
-import { cloneJsonChecked } from "../api/patch.ts";
-import { wireKinds } from "../api/generated/k8s-api.ts";
-import type { WireField } from "../api/wire-types.ts";
+import { formatTimestamp } from "../../api/clock.ts";
+import { ApiError, badRequest } from "../../api/errors.ts";
+import { cloneJsonChecked } from "../../api/patch.ts";
+import { wireKinds } from "../../api/generated/k8s-api.ts";
+import type { WireField } from "../../api/wire-types.ts";
 import { isScalar, wireFields } from "./wire.ts";
-import { goDuration, parseGoDuration } from "./duration.ts";
+import { goDuration, parseGoDuration } from "../duration.ts";
 
 export const protobufContentType = "application/vnd.kubernetes.protobuf";
 const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);

@@ -2,9 +2,9 @@
 // in protobuf.ts. Fields the table does not know, nulls and values of the wrong JSON type are left out (a Go client
 // reads an absent field as its zero value). Map entries are written in key order and repeated fields unpacked, as
 // Go's generated marshallers write them.
-import type { WireField } from "../api/wire-types.ts";
-import { parseGoDuration } from "./duration.ts";
-import { wireKinds } from "../api/generated/k8s-api.ts";
+import type { WireField } from "../../api/wire-types.ts";
+import { parseGoDuration } from "../duration.ts";
+import { wireKinds } from "../../api/generated/k8s-api.ts";
 import { isScalar, wireFields } from "./wire.ts";
 
 const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);

@@ -2,18 +2,18 @@
 // allocates (a cluster IP from the service range, node ports for NodePort and LoadBalancer Services, the IP family
 // fields), and the default admission plugins' changes to new Pods (pod-admission.ts). It is installed in the store the server creates (or `createServerStore`), never in a simulator's store,
 // so simulated runs and their traces are unchanged.
-import { invalid } from "../api/errors.ts";
-import type { FieldError } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
-import { formatApiVersion } from "../api/object.ts";
-import { createStore } from "../store/index.ts";
-import type { Admission, AdmissionRequest, Store, StoreOptions } from "../store/index.ts";
-import { applyServerDefaults, hasServerDefaults } from "./defaults.ts";
+import { invalid } from "../../api/errors.ts";
+import type { FieldError } from "../../api/errors.ts";
+import type { KubeObject } from "../../api/object.ts";
+import { formatApiVersion } from "../../api/object.ts";
+import { createStore } from "../../store/index.ts";
+import type { Admission, AdmissionRequest, Store, StoreOptions } from "../../store/index.ts";
+import { applyServerDefaults, hasServerDefaults } from "../defaults.ts";
 import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
 import { admitQuota } from "./quota.ts";
 import { admitLimits } from "./limitrange.ts";
-import { isRecord } from "../api/json.ts";
-import { createBootstrapPolicy, serverUser } from "./rbac.ts";
+import { isRecord } from "../../api/json.ts";
+import { createBootstrapPolicy, serverUser } from "../auth/rbac.ts";
 
 type Json = Record<string, unknown>;
 

@@ -11,10 +11,10 @@
 //   `preemptionPolicy`; an unknown class, or a `priority` that disagrees with the class, is refused (403).
 // One difference: the real ServiceAccount plugin refuses a pod whose ServiceAccount does not exist; without a
 // controller making `default` accounts (plain `settle serve`), that would refuse every pod, so settle does not.
-import { ApiError } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
-import type { Store } from "../store/index.ts";
-import { isRecord, records } from "../api/json.ts";
+import { ApiError } from "../../api/errors.ts";
+import type { KubeObject } from "../../api/object.ts";
+import type { Store } from "../../store/index.ts";
+import { isRecord, records } from "../../api/json.ts";
 
 type Json = Record<string, unknown>;
 

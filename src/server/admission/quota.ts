@@ -11,13 +11,13 @@
 // and `limits.` forms, of pods not finished nor being deleted) and claimed storage (`requests.storage`). Left out:
 // quota scopes and scope selectors (such quotas are not enforced), per-storage-class keys, extended resources,
 // and updates (a pod's resources cannot change; a Service that changes type is not re-counted).
-import type { Clock, Timer } from "../api/clock.ts";
-import { ApiError } from "../api/errors.ts";
-import { isRecord, jsonEqual } from "../api/json.ts";
-import type { KubeObject } from "../api/object.ts";
-import type { ResourceType } from "../api/resources.ts";
-import { formatNanos, quantityFormat, quantityNanos } from "../api/quantity.ts";
-import type { Store } from "../store/index.ts";
+import type { Clock, Timer } from "../../api/clock.ts";
+import { ApiError } from "../../api/errors.ts";
+import { isRecord, jsonEqual } from "../../api/json.ts";
+import type { KubeObject } from "../../api/object.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import { formatNanos, quantityFormat, quantityNanos } from "../../api/quantity.ts";
+import type { Store } from "../../store/index.ts";
 
 type Json = Record<string, unknown>;
 type Usage = Map<string, bigint>;

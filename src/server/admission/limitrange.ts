@@ -4,12 +4,12 @@
 // container, per pod (the sums) and per claim; one that does not is refused with 403 Forbidden in the real words.
 // LimitRange objects themselves get the real defaulting (a default from `max`, a default request from the default
 // or `min`: see `defaultLimitRange`). Left out: updates, and the ephemeral containers of a debug session.
-import { ApiError } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
-import type { ResourceType } from "../api/resources.ts";
-import { formatNanos, quantityFormat, quantityNanos } from "../api/quantity.ts";
-import type { Store } from "../store/index.ts";
-import { isRecord, records } from "../api/json.ts";
+import { ApiError } from "../../api/errors.ts";
+import type { KubeObject } from "../../api/object.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import { formatNanos, quantityFormat, quantityNanos } from "../../api/quantity.ts";
+import type { Store } from "../../store/index.ts";
+import { isRecord, records } from "../../api/json.ts";
 
 type Json = Record<string, unknown>;
 

@@ -2,8 +2,8 @@
 // read for the 1.33 era: column names, types, priorities and how each cell is formatted). The server always prints
 // the wide form: priority-1 columns (`kubectl get -o wide`) are in every row and kubectl hides them otherwise.
 // Kinds without a printer there get the default table convertor's Name and Created At (see table.ts).
-import type { LabelSelector } from "../api/object.ts";
-import { formatLabelSelector, labelSelectorFromSpec } from "../api/selectors.ts";
+import type { LabelSelector } from "../../api/object.ts";
+import { formatLabelSelector, labelSelectorFromSpec } from "../../api/selectors.ts";
 
 export type Json = Record<string, any>;
 export interface Column {

@@ -1,20 +1,20 @@
 // Resources that are not stored: the review kinds (who the caller is, and what RBAC allows it or another user: see
 // rbac.ts), a pod's `eviction` (which honours PodDisruptionBudgets) and a service account's `token` (a JWT signed
 // with the server's key, which the server accepts as that account). Discovery lists them as a 1.35 server does.
-import { formatTimestamp } from "../api/clock.ts";
-import type { Clock } from "../api/clock.ts";
-import { ApiError, badRequest, invalid } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
-import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
-import type { LabelSelector } from "../api/object.ts";
-import { decodeBody } from "./http.ts";
-import { sendObject } from "./resources.ts";
-import { subresourceDiscovery } from "./subresources.ts";
-import type { ResourceRequest } from "./resources.ts";
-import type { ResourceRoute } from "./routes.ts";
-import type { ResourceType } from "../api/resources.ts";
-import { isRecord } from "../api/json.ts";
-import type { Store } from "../store/index.ts";
+import { formatTimestamp } from "../../api/clock.ts";
+import type { Clock } from "../../api/clock.ts";
+import { ApiError, badRequest, invalid } from "../../api/errors.ts";
+import type { KubeObject } from "../../api/object.ts";
+import { labelSelectorFromSpec, matchesLabels } from "../../api/selectors.ts";
+import type { LabelSelector } from "../../api/object.ts";
+import { decodeBody } from "../http.ts";
+import { sendObject } from "../resources.ts";
+import { subresourceDiscovery } from "../subresources.ts";
+import type { ResourceRequest } from "../resources.ts";
+import type { ResourceRoute } from "../routes.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import { isRecord } from "../../api/json.ts";
+import type { Store } from "../../store/index.ts";
 import { allowed, isMaster, requestUser, rulesOf } from "./rbac.ts";
 import type { RequestAttributes, Tokens, UserInfo } from "./rbac.ts";
 
