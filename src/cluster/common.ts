@@ -5,7 +5,7 @@ import type { LabelSelector } from "kubernetes-types/meta/v1.js";
 import { assert } from "../api/assert.ts";
 import { formatTimestamp } from "../api/clock.ts";
 import { isApiError, isNotFound } from "../api/errors.ts";
-import { canonicalJson } from "../api/json.ts";
+import { canonicalJson, cloneJson } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
 import { RESTART_DELAY_MS_DEFAULT } from "../sim/kernel.ts";
@@ -236,7 +236,7 @@ export function podFromTemplate(owner: KubeObject, template: PodTemplateSpec, ex
         { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name ?? "", uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true },
       ],
     },
-    spec: { ...(structuredClone(template.spec) as PodSpec), ...(extra.spec ?? {}) },
+    spec: { ...(cloneJson(template.spec) as PodSpec), ...(extra.spec ?? {}) },
   };
 }
 

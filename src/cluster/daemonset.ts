@@ -17,6 +17,7 @@ import { Expectations, isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 import { podFitsNode } from "./scheduler.ts";
 import { controllerRevisionKind } from "./statefulset.ts";
+import { cloneJson } from "../api/json.ts";
 
 export const daemonHashLabel = "controller-revision-hash";
 
@@ -130,7 +131,7 @@ async function syncHistory(ds: Workload, hash: string, pods: Pod[], ctx: Ctx): P
   if (existing === undefined) {
     const labels = { ...(ds.spec.template.metadata?.labels ?? {}), [daemonHashLabel]: hash };
     const owner = { ...daemonSetKind, name: ds.metadata.name ?? "", uid: ds.metadata.uid ?? "", controller: true, blockOwnerDeletion: true };
-    const data = { spec: { template: { ...structuredClone(ds.spec.template), $patch: "replace" } } };
+    const data = { spec: { template: { ...cloneJson(ds.spec.template), $patch: "replace" } } };
     try {
       await ctx.client.create({ object: { ...controllerRevisionKind, metadata: { name, namespace: ds.metadata.namespace, labels, ownerReferences: [owner] }, data, revision: latest + 1 } });
     } catch (error) {

@@ -13,6 +13,7 @@ import { indexNames } from "../runtime/cache.ts";
 import { canonicalEqual, controllerActor, deploymentKind, formatTime, intOrPercent, isPodFinished, isTerminating, ownedBy, parseTime, podKind, replicaSetKind, templateHash } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
+import { cloneJson } from "../api/json.ts";
 
 export const restartedAtAnnotation = "kubectl.kubernetes.io/restartedAt";
 export const revisionAnnotation = "deployment.kubernetes.io/revision";
@@ -32,9 +33,9 @@ const specReplicas = (rs: Workload): number => rs.spec.replicas ?? 1;
 
 /** The ReplicaSet a Deployment's current template needs (replicas filled in by the caller). */
 function newReplicaSet(deploy: Workload, hash: string, revision: number, replicas: number): Workload {
-  const template = structuredClone(deploy.spec.template) as PodTemplateSpec;
+  const template = cloneJson(deploy.spec.template) as PodTemplateSpec;
   template.metadata = { ...(template.metadata ?? {}), labels: { ...(template.metadata?.labels ?? {}), [hashLabel]: hash } };
-  const selector = structuredClone(deploy.spec.selector ?? {});
+  const selector = cloneJson(deploy.spec.selector ?? {});
   selector.matchLabels = { ...(selector.matchLabels ?? {}), [hashLabel]: hash };
   return {
     ...replicaSetKind,

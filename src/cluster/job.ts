@@ -16,6 +16,7 @@ import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { Expectations } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
+import { cloneJson } from "../api/json.ts";
 
 interface JobCondition {
   type: string;
@@ -213,7 +214,7 @@ function jobFor(cronJob: KubeObject, spec: CronJobSpec, scheduledMs: number): Ku
       annotations: { ...(meta.annotations ?? {}), [scheduledAnnotation]: formatTime(scheduledMs) },
       ownerReferences: [{ ...cronJobKind, name: cronJob.metadata.name ?? "", uid: cronJob.metadata.uid ?? "", controller: true, blockOwnerDeletion: true }],
     },
-    spec: structuredClone(spec.jobTemplate.spec),
+    spec: cloneJson(spec.jobTemplate.spec),
   };
 }
 

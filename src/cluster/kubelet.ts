@@ -29,6 +29,7 @@ import {
 import type { Node, Pod } from "./common.ts";
 import { defaultPullPolicy, emptyImageCache, imageCacheCell, parseImage, pullImage, registryCell } from "./images.ts";
 import type { ImageCache, Registry } from "./images.ts";
+import { cloneJson } from "../api/json.ts";
 
 /** External cell of a node's host: survives kubelet crashes; a reboot changes it. */
 export function hostCell(node: string): string {
@@ -495,7 +496,7 @@ class Kubelet {
     const readyMs = this.readyDelayMs(pod);
     const ready = (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
     if (!ready && now >= startedAt + readyMs) {
-      const status = structuredClone(pod.status ?? {}) as PodStatus;
+      const status = cloneJson(pod.status ?? {}) as PodStatus;
       status.conditions = podConditions(true, formatTime(now));
       for (const c of status.containerStatuses ?? []) c.ready = true;
       await this.writeStatus(pod, status);
@@ -530,7 +531,7 @@ class Kubelet {
       return Action.requeueAfter(0);
     }
     const now = formatTime(this.ctx.clock.now());
-    const status = structuredClone(pod.status ?? {}) as PodStatus;
+    const status = cloneJson(pod.status ?? {}) as PodStatus;
     status.phase = exitCode === 0 ? "Succeeded" : "Failed";
     status.conditions = podConditions(false, now);
     for (const c of status.containerStatuses ?? []) {

@@ -18,6 +18,7 @@ import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
+import { cloneJson } from "../api/json.ts";
 
 export const statefulSetKind = { apiVersion: "apps/v1", kind: "StatefulSet" } as const;
 export const controllerRevisionKind = { apiVersion: "apps/v1", kind: "ControllerRevision" } as const;
@@ -83,7 +84,7 @@ async function ensureRevisions(set: Workload, revisions: ControllerRevision[], c
   const latest = Math.max(0, ...revisions.map((r) => r.revision));
   const existing = revisions.find((r) => r.metadata.name === update);
   if (existing === undefined) {
-    const template = { ...structuredClone(set.spec.template), $patch: "replace" };
+    const template = { ...cloneJson(set.spec.template), $patch: "replace" };
     const labels = { ...(set.spec.template.metadata?.labels ?? {}), [revisionLabel]: update };
     const owner = { ...statefulSetKind, name, uid: set.metadata.uid ?? "", controller: true, blockOwnerDeletion: true };
     const object = { ...controllerRevisionKind, metadata: { name: update, namespace: set.metadata.namespace, labels, ownerReferences: [owner] }, data: { spec: { template } }, revision: latest + 1 };
@@ -106,7 +107,7 @@ async function ensureRevisions(set: Workload, revisions: ControllerRevision[], c
 }
 
 function stripPatchDirective(template: PodTemplateSpec): PodTemplateSpec {
-  const copy = structuredClone(template) as PodTemplateSpec & { $patch?: string };
+  const copy = cloneJson(template) as PodTemplateSpec & { $patch?: string };
   delete copy.$patch;
   return copy;
 }
@@ -144,7 +145,7 @@ async function ensureClaims(set: Workload, ordinal: number, ctx: Ctx): Promise<v
     const object = {
       ...pvcKind,
       metadata: { name, namespace: set.metadata.namespace, labels: { ...(claim.metadata?.labels ?? {}), ...selectorLabels } },
-      spec: structuredClone(claim.spec ?? {}),
+      spec: cloneJson(claim.spec ?? {}),
     };
     let created: KubeObject;
     try {

@@ -20,6 +20,7 @@ import { serverVersion } from "../server/discovery.ts";
 import { RESTART_DELAY_MS_DEFAULT } from "../sim/kernel.ts";
 import { Rng } from "../sim/rng.ts";
 import type { ActorContext, ActorDefinition, ExternalHandle } from "../sim/types.ts";
+import { cloneJson } from "../api/json.ts";
 
 export interface ClusterModeOptions {
   /** The server's kubeconfig text (`server.kubeconfig()`): the actors' client is a loopback client of it. */
@@ -118,10 +119,10 @@ function externalHandle<T>(cells: Map<string, unknown>, name: string): ExternalH
   }
   if (!cells.has(name)) throw new Error(`cluster: unknown external state "${name}"`);
   return {
-    read: async () => structuredClone(cells.get(name)) as T,
+    read: async () => cloneJson(cells.get(name)) as T,
     write: async (value) => {
-      const next = typeof value === "function" ? (value as (current: T) => T)(structuredClone(cells.get(name)) as T) : value;
-      cells.set(name, structuredClone(next));
+      const next = typeof value === "function" ? (value as (current: T) => T)(cloneJson(cells.get(name)) as T) : value;
+      cells.set(name, cloneJson(next));
     },
   };
 }

@@ -12,10 +12,8 @@ import { applyServerDefaults, hasServerDefaults } from "../defaults.ts";
 import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
 import { admitQuota } from "./quota.ts";
 import { admitLimits } from "./limitrange.ts";
-import { isRecord } from "../../api/json.ts";
+import { isRecord, type JsonObject } from "../../api/json.ts";
 import { createBootstrapPolicy, serverUser } from "../auth/rbac.ts";
-
-type Json = Record<string, unknown>;
 
 /** The service range of a default kubeadm cluster, 10.96.0.0/12; 10.96.0.1 is the `kubernetes` Service's. */
 const rangeBase = (10 << 24) | (96 << 16);
@@ -44,7 +42,7 @@ function allocated(store: Store, except: KubeObject): { ips: Set<string>; nodePo
   for (const service of store.list({ apiVersion: "v1", kind: "Service" }).items) {
     if (service.metadata.uid !== undefined && service.metadata.uid === except.metadata.uid) continue;
     if (service.metadata.namespace === except.metadata.namespace && service.metadata.name === except.metadata.name) continue;
-    const spec = (service.spec ?? {}) as Json;
+    const spec = (service.spec ?? {}) as JsonObject;
     for (const ip of Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP]) if (typeof ip === "string") ips.add(ip);
     for (const port of Array.isArray(spec.ports) ? spec.ports : []) if (isRecord(port) && typeof port.nodePort === "number") nodePorts.add(port.nodePort);
   }
@@ -71,7 +69,7 @@ function checkRequestedIp(ip: string, used: Set<string>): FieldError[] {
 }
 
 /** Keeps what an earlier write allocated when an update leaves it out, as kube-apiserver's Service storage does. */
-function keepAllocated(spec: Json, old: Json): void {
+function keepAllocated(spec: JsonObject, old: JsonObject): void {
   if ((spec.clusterIP === undefined || spec.clusterIP === "") && typeof old.clusterIP === "string" && old.clusterIP !== "") {
     spec.clusterIP = old.clusterIP;
     if (spec.clusterIPs === undefined && Array.isArray(old.clusterIPs)) spec.clusterIPs = [...old.clusterIPs];
@@ -86,7 +84,7 @@ function keepAllocated(spec: Json, old: Json): void {
   }
 }
 
-function allocateIps(spec: Json, used: Set<string>, errors: FieldError[]): void {
+function allocateIps(spec: JsonObject, used: Set<string>, errors: FieldError[]): void {
   if (spec.clusterIP === "None") {
     spec.clusterIPs = ["None"];
   } else if (spec.clusterIP === undefined || spec.clusterIP === "") {
@@ -105,7 +103,7 @@ function allocateIps(spec: Json, used: Set<string>, errors: FieldError[]): void 
   if (spec.ipFamilyPolicy === undefined) spec.ipFamilyPolicy = "SingleStack";
 }
 
-function allocateNodePorts(spec: Json, used: Set<number>, errors: FieldError[]): void {
+function allocateNodePorts(spec: JsonObject, used: Set<number>, errors: FieldError[]): void {
   if (spec.type !== "NodePort" && !(spec.type === "LoadBalancer" && spec.allocateLoadBalancerNodePorts !== false)) return;
   let next = nodePortMin;
   for (const [index, port] of (Array.isArray(spec.ports) ? spec.ports : []).entries()) {
@@ -129,7 +127,7 @@ function allocateNodePorts(spec: Json, used: Set<number>, errors: FieldError[]):
 function allocateService(store: Store, request: AdmissionRequest): void {
   const service = request.object;
   if (!isRecord(service.spec)) service.spec = {};
-  const spec = service.spec as Json;
+  const spec = service.spec as JsonObject;
   const old = request.oldObject !== undefined && isRecord(request.oldObject.spec) ? request.oldObject.spec : undefined;
   if (old !== undefined) keepAllocated(spec, old);
   if (spec.type === "ExternalName") return;
