@@ -2,6 +2,20 @@
 // allocates (a cluster IP from the service range, node ports for NodePort and LoadBalancer Services, the IP family
 // fields), and the default admission plugins' changes to new Pods (pod-admission.ts). It is installed in the store the server creates (or `createServerStore`), never in a simulator's store,
 // so simulated runs and their traces are unchanged.
+//
+// The chain of the server's store (`serverAdmissionChain`), in the order the store runs it: every plugin's `mutate`
+// in this order, then every plugin's `validate` in this order, then the write.
+//   1. `settle-serve-defaulting` (serverAdmission): defaulting, Service allocation, LimitRange defaults and limits,
+//      the pod plugins (ServiceAccount, DefaultTolerationSeconds, Priority). Mutates only.
+//   2. `settle-serve-csr-requestor`: a CertificateSigningRequest's requestor. Mutates only.
+//   3. `settle-serve-resourcequota`: validates only, so it judges the object every mutation has made, with the
+//      LimitRange's default requests and limits filled in (as ResourceQuota comes after LimitRanger in
+//      kube-apiserver's order).
+//   4. Plugins the caller adds (tests), after the server's own.
+// Invariants, asserted where the chain is built: the server's three plugins come first and in this order, the
+// defaulting and requestor plugins never validate and the quota plugin never mutates, and no two plugins share a name.
+// Admission webhooks are not in this chain: the request handlers call them before the store's write (webhooks.ts).
+import { assert } from "../../api/assert.ts";
 import { invalid } from "../../api/errors.ts";
 import type { FieldError } from "../../api/errors.ts";
 import type { KubeObject } from "../../api/object.ts";
@@ -187,6 +201,19 @@ export function quotaAdmission(store: () => Store): Admission {
   };
 }
 
+/** The names of the server's own plugins, in the order the chain runs them (see the top of this file). */
+export const serverAdmissionOrder = ["settle-serve-defaulting", "settle-serve-csr-requestor", "settle-serve-resourcequota"] as const;
+
+/** The server store's admission chain: the server's plugins in `serverAdmissionOrder`, then `extra`. */
+export function serverAdmissionChain(store: () => Store, extra: readonly Admission[]): Admission[] {
+  const chain = [serverAdmission(store), csrRequestorAdmission(), quotaAdmission(store), ...extra];
+  for (const [index, name] of serverAdmissionOrder.entries()) assert(chain[index]?.name === name, `admission chain: ${name} is plugin ${index + 1}`);
+  assert(chain[0]!.validate === undefined && chain[1]!.validate === undefined, "admission chain: defaulting and requestor only mutate");
+  assert(chain[2]!.mutate === undefined, "admission chain: quota only validates, after every mutation");
+  assert(new Set(chain.map((plugin) => plugin.name)).size === chain.length, "admission chain: plugin names are unique");
+  return chain;
+}
+
 /**
  * The server store's default bound of its history in bytes: a server that takes large writes for hours would
  * otherwise keep every version of them (the revision bound alone let 400 patches of 500 KB hold 230 MB).
@@ -200,7 +227,7 @@ export const serverHistoryBytesMax = 64 * 1024 * 1024;
  */
 export function createServerStore(options: StoreOptions = {}): Store {
   let store: Store | undefined;
-  store = createStore({ historyBytesMax: serverHistoryBytesMax, ...options, admission: [serverAdmission(() => store!), csrRequestorAdmission(), quotaAdmission(() => store!), ...(options.admission ?? [])] });
+  store = createStore({ historyBytesMax: serverHistoryBytesMax, ...options, admission: serverAdmissionChain(() => store!, options.admission ?? []) });
   createBootstrapPolicy(store);
   for (const [name, value] of Object.entries(systemPriorityClasses)) {
     store.create({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name }, value } as unknown as KubeObject);
