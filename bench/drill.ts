@@ -5,7 +5,8 @@
 // rows; `settle drill` itself defaults to the machine's cores. The quiet window is the drill's own (learned).
 import { fileURLToPath } from "node:url";
 import { drill, type DrillOptions } from "../src/drill/drill.ts";
-import { loadYamlScenario, yamlDrillTarget } from "../src/scenario-yaml/index.ts";
+import { loadYamlScenario } from "../src/scenario-yaml/index.ts";
+import { yamlDrillTarget } from "../src/drill/yaml-target.ts";
 import ensemble from "../examples/ensemble/scenario.ts";
 
 async function perMinute(label: string, options: DrillOptions): Promise<Record<string, string | number>> {

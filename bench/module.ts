@@ -16,7 +16,7 @@ import { explore } from "../src/explore/explore.ts";
 import { moduleActor } from "../src/module/actor.ts";
 import { compileModule } from "../src/module/loader.ts";
 import { makeBindings } from "../src/module/env.ts";
-import { loadYamlExplore } from "../src/module/yaml.ts";
+import { loadYamlExplore } from "../src/explore/yaml.ts";
 import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
 
 const operator = fileURLToPath(new URL("../test/module/fixtures/client-node-operator.mjs", import.meta.url));

@@ -7,7 +7,7 @@
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { findExampleDirs, loadScenario, resolveScenarioPath } from "../src/explore/load.ts";
-import { referencePlan } from "../src/explore/explore.ts";
+import { referencePlan } from "../src/explore/runs.ts";
 import { pointClasses, type PointClass } from "../src/explore/plan.ts";
 import { runScenario } from "../src/explore/run.ts";
 import { fifoStrategy } from "../src/sim/strategy.ts";

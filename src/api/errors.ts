@@ -92,6 +92,11 @@ export interface FieldError {
   message: string;
 }
 
+/** A `FieldValueInvalid` error, worded as Kubernetes' `field.Invalid`: `Invalid value: <value as JSON>: <why>`. */
+export function invalidValue(field: string, value: unknown, why: string): FieldError {
+  return { field, type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
+}
+
 export function invalid(kind: string, name: string, errors: FieldError[], group = ""): ApiError {
   const what = group === "" ? kind : `${kind}.${group}`;
   const summary = errors.map((e) => `${e.field}: ${e.message}`).join(", ");

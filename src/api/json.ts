@@ -10,6 +10,9 @@
 // that also counts bytes for its object size limit (`store/util.ts`), and the patch code's copy that rejects
 // values JSON cannot carry with a message naming the input (`api/patch.ts`).
 
+/** A JSON object (or any map of names to values) whose values are yet to be checked. */
+export type JsonObject = Record<string, unknown>;
+
 /** A JSON object, or any non-null, non-array object: the test every "is this a map?" check means. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -5,12 +5,12 @@
 //
 // The walk follows the wire definitions (src/api/generated/k8s-api.ts) and visits only fields from which a Quantity
 // is reachable, so a write of a kind without quantities (a ConfigMap, a Lease) costs one map lookup. The lookups of
-// src/server/wire.ts are repeated here in a few lines because the store, which runs this, may not import the server.
+// src/server/encoding/wire.ts are repeated here in a few lines because the store, which runs this, may not import the server.
 import { wireKinds, wireMessages } from "./generated/k8s-api.ts";
 import type { WireField } from "./wire-types.ts";
 import { assert } from "./assert.ts";
 import { canonicalQuantity, quantityErrorMessages } from "./quantity.ts";
-import { isRecord } from "./json.ts";
+import { isRecord, type JsonObject } from "./json.ts";
 
 /** The message id of Quantity in the wire table. */
 const quantityMessage = "resource.Quantity";
@@ -92,8 +92,6 @@ export function quantityMessageOf(group: string, version: string, kind: string):
   return message !== undefined && planOf(message) !== undefined ? message : undefined;
 }
 
-type Json = Record<string, unknown>;
-
 /** Nesting beyond this is not walked; the wire table's messages nest far less deeply. */
 const walkDepthMax = 64;
 
@@ -141,7 +139,7 @@ export function canonicalizeQuantities(object: Record<string, unknown>, message:
   return walk.problems;
 }
 
-function walkMessage(value: Json, plan: Plan, walk: Walk, depth: number): void {
+function walkMessage(value: JsonObject, plan: Plan, walk: Walk, depth: number): void {
   if (depth > walkDepthMax || Object.isFrozen(value)) return;
   for (const field of plan.fields) {
     if (field.inline) {
@@ -173,13 +171,13 @@ function walkList(list: unknown, nested: Plan | undefined, walk: Walk, depth: nu
   if (!Array.isArray(list) || Object.isFrozen(list)) return;
   for (let i = 0; i < list.length; i++) {
     enter(walk, keySegment, i);
-    visit(list as unknown as Json, i as unknown as string, nested, walk, depth);
+    visit(list as unknown as JsonObject, i as unknown as string, nested, walk, depth);
     walk.top -= 2;
   }
 }
 
 /** One value held under `key` of `holder`: a quantity to rewrite, or a message to walk into. */
-function visit(holder: Json, key: string, nested: Plan | undefined, walk: Walk, depth: number): void {
+function visit(holder: JsonObject, key: string, nested: Plan | undefined, walk: Walk, depth: number): void {
   const value = holder[key];
   if (nested !== undefined) {
     if (isRecord(value)) walkMessage(value, nested, walk, depth + 1);

@@ -3,7 +3,7 @@
 // The `is*` functions return bare problem descriptions (empty when valid) so that callers with their own error
 // shape (the label selector parser reports 400s, object validation reports 422 field errors) can share them.
 // Field error messages follow the shape of the API server's causes: `Invalid value: "Foo": <why>`.
-import type { FieldError } from "./errors.ts";
+import { invalidValue, type FieldError } from "./errors.ts";
 import { isCanonicalIpName } from "./ip.ts";
 import { isRecord } from "./json.ts";
 
@@ -111,10 +111,6 @@ export function isValidLabelValue(value: string): string[] {
     );
   }
   return problems;
-}
-
-function invalidValue(field: string, value: string, why: string): FieldError {
-  return { field, type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
 }
 
 /** How a kind's object names are checked (most kinds: DNS-1123 subdomains; IPAddress: a canonical IP). */

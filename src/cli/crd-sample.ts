@@ -6,6 +6,7 @@
 // validation and keeps the first the store accepts.
 import randexp from "randexp";
 import { Rng } from "../sim/rng.ts";
+import { cloneJson } from "../api/json.ts";
 
 export type Schema = {
   type?: string;
@@ -83,7 +84,7 @@ const formats: Readonly<Record<string, string>> = {
 /** A value that satisfies `schema` (see the file's comment); `path` seeds the generated strings. */
 export function sampleValue(schema: Schema | undefined, options: SampleOptions, path = "", depth = 0): unknown {
   if (schema === undefined) return {};
-  if (schema.default !== undefined && options.variant === 0) return structuredClone(schema.default);
+  if (schema.default !== undefined && options.variant === 0) return cloneJson(schema.default);
   if (schema.enum !== undefined && schema.enum.length > 0) return schema.enum[options.variant % schema.enum.length];
   const type = schema.type ?? inferType(schema);
   switch (type) {

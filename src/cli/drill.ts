@@ -7,7 +7,8 @@ import { drill, pointLabel, shortPath, unreachedLine, type DrillResult, type Dri
 import { targetFromScenario, type DrillTarget } from "../drill/target.ts";
 import { loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { resolveParams } from "../explore/scenario.ts";
-import { isYamlScenarioPath, loadYamlScenario, ScenarioYamlError, yamlDrillTarget } from "../scenario-yaml/index.ts";
+import { isYamlScenarioPath, loadYamlScenario, ScenarioYamlError } from "../scenario-yaml/index.ts";
+import { yamlDrillTarget } from "../drill/yaml-target.ts";
 import { thrownLine } from "../check/thrown.ts";
 import { intOption, paramOptions, parse, UsageError } from "./args.ts";
 

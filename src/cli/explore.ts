@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { relative } from "node:path";
 import { realClock } from "../api/clock.ts";
 import { explore, type ExploreResult } from "../explore/explore.ts";
-import { summarizeVariant } from "../explore/summary.ts";
+import { summarizeVariant } from "../report/summary.ts";
 import { findExampleDirs, hasScenario, loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { strategyNames, type StrategyName } from "../explore/plan.ts";
 import type { BoundedOptions } from "../explore/bounded.ts";

@@ -7,6 +7,7 @@ import { join, relative } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { parse, UsageError } from "./args.ts";
 import { isApiError } from "../api/errors.ts";
+import { cloneJson, isRecord } from "../api/json.ts";
 import type { KubeObject, ObjectRef } from "../api/object.ts";
 import { createStore } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
@@ -65,7 +66,7 @@ const changeVariantsMax = 6;
 function scratchStore(crd: Record<string, unknown>): Store | undefined {
   const store = createStore({ now: () => 0 });
   try {
-    store.create(structuredClone(crd) as KubeObject);
+    store.create(cloneJson(crd) as KubeObject);
     return store;
   } catch (error) {
     if (isApiError(error)) return undefined;
@@ -112,7 +113,7 @@ function changeOf(crd: Record<string, unknown>, sample: KubeObject, spec: Schema
       const change = { field: path.join("."), value };
       const store = scratchStore(crd);
       if (store === undefined) return change;
-      store.create(structuredClone(sample));
+      store.create(cloneJson(sample));
       if (tryWrite(() => store.patch({ ...ref, patchType: "merge", patch: changePatch(change) }), [])) return change;
     }
   }
@@ -143,9 +144,6 @@ export function changePatch(change: NonNullable<CrdFacts["change"]>): Record<str
   return { spec: change.field.split(".").reduceRight<unknown>((value, key) => ({ [key]: value }), change.value) };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** Reads a CRD file and the facts the scaffold needs, or throws a UsageError naming what is missing. */
 export function readCrd(path: string): CrdFacts {

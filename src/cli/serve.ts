@@ -10,7 +10,7 @@ import { createServerStore, loadSetup, parseFaultSpecs, serverHistoryBytesMax, S
 import type { FaultSpec, SettleServer } from "../server/index.ts";
 import type { Store } from "../store/types.ts";
 import { intOption, parse, UsageError } from "./args.ts";
-import type { ClusterMode } from "./cluster-mode.ts";
+import type { ClusterMode } from "../kube/cluster-mode.ts";
 
 /** Fake nodes `--cluster` may run: each is a kubelet with its own watches, so the count is bounded. */
 const clusterNodesMax = 100;
@@ -183,6 +183,6 @@ function mayBeScenario(path: string): boolean {
 
 /** The cluster's actors are clients of this server like any other, so they start once it listens. */
 async function startCluster(server: SettleServer, nodes: number): Promise<ClusterMode> {
-  const { startClusterMode } = await import("./cluster-mode.ts");
+  const { startClusterMode } = await import("../kube/cluster-mode.ts");
   return startClusterMode({ kubeconfig: server.kubeconfig(), certificate: server.certificate, nodes, clock: realClock, log: (line) => process.stderr.write(`settle serve: ${line}\n`) });
 }

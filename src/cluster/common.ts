@@ -5,10 +5,12 @@ import type { LabelSelector } from "kubernetes-types/meta/v1.js";
 import { assert } from "../api/assert.ts";
 import { formatTimestamp } from "../api/clock.ts";
 import { isApiError, isNotFound } from "../api/errors.ts";
-import { canonicalJson } from "../api/json.ts";
+import { canonicalJson, cloneJson } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
-import type { ActorContext } from "../sim/types.ts";
+import { RESTART_DELAY_MS_DEFAULT } from "../sim/kernel.ts";
+import { defineActor } from "../sim/simulation.ts";
+import type { ActorContext, ActorDefinition } from "../sim/types.ts";
 import { runController } from "../runtime/controller.ts";
 import type { Controller } from "../runtime/controller.ts";
 import type { EventRecorder } from "../runtime/events.ts";
@@ -234,7 +236,7 @@ export function podFromTemplate(owner: KubeObject, template: PodTemplateSpec, ex
         { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.metadata.name ?? "", uid: owner.metadata.uid, controller: true, blockOwnerDeletion: true },
       ],
     },
-    spec: { ...(structuredClone(template.spec) as PodSpec), ...(extra.spec ?? {}) },
+    spec: { ...(cloneJson(template.spec) as PodSpec), ...(extra.spec ?? {}) },
   };
 }
 
@@ -263,6 +265,29 @@ export async function runControllers(ctx: ActorContext, controllers: readonly Co
   assert(controllers.length > 0, "run-controllers-not-empty");
   const handles = controllers.map((controller) => runController(controller, { client: ctx.client, clock: ctx.clock, log: ctx.log }));
   await Promise.all(handles.map((handle) => handle.done));
+}
+
+/** What a scenario may set on every cluster actor. */
+export interface ClusterActorOptions {
+  /** How long after a crash (or a return) the actor starts again; default the kernel's `RESTART_DELAY_MS_DEFAULT`. */
+  restartDelayMs?: number;
+  /** Whether crash faults may stop the actor; default true. */
+  crashable?: boolean;
+}
+
+/** A cluster actor: crashable and restarted after the kernel's default delay unless `options` say otherwise. */
+export function clusterActor(name: string, options: ClusterActorOptions, start: ActorDefinition["start"]): ActorDefinition {
+  return defineActor({ name, restartDelayMs: options.restartDelayMs ?? RESTART_DELAY_MS_DEFAULT, crashable: options.crashable ?? true, start });
+}
+
+/**
+ * A cluster actor that runs controllers until one stops. `controllers` builds them again on every start, so an
+ * incarnation after a crash begins with empty caches and queues, as a restarted kube-controller-manager does.
+ */
+export function controllerActor(name: string, options: ClusterActorOptions, controllers: (ctx: ActorContext) => readonly Controller<any>[]): ActorDefinition {
+  return clusterActor(name, options, async (ctx) => {
+    await runControllers(ctx, controllers(ctx));
+  });
 }
 
 /** Pod images by container, in order: the images the kubelet must have before a pod runs. */

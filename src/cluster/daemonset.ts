@@ -7,17 +7,17 @@ import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import { controllerOf } from "../api/object.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, daemonSetKind, deleteIfPresent, eventNote, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, runControllers, templateHash, toleratesAll } from "./common.ts";
+import { canonicalEqual, controllerActor, daemonSetKind, deleteIfPresent, eventNote, intOrPercent, isPodActive, isPodReady, isTerminating, nodeKind, ownedBy, podFromTemplate, podKind, templateHash, toleratesAll } from "./common.ts";
 import type { Node, Note, Pod, Workload } from "./common.ts";
 import { Expectations, isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 import { podFitsNode } from "./scheduler.ts";
 import { controllerRevisionKind } from "./statefulset.ts";
+import { cloneJson } from "../api/json.ts";
 
 export const daemonHashLabel = "controller-revision-hash";
 
@@ -131,7 +131,7 @@ async function syncHistory(ds: Workload, hash: string, pods: Pod[], ctx: Ctx): P
   if (existing === undefined) {
     const labels = { ...(ds.spec.template.metadata?.labels ?? {}), [daemonHashLabel]: hash };
     const owner = { ...daemonSetKind, name: ds.metadata.name ?? "", uid: ds.metadata.uid ?? "", controller: true, blockOwnerDeletion: true };
-    const data = { spec: { template: { ...structuredClone(ds.spec.template), $patch: "replace" } } };
+    const data = { spec: { template: { ...cloneJson(ds.spec.template), $patch: "replace" } } };
     try {
       await ctx.client.create({ object: { ...controllerRevisionKind, metadata: { name, namespace: ds.metadata.namespace, labels, ownerReferences: [owner] }, data, revision: latest + 1 } });
     } catch (error) {
@@ -199,27 +199,22 @@ export interface DaemonSetControllerOptions extends WorkloadControllerOptions {
 }
 
 export function daemonSetController(options: DaemonSetControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "daemonset-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      // Node events concern every DaemonSet; the DaemonSet cache is reached through the first reconcile's context.
-      let sets: Lister<Workload> | undefined;
-      const expectations = new Expectations();
-      const controller = defineController<Workload>({
-        name: "daemonset-controller",
-        for: daemonSetKind,
-        owns: options.revisions === true ? [podKind, controllerRevisionKind] : [podKind],
-        watches: [{ ...nodeKind, map: () => (sets?.list() ?? []).map((ds) => ({ namespace: ds.metadata.namespace, name: ds.metadata.name ?? "" })) }],
-        resyncMs: 0,
-        reconcile: (ds, rctx) => {
-          sets = rctx.lister<Workload>(daemonSetKind);
-          return reconcileDaemonSet(ds, { ...rctx, expectations, history: options.revisions === true, note: eventNote(options.events, rctx.events) });
-        },
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("daemonset-controller", options, (ctx) => {
+    // Node events concern every DaemonSet; the DaemonSet cache is reached through the first reconcile's context.
+    let sets: Lister<Workload> | undefined;
+    const expectations = new Expectations();
+    const controller = defineController<Workload>({
+      name: "daemonset-controller",
+      for: daemonSetKind,
+      owns: options.revisions === true ? [podKind, controllerRevisionKind] : [podKind],
+      watches: [{ ...nodeKind, map: () => (sets?.list() ?? []).map((ds) => ({ namespace: ds.metadata.namespace, name: ds.metadata.name ?? "" })) }],
+      resyncMs: 0,
+      reconcile: (ds, rctx) => {
+        sets = rctx.lister<Workload>(daemonSetKind);
+        return reconcileDaemonSet(ds, { ...rctx, expectations, history: options.revisions === true, note: eventNote(options.events, rctx.events) });
+      },
+    });
+    return [controller];
   });
 }
 

@@ -7,13 +7,13 @@ import { assert } from "../api/assert.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorContext, ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, deploymentKind, formatTime, intOrPercent, isPodFinished, isTerminating, ownedBy, parseTime, podKind, replicaSetKind, runControllers, templateHash } from "./common.ts";
+import { canonicalEqual, controllerActor, deploymentKind, formatTime, intOrPercent, isPodFinished, isTerminating, ownedBy, parseTime, podKind, replicaSetKind, templateHash } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
+import { cloneJson } from "../api/json.ts";
 
 export const restartedAtAnnotation = "kubectl.kubernetes.io/restartedAt";
 export const revisionAnnotation = "deployment.kubernetes.io/revision";
@@ -33,9 +33,9 @@ const specReplicas = (rs: Workload): number => rs.spec.replicas ?? 1;
 
 /** The ReplicaSet a Deployment's current template needs (replicas filled in by the caller). */
 function newReplicaSet(deploy: Workload, hash: string, revision: number, replicas: number): Workload {
-  const template = structuredClone(deploy.spec.template) as PodTemplateSpec;
+  const template = cloneJson(deploy.spec.template) as PodTemplateSpec;
   template.metadata = { ...(template.metadata ?? {}), labels: { ...(template.metadata?.labels ?? {}), [hashLabel]: hash } };
-  const selector = structuredClone(deploy.spec.selector ?? {});
+  const selector = cloneJson(deploy.spec.selector ?? {});
   selector.matchLabels = { ...(selector.matchLabels ?? {}), [hashLabel]: hash };
   return {
     ...replicaSetKind,
@@ -247,36 +247,31 @@ function deploymentOfPod(pod: KubeObject): Array<{ namespace?: string; name: str
 }
 
 export function deploymentController(options: DeploymentControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "deployment-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController<Workload>({
-        name: "deployment-controller",
-        for: deploymentKind,
-        owns: [replicaSetKind],
-        // Pods matter for Recreate (old pods gone, terminating ones too); ours are named `<deployment>-<hash>-<suffix>`.
-        watches: [{ ...podKind, map: (pod) => deploymentOfPod(pod) }],
-        resyncMs: 0,
-        reconcile: async (deploy, rctx) => {
-          assert(deploy.metadata.uid !== undefined, "deployment-has-uid");
-          const sets = ownedBy(rctx.lister<Workload>(replicaSetKind).byIndex(indexNames.ownerUid, deploy.metadata.uid), deploy);
-          if (isTerminating(deploy)) return Action.awaitChange();
-          if (deploy.spec.paused !== true) {
-            const dctx: DeployCtx = options.events === true ? { ...rctx, noteScaling: (message) => rctx.events.record(deploy, { type: "Normal", reason: "ScalingReplicaSet", message }) } : rctx;
-            if ((deploy.spec.strategy as { type?: string } | undefined)?.type === "Recreate") await recreate(deploy, sets, dctx);
-            else await rollingUpdate(deploy, sets, dctx);
-            await cleanupHistory(deploy, sets, rctx);
-          }
-          if (options.revisions === true) await syncRevision(deploy, sets, rctx);
-          const { status, recheckMs } = deploymentStatus(deploy, sets, rctx.clock.now());
-          await syncStatus(deploy, status, rctx);
-          return recheckMs === undefined ? Action.awaitChange() : Action.requeueAfter(recheckMs);
-        },
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("deployment-controller", options, (ctx) => {
+    const controller = defineController<Workload>({
+      name: "deployment-controller",
+      for: deploymentKind,
+      owns: [replicaSetKind],
+      // Pods matter for Recreate (old pods gone, terminating ones too); ours are named `<deployment>-<hash>-<suffix>`.
+      watches: [{ ...podKind, map: (pod) => deploymentOfPod(pod) }],
+      resyncMs: 0,
+      reconcile: async (deploy, rctx) => {
+        assert(deploy.metadata.uid !== undefined, "deployment-has-uid");
+        const sets = ownedBy(rctx.lister<Workload>(replicaSetKind).byIndex(indexNames.ownerUid, deploy.metadata.uid), deploy);
+        if (isTerminating(deploy)) return Action.awaitChange();
+        if (deploy.spec.paused !== true) {
+          const dctx: DeployCtx = options.events === true ? { ...rctx, noteScaling: (message) => rctx.events.record(deploy, { type: "Normal", reason: "ScalingReplicaSet", message }) } : rctx;
+          if ((deploy.spec.strategy as { type?: string } | undefined)?.type === "Recreate") await recreate(deploy, sets, dctx);
+          else await rollingUpdate(deploy, sets, dctx);
+          await cleanupHistory(deploy, sets, rctx);
+        }
+        if (options.revisions === true) await syncRevision(deploy, sets, rctx);
+        const { status, recheckMs } = deploymentStatus(deploy, sets, rctx.clock.now());
+        await syncStatus(deploy, status, rctx);
+        return recheckMs === undefined ? Action.awaitChange() : Action.requeueAfter(recheckMs);
+      },
+    });
+    return [controller];
   });
 }
 

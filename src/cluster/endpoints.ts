@@ -9,11 +9,10 @@ import { assert } from "../api/assert.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { MapContext, ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, canonicalJson, deleteIfPresent, isPodFinished, isPodReady, isTerminating, ownedBy, podKind, runControllers, selectorMatches } from "./common.ts";
+import { canonicalEqual, canonicalJson, controllerActor, deleteIfPresent, isPodFinished, isPodReady, isTerminating, ownedBy, podKind, selectorMatches } from "./common.ts";
 import type { Pod } from "./common.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 
@@ -139,31 +138,26 @@ async function removeOrphan(endpoints: Endpoints, ctx: ReconcileContext): Promis
 
 /** Actor `endpoints-controller`. Not part of `cluster()` unless asked for (`with: ["endpoints-controller"]`). */
 export function endpointsController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "endpoints-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const byName = (object: KubeObject) => [{ namespace: object.metadata.namespace, name: object.metadata.name ?? "" }];
-      const sync = defineController<Service>({
-        name: "endpoints-controller",
-        for: serviceKind,
-        watches: [
-          { ...podKind, map: servicesOfPod },
-          { ...endpointsKind, map: byName },
-        ],
-        resyncMs: 0,
-        reconcile: syncEndpoints,
-      });
-      const orphans = defineController<Endpoints>({
-        name: "endpoints-orphans",
-        for: endpointsKind,
-        watches: [{ ...serviceKind, map: byName }],
-        resyncMs: 0,
-        reconcile: removeOrphan,
-      });
-      await runControllers(ctx, [sync, orphans]);
-    },
+  return controllerActor("endpoints-controller", options, (ctx) => {
+    const byName = (object: KubeObject) => [{ namespace: object.metadata.namespace, name: object.metadata.name ?? "" }];
+    const sync = defineController<Service>({
+      name: "endpoints-controller",
+      for: serviceKind,
+      watches: [
+        { ...podKind, map: servicesOfPod },
+        { ...endpointsKind, map: byName },
+      ],
+      resyncMs: 0,
+      reconcile: syncEndpoints,
+    });
+    const orphans = defineController<Endpoints>({
+      name: "endpoints-orphans",
+      for: endpointsKind,
+      watches: [{ ...serviceKind, map: byName }],
+      resyncMs: 0,
+      reconcile: removeOrphan,
+    });
+    return [sync, orphans];
   });
 }
 
@@ -243,21 +237,16 @@ async function syncSlices(service: Service, ctx: ReconcileContext, pending: Pend
  * before it acts on a Service again (a crash forgets them; a surplus slice is then deleted on the next pass).
  */
 export function endpointSliceController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "endpointslice-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const pending: PendingSlices = new Map();
-      const controller = defineController<Service>({
-        name: "endpointslice-controller",
-        for: serviceKind,
-        owns: [endpointSliceKind],
-        watches: [{ ...podKind, map: servicesOfPod }],
-        resyncMs: 0,
-        reconcile: (service, rctx) => syncSlices(service, rctx, pending),
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("endpointslice-controller", options, (ctx) => {
+    const pending: PendingSlices = new Map();
+    const controller = defineController<Service>({
+      name: "endpointslice-controller",
+      for: serviceKind,
+      owns: [endpointSliceKind],
+      watches: [{ ...podKind, map: servicesOfPod }],
+      resyncMs: 0,
+      reconcile: (service, rctx) => syncSlices(service, rctx, pending),
+    });
+    return [controller];
   });
 }

@@ -9,10 +9,9 @@
 import { isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
-import { canonicalEqual, formatTime, runControllers } from "./common.ts";
+import { canonicalEqual, controllerActor, formatTime } from "./common.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 
 export const hpaKind = { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" } as const;
@@ -135,13 +134,8 @@ async function writeStatus(hpa: Hpa, status: NonNullable<Hpa["status"]>, ctx: Re
 
 /** Actor `horizontal-pod-autoscaler`. Not part of `cluster()` unless asked for (`with: ["horizontal-pod-autoscaler"]`). */
 export function hpaController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "horizontal-pod-autoscaler",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController<Hpa>({ name: "horizontal-pod-autoscaler", for: hpaKind, resyncMs: 0, reconcile: (hpa, c) => reconcileHpa(hpa, c, options.events === true) });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("horizontal-pod-autoscaler", options, (ctx) => {
+    const controller = defineController<Hpa>({ name: "horizontal-pod-autoscaler", for: hpaKind, resyncMs: 0, reconcile: (hpa, c) => reconcileHpa(hpa, c, options.events === true) });
+    return [controller];
   });
 }

@@ -8,15 +8,15 @@ import { assert } from "../api/assert.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController, TerminalError } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, cronJobKind, deleteIfPresent, eventNote, formatTime, isPodActive, isTerminating, jobKind, ownedBy, parseTime, podFromTemplate, podKind, runControllers } from "./common.ts";
+import { canonicalEqual, controllerActor, cronJobKind, deleteIfPresent, eventNote, formatTime, isPodActive, isTerminating, jobKind, ownedBy, parseTime, podFromTemplate, podKind } from "./common.ts";
 import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { Expectations } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
+import { cloneJson } from "../api/json.ts";
 
 interface JobCondition {
   type: string;
@@ -87,21 +87,16 @@ async function reconcileJob(job: Workload, ctx: ReconcileContext, expectations: 
 }
 
 export function jobController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "job-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const expectations = new Expectations();
-      const controller = defineController<Workload>({
-        name: "job-controller",
-        for: jobKind,
-        owns: [podKind],
-        resyncMs: 0,
-        reconcile: (job, rctx) => reconcileJob(job, rctx, expectations, eventNote(options.events, rctx.events)),
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("job-controller", options, (ctx) => {
+    const expectations = new Expectations();
+    const controller = defineController<Workload>({
+      name: "job-controller",
+      for: jobKind,
+      owns: [podKind],
+      resyncMs: 0,
+      reconcile: (job, rctx) => reconcileJob(job, rctx, expectations, eventNote(options.events, rctx.events)),
+    });
+    return [controller];
   });
 }
 
@@ -219,7 +214,7 @@ function jobFor(cronJob: KubeObject, spec: CronJobSpec, scheduledMs: number): Ku
       annotations: { ...(meta.annotations ?? {}), [scheduledAnnotation]: formatTime(scheduledMs) },
       ownerReferences: [{ ...cronJobKind, name: cronJob.metadata.name ?? "", uid: cronJob.metadata.uid ?? "", controller: true, blockOwnerDeletion: true }],
     },
-    spec: structuredClone(spec.jobTemplate.spec),
+    spec: cloneJson(spec.jobTemplate.spec),
   };
 }
 
@@ -285,19 +280,14 @@ async function reconcileCronJob(cronJob: KubeObject, ctx: ReconcileContext, note
 }
 
 export function cronJobController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "cronjob-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController({
-        name: "cronjob-controller",
-        for: cronJobKind,
-        owns: [jobKind],
-        resyncMs: 0,
-        reconcile: (cronJob, rctx) => reconcileCronJob(cronJob, rctx, eventNote(options.events, rctx.events)),
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("cronjob-controller", options, (ctx) => {
+    const controller = defineController({
+      name: "cronjob-controller",
+      for: cronJobKind,
+      owns: [jobKind],
+      resyncMs: 0,
+      reconcile: (cronJob, rctx) => reconcileCronJob(cronJob, rctx, eventNote(options.events, rctx.events)),
+    });
+    return [controller];
   });
 }

@@ -7,7 +7,6 @@ import { formatMicroTime } from "../api/clock.ts";
 import { isAlreadyExists, isApiError, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorContext, ActorDefinition, WorldView } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController, runController } from "../runtime/controller.ts";
 import type { ControllerHandle } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
@@ -15,6 +14,7 @@ import { createEventRecorder } from "../runtime/events.ts";
 import type { EventRecorder } from "../runtime/events.ts";
 import {
   annotations,
+  clusterActor,
   formatTime,
   isPodFinished,
   isTerminating,
@@ -29,6 +29,7 @@ import {
 import type { Node, Pod } from "./common.ts";
 import { defaultPullPolicy, emptyImageCache, imageCacheCell, parseImage, pullImage, registryCell } from "./images.ts";
 import type { ImageCache, Registry } from "./images.ts";
+import { cloneJson } from "../api/json.ts";
 
 /** External cell of a node's host: survives kubelet crashes; a reboot changes it. */
 export function hostCell(node: string): string {
@@ -124,12 +125,7 @@ export function kubeletExternals(node: string, host: Record<string, unknown> = {
 
 export function kubelet(options: KubeletOptions): ActorDefinition {
   assert(options.node.length > 0, "kubelet-node-named");
-  return defineActor({
-    name: `kubelet-${options.node}`,
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    start: (ctx) => new Kubelet(ctx, options).run(),
-  });
+  return clusterActor(`kubelet-${options.node}`, options, (ctx) => new Kubelet(ctx, options).run());
 }
 
 /**
@@ -500,7 +496,7 @@ class Kubelet {
     const readyMs = this.readyDelayMs(pod);
     const ready = (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
     if (!ready && now >= startedAt + readyMs) {
-      const status = structuredClone(pod.status ?? {}) as PodStatus;
+      const status = cloneJson(pod.status ?? {}) as PodStatus;
       status.conditions = podConditions(true, formatTime(now));
       for (const c of status.containerStatuses ?? []) c.ready = true;
       await this.writeStatus(pod, status);
@@ -535,7 +531,7 @@ class Kubelet {
       return Action.requeueAfter(0);
     }
     const now = formatTime(this.ctx.clock.now());
-    const status = structuredClone(pod.status ?? {}) as PodStatus;
+    const status = cloneJson(pod.status ?? {}) as PodStatus;
     status.phase = exitCode === 0 ? "Succeeded" : "Failed";
     status.conditions = podConditions(false, now);
     for (const c of status.containerStatuses ?? []) {

@@ -9,7 +9,7 @@ import type { ActorContext, ActorDefinition } from "../sim/types.ts";
 import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
-import { canonicalEqual, formatTime, intOrPercent, isNodeReady, isPodActive, isPodReady, isTerminating, leaseKind, nodeKind, parseTime, pdbKind, podKind, runControllers, selectorMatches } from "./common.ts";
+import { canonicalEqual, clusterActor, controllerActor, formatTime, intOrPercent, isNodeReady, isPodActive, isPodReady, isTerminating, leaseKind, nodeKind, parseTime, pdbKind, podKind, selectorMatches, type ClusterActorOptions } from "./common.ts";
 import type { Node, Pod } from "./common.ts";
 
 export interface NodeLifecycleOptions {
@@ -26,20 +26,15 @@ export function nodeLifecycle(options: NodeLifecycleOptions = {}): ActorDefiniti
   const graceMs = options.gracePeriodMs ?? 40_000;
   const periodMs = options.monitorPeriodMs ?? 5000;
   assert(periodMs > 0, "node-lifecycle-period-positive");
-  return defineActor({
-    name: "node-lifecycle",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      for (;;) {
-        await ctx.clock.sleep(periodMs);
-        try {
-          await monitorOnce(ctx, graceMs);
-        } catch (error) {
-          if (!isApiError(error)) throw error;
-        }
+  return clusterActor("node-lifecycle", options, async (ctx) => {
+    for (;;) {
+      await ctx.clock.sleep(periodMs);
+      try {
+        await monitorOnce(ctx, graceMs);
+      } catch (error) {
+        if (!isApiError(error)) throw error;
       }
-    },
+    }
   });
 }
 
@@ -91,34 +86,29 @@ export function pdbStatus(pdb: KubeObject, pods: readonly Pod[], nowMs: number):
 }
 
 /** Keeps every PodDisruptionBudget's status (disruptionsAllowed) current. */
-export function disruptionController(options: { restartDelayMs?: number; crashable?: boolean } = {}): ActorDefinition {
-  return defineActor({
-    name: "disruption-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      let budgets: Lister | undefined;
-      const controller = defineController({
-        name: "disruption-controller",
-        for: pdbKind,
-        watches: [
-          {
-            ...podKind,
-            map: (pod) => (budgets?.list({ namespace: pod.metadata.namespace ?? "" }) ?? []).map((b) => ({ namespace: b.metadata.namespace, name: b.metadata.name ?? "" })),
-          },
-        ],
-        resyncMs: 0,
-        reconcile: async (pdb, rctx) => {
-          budgets = rctx.lister(pdbKind);
-          const pods = rctx.lister<Pod>(podKind).list({ namespace: pdb.metadata.namespace ?? "" });
-          const status = pdbStatus(pdb, pods, rctx.clock.now());
-          if (!canonicalEqual(pdb.status ?? {}, status)) await rctx.client.updateStatus({ object: { ...pdb, status } });
-          // Disrupted entries expire: look again then.
-          return status.disruptedPods === undefined ? Action.awaitChange() : Action.requeueAfter(disruptedPodTimeoutMs);
+export function disruptionController(options: ClusterActorOptions = {}): ActorDefinition {
+  return controllerActor("disruption-controller", options, (ctx) => {
+    let budgets: Lister | undefined;
+    const controller = defineController({
+      name: "disruption-controller",
+      for: pdbKind,
+      watches: [
+        {
+          ...podKind,
+          map: (pod) => (budgets?.list({ namespace: pod.metadata.namespace ?? "" }) ?? []).map((b) => ({ namespace: b.metadata.namespace, name: b.metadata.name ?? "" })),
         },
-      });
-      await runControllers(ctx, [controller]);
-    },
+      ],
+      resyncMs: 0,
+      reconcile: async (pdb, rctx) => {
+        budgets = rctx.lister(pdbKind);
+        const pods = rctx.lister<Pod>(podKind).list({ namespace: pdb.metadata.namespace ?? "" });
+        const status = pdbStatus(pdb, pods, rctx.clock.now());
+        if (!canonicalEqual(pdb.status ?? {}, status)) await rctx.client.updateStatus({ object: { ...pdb, status } });
+        // Disrupted entries expire: look again then.
+        return status.disruptedPods === undefined ? Action.awaitChange() : Action.requeueAfter(disruptedPodTimeoutMs);
+      },
+    });
+    return [controller];
   });
 }
 

@@ -5,11 +5,10 @@ import type { PodTemplateSpec } from "kubernetes-types/core/v1.js";
 import { assert } from "../api/assert.ts";
 import { isNotFound } from "../api/errors.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, deleteIfPresent, eventNote, isPodActive, isPodReady, isTerminating, ownedBy, parseTime, podFromTemplate, podKind, replicaSetKind, runControllers } from "./common.ts";
+import { canonicalEqual, controllerActor, deleteIfPresent, eventNote, isPodActive, isPodReady, isTerminating, ownedBy, parseTime, podFromTemplate, podKind, replicaSetKind } from "./common.ts";
 import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 
@@ -133,34 +132,29 @@ async function syncStatus(rs: Workload, status: Record<string, unknown>, ctx: Re
 }
 
 export function replicaSetController(options: WorkloadControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "replicaset-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const expectations = new Expectations();
-      const controller = defineController<Workload>({
-        name: "replicaset-controller",
-        for: replicaSetKind,
-        owns: [podKind],
-        resyncMs: 0,
-        reconcile: async (rs, rctx) => {
-          assert(rs.metadata.uid !== undefined, "replicaset-has-uid");
-          const key = `${rs.metadata.namespace}/${rs.metadata.name}`;
-          const pods = ownedBy(rctx.lister<Pod>(podKind).byIndex(indexNames.ownerUid, rs.metadata.uid), rs);
-          const active = pods.filter(isPodActive);
-          const pending = expectations.settle(key, pods, rctx.clock.now());
-          if (!isTerminating(rs)) await scalePods(rs, active, pending, rctx, expectations, eventNote(options.events, rctx.events));
-          await syncStatus(rs, replicaSetStatus(rs, active, rctx.clock.now()), rctx);
-          // A pod that becomes ready counts as available only after minReadySeconds: look again then.
-          const minReady = Number(rs.spec.minReadySeconds ?? 0);
-          if (minReady > 0 && active.some((p) => isPodReady(p) && !isPodAvailable(p, minReady, rctx.clock.now()))) return Action.requeueAfter(minReady * 1000);
-          // Expectations that are never met (an event lost to a crash of ours) expire: look again when they do.
-          const waiting = pending.adds > 0 || pending.deleting.size > 0;
-          return waiting ? Action.requeueAfter(expectationsTimeoutMs + 1) : Action.awaitChange();
-        },
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("replicaset-controller", options, (ctx) => {
+    const expectations = new Expectations();
+    const controller = defineController<Workload>({
+      name: "replicaset-controller",
+      for: replicaSetKind,
+      owns: [podKind],
+      resyncMs: 0,
+      reconcile: async (rs, rctx) => {
+        assert(rs.metadata.uid !== undefined, "replicaset-has-uid");
+        const key = `${rs.metadata.namespace}/${rs.metadata.name}`;
+        const pods = ownedBy(rctx.lister<Pod>(podKind).byIndex(indexNames.ownerUid, rs.metadata.uid), rs);
+        const active = pods.filter(isPodActive);
+        const pending = expectations.settle(key, pods, rctx.clock.now());
+        if (!isTerminating(rs)) await scalePods(rs, active, pending, rctx, expectations, eventNote(options.events, rctx.events));
+        await syncStatus(rs, replicaSetStatus(rs, active, rctx.clock.now()), rctx);
+        // A pod that becomes ready counts as available only after minReadySeconds: look again then.
+        const minReady = Number(rs.spec.minReadySeconds ?? 0);
+        if (minReady > 0 && active.some((p) => isPodReady(p) && !isPodAvailable(p, minReady, rctx.clock.now()))) return Action.requeueAfter(minReady * 1000);
+        // Expectations that are never met (an event lost to a crash of ours) expire: look again when they do.
+        const waiting = pending.adds > 0 || pending.deleting.size > 0;
+        return waiting ? Action.requeueAfter(expectationsTimeoutMs + 1) : Action.awaitChange();
+      },
+    });
+    return [controller];
   });
 }

@@ -3,11 +3,10 @@
 import type { NodeSelectorRequirement, NodeSelectorTerm, Taint } from "kubernetes-types/core/v1.js";
 import { isApiError, isInvalid, isNotFound } from "../api/errors.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { Lister } from "../runtime/cache.ts";
 import { createEventRecorder } from "../runtime/events.ts";
-import { effectiveTaints, isPodActive, nodeKind, podKind, runControllers, toleratesAll } from "./common.ts";
+import { controllerActor, effectiveTaints, isPodActive, nodeKind, podKind, toleratesAll } from "./common.ts";
 import type { Node, Pod } from "./common.ts";
 
 export interface SchedulerOptions {
@@ -93,50 +92,45 @@ function pickNode(pod: Pod, nodes: readonly Node[], pods: Lister<Pod>): Node | u
 
 export function scheduler(options: SchedulerOptions = {}): ActorDefinition {
   const schedulerName = options.schedulerName ?? "default-scheduler";
-  return defineActor({
-    name: options.name ?? "scheduler",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      // Node events re-queue every pending pod; the pod cache is reached through the first reconcile's context.
-      let podLister: Lister<Pod> | undefined;
-      const recorder = options.events === true ? createEventRecorder({ client: ctx.client, clock: ctx.clock, component: schedulerName }) : undefined;
-      const controller = defineController<Pod>({
-        name: options.name ?? "scheduler",
-        for: { ...podKind, indexers: { node: (pod) => [String((pod.spec as { nodeName?: string })?.nodeName ?? "")] } },
-        watches: [
-          {
-            ...nodeKind,
-            map: () => (podLister?.byIndex("node", "") ?? []).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name ?? "" })),
-          },
-        ],
-        resyncMs: 0,
-        reconcile: async (pod, rctx) => {
-          const pods = rctx.lister<Pod>(podKind);
-          podLister = pods;
-          if ((pod.spec.nodeName ?? "") !== "" || !isPodActive(pod)) return Action.awaitChange();
-          if ((pod.spec.schedulerName ?? "default-scheduler") !== schedulerName) return Action.awaitChange();
-          const nodes = rctx.lister<Node>(nodeKind).list();
-          const node = pickNode(pod, nodes, pods);
-          if (node === undefined) {
-            if (recorder !== undefined) await recorder.record(pod, { type: "Warning", reason: "FailedScheduling", message: unschedulableMessage(pod, nodes), action: "Scheduling" });
-            return options.retryMs ? Action.requeueAfter(options.retryMs) : Action.awaitChange();
-          }
-          try {
-            // Setting `spec.nodeName` once stands in for the binding subresource.
-            await rctx.client.patch({ ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", patchType: "merge", patch: { spec: { nodeName: node.metadata.name } } });
-          } catch (error) {
-            if (isNotFound(error) || isInvalid(error)) return Action.awaitChange();
-            if (!isApiError(error)) throw error;
-            throw error;
-          }
-          if (recorder !== undefined) {
-            await recorder.record(pod, { type: "Normal", reason: "Scheduled", message: `Successfully assigned ${pod.metadata.namespace}/${pod.metadata.name} to ${node.metadata.name}`, action: "Binding" });
-          }
-          return Action.awaitChange();
+  return controllerActor(options.name ?? "scheduler", options, (ctx) => {
+    // Node events re-queue every pending pod; the pod cache is reached through the first reconcile's context.
+    let podLister: Lister<Pod> | undefined;
+    const recorder = options.events === true ? createEventRecorder({ client: ctx.client, clock: ctx.clock, component: schedulerName }) : undefined;
+    const controller = defineController<Pod>({
+      name: options.name ?? "scheduler",
+      for: { ...podKind, indexers: { node: (pod) => [String((pod.spec as { nodeName?: string })?.nodeName ?? "")] } },
+      watches: [
+        {
+          ...nodeKind,
+          map: () => (podLister?.byIndex("node", "") ?? []).map((p) => ({ namespace: p.metadata.namespace, name: p.metadata.name ?? "" })),
         },
-      });
-      await runControllers(ctx, [controller]);
-    },
+      ],
+      resyncMs: 0,
+      reconcile: async (pod, rctx) => {
+        const pods = rctx.lister<Pod>(podKind);
+        podLister = pods;
+        if ((pod.spec.nodeName ?? "") !== "" || !isPodActive(pod)) return Action.awaitChange();
+        if ((pod.spec.schedulerName ?? "default-scheduler") !== schedulerName) return Action.awaitChange();
+        const nodes = rctx.lister<Node>(nodeKind).list();
+        const node = pickNode(pod, nodes, pods);
+        if (node === undefined) {
+          if (recorder !== undefined) await recorder.record(pod, { type: "Warning", reason: "FailedScheduling", message: unschedulableMessage(pod, nodes), action: "Scheduling" });
+          return options.retryMs ? Action.requeueAfter(options.retryMs) : Action.awaitChange();
+        }
+        try {
+          // Setting `spec.nodeName` once stands in for the binding subresource.
+          await rctx.client.patch({ ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", patchType: "merge", patch: { spec: { nodeName: node.metadata.name } } });
+        } catch (error) {
+          if (isNotFound(error) || isInvalid(error)) return Action.awaitChange();
+          if (!isApiError(error)) throw error;
+          throw error;
+        }
+        if (recorder !== undefined) {
+          await recorder.record(pod, { type: "Normal", reason: "Scheduled", message: `Successfully assigned ${pod.metadata.namespace}/${pod.metadata.name} to ${node.metadata.name}`, action: "Binding" });
+        }
+        return Action.awaitChange();
+      },
+    });
+    return [controller];
   });
 }

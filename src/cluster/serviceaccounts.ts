@@ -5,10 +5,9 @@
 import { isAlreadyExists } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
-import { isTerminating, runControllers } from "./common.ts";
+import { controllerActor, isTerminating } from "./common.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 
 export const namespaceKind = { apiVersion: "v1", kind: "Namespace" } as const;
@@ -30,20 +29,15 @@ export function perNamespaceActor(
   watched: { apiVersion: string; kind: string; name: string },
   reconcile: (namespace: KubeObject, ctx: ReconcileContext) => Promise<Action>,
 ): ActorDefinition {
-  return defineActor({
-    name,
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController<KubeObject>({
-        name,
-        for: namespaceKind,
-        watches: [{ apiVersion: watched.apiVersion, kind: watched.kind, map: (object) => (object.metadata.name === watched.name ? [{ name: object.metadata.namespace ?? "" }] : []) }],
-        resyncMs: 0,
-        reconcile,
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor(name, options, () => {
+    const controller = defineController<KubeObject>({
+      name,
+      for: namespaceKind,
+      watches: [{ apiVersion: watched.apiVersion, kind: watched.kind, map: (object) => (object.metadata.name === watched.name ? [{ name: object.metadata.namespace ?? "" }] : []) }],
+      resyncMs: 0,
+      reconcile,
+    });
+    return [controller];
   });
 }
 

@@ -10,15 +10,15 @@ import { assert } from "../api/assert.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
 import { indexNames } from "../runtime/cache.ts";
-import { canonicalEqual, deleteIfPresent, eventNote, isPodFinished, isPodReady, isTerminating, ownedBy, podFromTemplate, podKind, runControllers, templateHash } from "./common.ts";
+import { canonicalEqual, controllerActor, deleteIfPresent, eventNote, isPodFinished, isPodReady, isTerminating, ownedBy, podFromTemplate, podKind, templateHash } from "./common.ts";
 import type { Note } from "./common.ts";
 import type { Pod, Workload } from "./common.ts";
 import { isPodAvailable } from "./replicaset.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
+import { cloneJson } from "../api/json.ts";
 
 export const statefulSetKind = { apiVersion: "apps/v1", kind: "StatefulSet" } as const;
 export const controllerRevisionKind = { apiVersion: "apps/v1", kind: "ControllerRevision" } as const;
@@ -84,7 +84,7 @@ async function ensureRevisions(set: Workload, revisions: ControllerRevision[], c
   const latest = Math.max(0, ...revisions.map((r) => r.revision));
   const existing = revisions.find((r) => r.metadata.name === update);
   if (existing === undefined) {
-    const template = { ...structuredClone(set.spec.template), $patch: "replace" };
+    const template = { ...cloneJson(set.spec.template), $patch: "replace" };
     const labels = { ...(set.spec.template.metadata?.labels ?? {}), [revisionLabel]: update };
     const owner = { ...statefulSetKind, name, uid: set.metadata.uid ?? "", controller: true, blockOwnerDeletion: true };
     const object = { ...controllerRevisionKind, metadata: { name: update, namespace: set.metadata.namespace, labels, ownerReferences: [owner] }, data: { spec: { template } }, revision: latest + 1 };
@@ -107,7 +107,7 @@ async function ensureRevisions(set: Workload, revisions: ControllerRevision[], c
 }
 
 function stripPatchDirective(template: PodTemplateSpec): PodTemplateSpec {
-  const copy = structuredClone(template) as PodTemplateSpec & { $patch?: string };
+  const copy = cloneJson(template) as PodTemplateSpec & { $patch?: string };
   delete copy.$patch;
   return copy;
 }
@@ -145,7 +145,7 @@ async function ensureClaims(set: Workload, ordinal: number, ctx: Ctx): Promise<v
     const object = {
       ...pvcKind,
       metadata: { name, namespace: set.metadata.namespace, labels: { ...(claim.metadata?.labels ?? {}), ...selectorLabels } },
-      spec: structuredClone(claim.spec ?? {}),
+      spec: cloneJson(claim.spec ?? {}),
     };
     let created: KubeObject;
     try {
@@ -293,20 +293,15 @@ async function reconcileStatefulSet(set: Workload, ctx: Ctx): Promise<Action> {
 
 /** Actor `statefulset-controller`. Not part of `cluster()` unless asked for (`with: ["statefulset-controller"]`). */
 export function statefulSetController(options: StatefulSetControllerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "statefulset-controller",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      const controller = defineController<Workload>({
-        name: "statefulset-controller",
-        for: statefulSetKind,
-        owns: [podKind, controllerRevisionKind],
-        resyncMs: 0,
-        reconcile: (set, rctx) => reconcileStatefulSet(set, { ...rctx, bindsClaims: options.provisioned !== true, ...(options.events === true ? { note: eventNote(true, rctx.events) } : {}) }),
-      });
-      await runControllers(ctx, [controller]);
-    },
+  return controllerActor("statefulset-controller", options, (ctx) => {
+    const controller = defineController<Workload>({
+      name: "statefulset-controller",
+      for: statefulSetKind,
+      owns: [podKind, controllerRevisionKind],
+      resyncMs: 0,
+      reconcile: (set, rctx) => reconcileStatefulSet(set, { ...rctx, bindsClaims: options.provisioned !== true, ...(options.events === true ? { note: eventNote(true, rctx.events) } : {}) }),
+    });
+    return [controller];
   });
 }
 

@@ -11,10 +11,9 @@ import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
-import { defineActor } from "../sim/simulation.ts";
 import { Action, defineController } from "../runtime/controller.ts";
 import type { ReconcileContext } from "../runtime/controller.ts";
-import { deleteIfPresent, eventNote, isTerminating, podKind, runControllers } from "./common.ts";
+import { clusterActor, deleteIfPresent, eventNote, isTerminating, podKind, runControllers } from "./common.ts";
 import type { Pod } from "./common.ts";
 import type { WorkloadControllerOptions } from "./replicaset.ts";
 
@@ -125,31 +124,27 @@ async function reconcileVolume(volume: Volume, ctx: ReconcileContext): Promise<A
 
 /** Actor `volume-provisioner`. Not part of `cluster()` unless asked for (`with: ["volume-provisioner"]`). */
 export function volumeProvisioner(options: VolumeProvisionerOptions = {}): ActorDefinition {
-  return defineActor({
-    name: "volume-provisioner",
-    restartDelayMs: options.restartDelayMs ?? 1000,
-    crashable: options.crashable ?? true,
-    async start(ctx) {
-      if (options.defaultClass !== false) await ensureDefaultClass(ctx.client);
-      const claims = defineController<Claim>({
-        name: "volume-provisioner",
-        for: claimKind,
-        watches: [
-          { ...storageClassKind, map: (_object, m) => m.lister<Claim>(claimKind).list().filter((c) => c.status?.phase !== "Bound").map((c) => ({ namespace: c.metadata.namespace, name: c.metadata.name ?? "" })) },
-          { ...podKind, map: (pod) => claimsOf(pod as Pod) },
-        ],
-        resyncMs: 0,
-        reconcile: (claim, c) => reconcileClaim(claim, c, options.events),
-      });
-      const volumes = defineController<Volume>({
-        name: "persistent-volume-binder",
-        for: persistentVolumeKind,
-        watches: [{ ...claimKind, map: (claim) => ((claim as Claim).spec?.volumeName ? [{ name: (claim as Claim).spec!.volumeName! }] : []) }],
-        resyncMs: 0,
-        reconcile: reconcileVolume,
-      });
-      await runControllers(ctx, [claims, volumes]);
-    },
+  // The default class is made before the controllers start (an await), so this actor runs them itself.
+  return clusterActor("volume-provisioner", options, async (ctx) => {
+    if (options.defaultClass !== false) await ensureDefaultClass(ctx.client);
+    const claims = defineController<Claim>({
+      name: "volume-provisioner",
+      for: claimKind,
+      watches: [
+        { ...storageClassKind, map: (_object, m) => m.lister<Claim>(claimKind).list().filter((c) => c.status?.phase !== "Bound").map((c) => ({ namespace: c.metadata.namespace, name: c.metadata.name ?? "" })) },
+        { ...podKind, map: (pod) => claimsOf(pod as Pod) },
+      ],
+      resyncMs: 0,
+      reconcile: (claim, c) => reconcileClaim(claim, c, options.events),
+    });
+    const volumes = defineController<Volume>({
+      name: "persistent-volume-binder",
+      for: persistentVolumeKind,
+      watches: [{ ...claimKind, map: (claim) => ((claim as Claim).spec?.volumeName ? [{ name: (claim as Claim).spec!.volumeName! }] : []) }],
+      resyncMs: 0,
+      reconcile: reconcileVolume,
+    });
+    await runControllers(ctx, [claims, volumes]);
   });
 }
 

@@ -10,7 +10,7 @@ import { pathToFileURL } from "node:url";
 import { parentPort, Worker } from "node:worker_threads";
 import { assert } from "../api/assert.ts";
 import { foldState, jobSearch, rootAt, runTask, type BoundedJob, type BoundedStats, type BoundedTask, type RootWork, type Search, type TaskResult } from "./bounded.ts";
-import { workerEntry, workerYoungGenerationMb } from "./explore.ts";
+import { workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import type { Scenario } from "./scenario.ts";
 

@@ -41,7 +41,9 @@ import { compareOrigins, type ReadyStep, type Strategy } from "../sim/strategy.t
 import type { PlannedFault } from "../sim/types.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import { findingKey, isFinding } from "../check/verdict.ts";
-import { collectFindings, faultPoints, runSummary, type ExploreOptions, type ExploreResult, type RunSummary } from "./explore.ts";
+import type { ExploreOptions, ExploreResult, RunSummary } from "./explore.ts";
+import type { ParallelOptions } from "./bounded-parallel.ts";
+import { collectFindings, faultPoints, runSummary } from "./runs.ts";
 import type { FaultPoint } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import type { Scenario, Timing } from "./scenario.ts";
@@ -548,8 +550,14 @@ function withLatency(scenario: Scenario, latencyMs: number): Scenario {
   return { ...scenario, timing: { ...scenario.timing, requestLatencyMs: [latencyMs, latencyMs] } };
 }
 
+/**
+ * The search on worker threads (`searchOnWorkers` of bounded-parallel.ts), handed in by the caller: that file builds
+ * on this one, so this one does not load it (no run-time import cycle), and the caller loads it only when used.
+ */
+export type SearchOnWorkers = (search: Search, options: ParallelOptions) => Promise<BoundedStats["stoppedBy"]>;
+
 /** The bounded search of one scenario variant; `options.runs` bounds it only when finite. */
-export async function exploreBounded(given: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
+export async function exploreBounded(given: Scenario, options: ExploreOptions, clockMs: () => number, searchOnWorkers: SearchOnWorkers): Promise<ExploreResult> {
   const startedMs = clockMs();
   const bounded = options.bounded ?? {};
   // Every run of the search (reference runs, schedules, shrinking) takes one constant latency, so that steps
@@ -588,7 +596,6 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
     const saveEveryRuns = bounded.checkpointEveryRuns ?? 200;
     let stoppedBy: BoundedStats["stoppedBy"];
     if (engine === "tasks") {
-      const { searchOnWorkers } = await import("./bounded-parallel.ts");
       const job: BoundedJob = { kind: "bounded", scenarioPath: options.scenarioPath, variant: options.variant, workload: options.workload, params: options.params, seed: options.seed, shard: options.shard, first: options.first, stats, byOrigin, workloads, points, latencyMs };
       stoppedBy = await searchOnWorkers(search, { job, workers: options.workers, frontier: saved?.frontier ?? [], save, saveEveryRuns, shouldStop, youngGenerationMb: options.youngGenerationMb });
     } else {

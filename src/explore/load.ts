@@ -166,7 +166,7 @@ export async function loadScenario(path: string): Promise<Scenario> {
   if (isYamlPath(path)) {
     // Loaded only for a YAML scenario: the YAML loader brings ajv, CEL and yaml, the module actor the server.
     const { loadYamlScenario, ScenarioYamlError } = await import("../scenario-yaml/load.ts");
-    const { loadYamlExplore } = await import("../module/yaml.ts");
+    const { loadYamlExplore } = await import("./yaml.ts");
     try {
       return await loadYamlExplore(loadYamlScenario(path));
     } catch (error) {

@@ -8,11 +8,12 @@ import { createStore } from "../store/index.ts";
 import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadline, type PropertyCounter } from "../check/properties.ts";
 import type { ThrownError, Verdict } from "../check/verdict.ts";
 import { describeThrown, thrownLine } from "../check/thrown.ts";
-import { finalWorld } from "../report/final-world.ts";
+import { finalWorld } from "./final-world.ts";
 import { describeRef, type KubeObject } from "../api/object.ts";
 import { isApiError } from "../api/errors.ts";
 import { setupOnce } from "./setup-cache.ts";
 import { faultBudgetOf, workloadContext, type HeartbeatRef, type Params, type Scenario, type ScenarioContext, type SetupWorld } from "./scenario.ts";
+import { cloneJson } from "../api/json.ts";
 
 /** The name of the actor that runs the workload. */
 export const WORKLOAD_ACTOR = "user";
@@ -60,7 +61,7 @@ export interface RunOutcome {
   divergedAtStep?: number;
   /**
    * Full-trace runs that did not pass: the final world, as reports end with it (the scenario's summary, else the
-   * objects the failing property read). See src/report/final-world.ts.
+   * objects the failing property read). See src/explore/final-world.ts.
    */
   finalWorld?: string[];
 }
@@ -175,8 +176,8 @@ export function scenarioCall<T>(scenario: Scenario, what: string, call: () => T)
 function buildWorld(scenario: Scenario, ctx: ScenarioContext, sim: Simulation): void {
   const write = <T extends KubeObject>(object: T, how: "create" | "updateStatus"): T => {
     try {
-      const stored = how === "create" ? sim.store.create(structuredClone(object)) : sim.store.updateStatus(structuredClone(object));
-      return structuredClone(stored) as T;
+      const stored = how === "create" ? sim.store.create(cloneJson(object)) : sim.store.updateStatus(cloneJson(object));
+      return cloneJson(stored) as T;
     } catch (error) {
       const what = describeRef({ kind: object.kind, namespace: object.metadata?.namespace, name: object.metadata?.name });
       const why = isApiError(error) ? error.message : String(error);

@@ -19,7 +19,7 @@ import type { ActorContext, ActorDefinition } from "../sim/types.ts";
 import { compileModule, ModuleLoadError, type CompiledModule } from "./loader.ts";
 import { makeBindings } from "./env.ts";
 import { API_HOST, API_PORT, API_SERVER_URL, API_TOKEN, Connection, loadWire, WireHub, type WireOwner } from "./wire.ts";
-import { kubeconfigText } from "../server/kubeconfig.ts";
+import { kubeconfigText } from "../server/auth/kubeconfig.ts";
 
 export interface ModuleActorOptions {
   /** The actor's name (no slash). */

@@ -3,5 +3,4 @@
 export { createWorld, isScenarioText, isYamlScenarioPath, loadYamlScenario, ScenarioYamlError } from "./load.ts";
 export type { WorkloadStep, YamlScenario, YamlVariant } from "./load.ts";
 export { scenarioSchema } from "./schema.ts";
-export { yamlDrillTarget } from "./target.ts";
 export { compileWorldExpression, kindTable } from "./world.ts";

@@ -6,7 +6,7 @@ import { basename, dirname, extname, join, resolve } from "node:path";
 import { Ajv } from "ajv";
 import { LineCounter, parseAllDocuments, parseDocument, type Document } from "yaml";
 import { isApiError } from "../api/errors.ts";
-import { isRecord } from "../api/json.ts";
+import { cloneJson, isRecord } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import { always, eventually, type Property } from "../check/properties.ts";
 import { createStore } from "../store/index.ts";
@@ -253,7 +253,7 @@ function loadWorld(raw: Record<string, unknown> | undefined, dir: string, shown:
     const files = stat.isDirectory() ? readdirSync(path).filter((f) => manifestExtensions.has(extname(f))).sort().map((f) => join(path, f)) : [path];
     for (const f of files) objects.push(...manifests(readFileSync(f, "utf8"), `${shown} -> ${basename(f)}`));
   });
-  objects.push(...(((raw?.manifests as KubeObject[] | undefined) ?? []).map((o) => structuredClone(o))));
+  objects.push(...(((raw?.manifests as KubeObject[] | undefined) ?? []).map((o) => cloneJson(o))));
   return objects;
 }
 
@@ -277,7 +277,7 @@ function manifests(text: string, where: string): KubeObject[] {
  */
 export function createWorld(store: Store, world: readonly KubeObject[], describe: (object: KubeObject, message: string) => string = (o, m) => `${o.kind} ${o.metadata.name ?? "?"}: ${m}`): void {
   for (const source of world) {
-    const object = structuredClone(source);
+    const object = cloneJson(source);
     try {
       const resource = store.resourceFor(object);
       if (object.metadata.namespace === undefined && resource.namespaced) object.metadata.namespace = "default";

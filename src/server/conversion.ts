@@ -12,13 +12,11 @@
 // without metrics gets the 80% CPU utilization target v1 always implied.
 import type { DeleteOptions, PatchOptions, WriteOptions } from "../api/client.ts";
 import { badRequest } from "../api/errors.ts";
-import { deepFreeze, isRecord } from "../api/json.ts";
+import { deepFreeze, isRecord, type JsonObject } from "../api/json.ts";
 import type { KubeObject, ObjectList, ObjectRef } from "../api/object.ts";
 import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Store, StoreListOptions, StoreWatchOptions, StoreWatcher, StoreWatchListener } from "../store/index.ts";
-
-type Json = Record<string, unknown>;
 
 /** A resource served in one version and stored in another. */
 export interface ConvertedResource {
@@ -34,9 +32,9 @@ interface Conversion {
   servedVersion: string;
   storedVersion: string;
   /** Stored form -> served form (a new object). */
-  out(stored: Json): Json;
+  out(stored: JsonObject): JsonObject;
   /** Served form -> stored form (a new object). */
-  in(served: Json): Json;
+  in(served: JsonObject): JsonObject;
 }
 
 const metricsAnnotation = "autoscaling.alpha.kubernetes.io/metrics";
@@ -48,24 +46,24 @@ const defaultCpuUtilization = 80;
 
 const conversions: readonly Conversion[] = [{ group: "autoscaling", kind: "HorizontalPodAutoscaler", servedVersion: "v1", storedVersion: "v2", out: hpaToV1, in: hpaToV2 }];
 
-const rec = (value: unknown): Json => (isRecord(value) ? value : {});
+const rec = (value: unknown): JsonObject => (isRecord(value) ? value : {});
 /** Copies the keys of `from` that are set, in order. */
-function pick(from: Json, keys: readonly string[]): Json {
-  const out: Json = {};
+function pick(from: JsonObject, keys: readonly string[]): JsonObject {
+  const out: JsonObject = {};
   for (const key of keys) if (from[key] !== undefined && from[key] !== null) out[key] = from[key];
   return out;
 }
 
-function isCpuResource(metric: Json): boolean {
+function isCpuResource(metric: JsonObject): boolean {
   return metric.type === "Resource" && isRecord(metric.resource) && metric.resource.name === "cpu";
 }
 
 // ---- v2 -> v1 ----
 
-function metricSpecToV1(m: Json): Json {
-  const target = (source: Json) => rec(source.target);
-  const metric = (source: Json) => rec(source.metric);
-  const out: Json = { type: m.type };
+function metricSpecToV1(m: JsonObject): JsonObject {
+  const target = (source: JsonObject) => rec(source.target);
+  const metric = (source: JsonObject) => rec(source.metric);
+  const out: JsonObject = { type: m.type };
   if (isRecord(m.resource)) out.resource = { name: m.resource.name, ...pick({ targetAverageUtilization: target(m.resource).averageUtilization, targetAverageValue: target(m.resource).averageValue }, ["targetAverageUtilization", "targetAverageValue"]) };
   if (isRecord(m.containerResource)) {
     const c = m.containerResource;
@@ -83,10 +81,10 @@ function metricSpecToV1(m: Json): Json {
   return out;
 }
 
-function metricStatusToV1(m: Json): Json {
-  const current = (source: Json) => rec(source.current);
-  const metric = (source: Json) => rec(source.metric);
-  const out: Json = { type: m.type };
+function metricStatusToV1(m: JsonObject): JsonObject {
+  const current = (source: JsonObject) => rec(source.current);
+  const metric = (source: JsonObject) => rec(source.metric);
+  const out: JsonObject = { type: m.type };
   if (isRecord(m.resource)) out.resource = { name: m.resource.name, ...pick({ currentAverageUtilization: current(m.resource).averageUtilization }, ["currentAverageUtilization"]), currentAverageValue: current(m.resource).averageValue ?? "0" };
   if (isRecord(m.containerResource)) {
     const c = m.containerResource;
@@ -111,11 +109,11 @@ function goFieldNames(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.charAt(0).toUpperCase() + k.slice(1), goFieldNames(v)]));
 }
 
-function hpaToV1(stored: Json): Json {
+function hpaToV1(stored: JsonObject): JsonObject {
   const spec = rec(stored.spec);
   const status = rec(stored.status);
   const metrics = (Array.isArray(spec.metrics) ? spec.metrics : []).filter(isRecord);
-  const v1Spec: Json = pick(spec, ["scaleTargetRef", "minReplicas", "maxReplicas"]);
+  const v1Spec: JsonObject = pick(spec, ["scaleTargetRef", "minReplicas", "maxReplicas"]);
   const cpu = metrics.find(isCpuResource);
   const cpuTarget = cpu === undefined ? undefined : rec(rec(cpu.resource).target).averageUtilization;
   if (cpuTarget !== undefined && cpuTarget !== null) v1Spec.targetCPUUtilizationPercentage = cpuTarget;
@@ -127,9 +125,9 @@ function hpaToV1(stored: Json): Json {
   if (isRecord(spec.behavior)) annotations[behaviorAnnotation] = JSON.stringify(goFieldNames(spec.behavior));
   if (current.length > 0) annotations[currentMetricsAnnotation] = JSON.stringify(current.map(metricStatusToV1));
   if (conditions.length > 0) annotations[conditionsAnnotation] = JSON.stringify(conditions);
-  const metadata: Json = { ...rec(stored.metadata) };
+  const metadata: JsonObject = { ...rec(stored.metadata) };
   if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
-  const v1Status: Json = { ...pick(status, ["observedGeneration", "lastScaleTime"]), currentReplicas: status.currentReplicas ?? 0, desiredReplicas: status.desiredReplicas ?? 0 };
+  const v1Status: JsonObject = { ...pick(status, ["observedGeneration", "lastScaleTime"]), currentReplicas: status.currentReplicas ?? 0, desiredReplicas: status.desiredReplicas ?? 0 };
   const cpuNow = current.find(isCpuResource);
   const cpuCurrent = cpuNow === undefined ? undefined : rec(rec(cpuNow.resource).current).averageUtilization;
   if (cpuCurrent !== undefined && cpuCurrent !== null) v1Status.currentCPUUtilizationPercentage = cpuCurrent;
@@ -138,10 +136,10 @@ function hpaToV1(stored: Json): Json {
 
 // ---- v1 -> v2 ----
 
-function metricSpecToV2(m: Json): Json {
-  const out: Json = { type: m.type };
+function metricSpecToV2(m: JsonObject): JsonObject {
+  const out: JsonObject = { type: m.type };
   // A utilization makes the target a Utilization one; without it, an AverageValue one.
-  const resourceTarget = (r: Json): Json => {
+  const resourceTarget = (r: JsonObject): JsonObject => {
     const utilization = r.targetAverageUtilization;
     const type = utilization === undefined || utilization === null ? "AverageValue" : "Utilization";
     return { type, ...pick({ averageValue: r.targetAverageValue, averageUtilization: utilization }, ["averageValue", "averageUtilization"]) };
@@ -162,9 +160,9 @@ function metricSpecToV2(m: Json): Json {
   return out;
 }
 
-function metricStatusToV2(m: Json): Json {
-  const out: Json = { type: m.type };
-  const resourceCurrent = (r: Json) => ({ ...pick({ averageValue: r.currentAverageValue, averageUtilization: r.currentAverageUtilization }, ["averageValue", "averageUtilization"]) });
+function metricStatusToV2(m: JsonObject): JsonObject {
+  const out: JsonObject = { type: m.type };
+  const resourceCurrent = (r: JsonObject) => ({ ...pick({ averageValue: r.currentAverageValue, averageUtilization: r.currentAverageUtilization }, ["averageValue", "averageUtilization"]) });
   if (isRecord(m.resource)) out.resource = { name: m.resource.name, current: resourceCurrent(m.resource) };
   if (isRecord(m.containerResource)) out.containerResource = { name: m.containerResource.name, container: m.containerResource.container, current: resourceCurrent(m.containerResource) };
   if (isRecord(m.pods)) out.pods = { metric: { name: m.pods.metricName, ...pick(m.pods, ["selector"]) }, current: pick({ averageValue: m.pods.currentAverageValue }, ["averageValue"]) };
@@ -181,7 +179,7 @@ function jsonFieldNames(value: unknown): unknown {
 }
 
 /** Takes an annotation out of `annotations` and parses it as JSON; a malformed one is the client's error (400). */
-function takeAnnotation(annotations: Json, name: string): unknown {
+function takeAnnotation(annotations: JsonObject, name: string): unknown {
   const text = annotations[name];
   if (text === undefined) return undefined;
   delete annotations[name];
@@ -192,21 +190,21 @@ function takeAnnotation(annotations: Json, name: string): unknown {
   }
 }
 
-const records = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);
+const records = (value: unknown): JsonObject[] => (Array.isArray(value) ? value.filter(isRecord) : []);
 
-function hpaToV2(served: Json): Json {
+function hpaToV2(served: JsonObject): JsonObject {
   const spec = rec(served.spec);
   const status = rec(served.status);
-  const metadata: Json = { ...rec(served.metadata) };
-  const annotations: Json = { ...rec(metadata.annotations) };
-  const v2Spec: Json = pick(spec, ["scaleTargetRef", "minReplicas", "maxReplicas"]);
+  const metadata: JsonObject = { ...rec(served.metadata) };
+  const annotations: JsonObject = { ...rec(metadata.annotations) };
+  const v2Spec: JsonObject = pick(spec, ["scaleTargetRef", "minReplicas", "maxReplicas"]);
   const cpu = spec.targetCPUUtilizationPercentage;
   const cpuMetrics = cpu === undefined || cpu === null ? [] : [{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: cpu } } }];
   const metrics = [...records(takeAnnotation(annotations, metricsAnnotation)).map(metricSpecToV2), ...cpuMetrics];
   v2Spec.metrics = metrics.length > 0 ? metrics : [{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: defaultCpuUtilization } } }];
   const behavior = takeAnnotation(annotations, behaviorAnnotation);
   if (isRecord(behavior)) v2Spec.behavior = jsonFieldNames(behavior);
-  const v2Status: Json = pick(status, ["observedGeneration", "lastScaleTime", "currentReplicas", "desiredReplicas"]);
+  const v2Status: JsonObject = pick(status, ["observedGeneration", "lastScaleTime", "currentReplicas", "desiredReplicas"]);
   const current = takeAnnotation(annotations, currentMetricsAnnotation);
   const cpuNow = status.currentCPUUtilizationPercentage;
   if (current !== undefined) v2Status.currentMetrics = records(current).map(metricStatusToV2);
@@ -264,12 +262,12 @@ function convertingStore(store: Store, c: Conversion): Store {
   const out = (object: KubeObject): KubeObject => {
     let served = servedForms.get(object);
     if (served === undefined) {
-      served = deepFreeze(c.out(object as unknown as Json)) as unknown as KubeObject;
+      served = deepFreeze(c.out(object as unknown as JsonObject)) as unknown as KubeObject;
       if (Object.isFrozen(object)) servedForms.set(object, served);
     }
     return served;
   };
-  const into = (object: KubeObject): KubeObject => c.in(object as unknown as Json) as unknown as KubeObject;
+  const into = (object: KubeObject): KubeObject => c.in(object as unknown as JsonObject) as unknown as KubeObject;
   const patched = (options: PatchOptions): KubeObject => {
     const current = out(store.get(toStoredRef(options)));
     const next = options.patchType === "merge" ? applyMergePatch(current, options.patch) : applyJsonPatch(current, options.patch);

@@ -5,22 +5,21 @@
 // server's store only, so stores a simulator drives (and their pinned traces) never see it.
 import type { KubeObject } from "../api/object.ts";
 import type { WireField } from "../api/wire-types.ts";
-import { isScalar, messageOfKind, wireFields } from "./wire.ts";
-import { defaultLimitRange } from "./limitrange.ts";
-import { isRecord, records } from "../api/json.ts";
+import { isScalar, messageOfKind, wireFields } from "./encoding/wire.ts";
+import { defaultLimitRange } from "./admission/limitrange.ts";
+import { isRecord, records, type JsonObject } from "../api/json.ts";
 
-type Json = Record<string, unknown>;
-type Defaulter = (value: Json) => void;
+type Defaulter = (value: JsonObject) => void;
 
-function set(target: Json, key: string, value: unknown): void {
+function set(target: JsonObject, key: string, value: unknown): void {
   if (target[key] === undefined || target[key] === null) target[key] = value;
 }
 
 /** A nested object, created (empty) when absent. */
-function child(target: Json, key: string): Json {
+function child(target: JsonObject, key: string): JsonObject {
   const value = target[key];
   if (isRecord(value)) return value;
-  const created: Json = {};
+  const created: JsonObject = {};
   target[key] = created;
   return created;
 }
@@ -34,21 +33,21 @@ export function pullPolicyOf(image: string): "Always" | "IfNotPresent" {
   return tag === "latest" ? "Always" : "IfNotPresent";
 }
 
-function defaultContainer(container: Json): void {
+function defaultContainer(container: JsonObject): void {
   if (typeof container.image === "string") set(container, "imagePullPolicy", pullPolicyOf(container.image));
   set(container, "terminationMessagePath", "/dev/termination-log");
   set(container, "terminationMessagePolicy", "File");
   set(container, "resources", {});
 }
 
-function defaultProbe(probe: Json): void {
+function defaultProbe(probe: JsonObject): void {
   set(probe, "timeoutSeconds", 1);
   set(probe, "periodSeconds", 10);
   set(probe, "successThreshold", 1);
   set(probe, "failureThreshold", 3);
 }
 
-function defaultPodSpec(spec: Json): void {
+function defaultPodSpec(spec: JsonObject): void {
   set(spec, "dnsPolicy", "ClusterFirst");
   set(spec, "restartPolicy", "Always");
   set(spec, "terminationGracePeriodSeconds", 30);
@@ -65,12 +64,12 @@ function defaultPodSpec(spec: Json): void {
 /** Volume modes of the projected sources: 0644, as the Kubernetes defaulters write it (decimal 420). */
 const modeDefault: Defaulter = (source) => set(source, "defaultMode", 420);
 
-function defaultVolume(volume: Json): void {
+function defaultVolume(volume: JsonObject): void {
   const sources = Object.keys(volume).filter((k) => k !== "name");
   if (sources.length === 0) volume.emptyDir = {};
 }
 
-function defaultDeploymentSpec(spec: Json): void {
+function defaultDeploymentSpec(spec: JsonObject): void {
   set(spec, "replicas", 1);
   const strategy = child(spec, "strategy");
   set(strategy, "type", "RollingUpdate");
@@ -83,7 +82,7 @@ function defaultDeploymentSpec(spec: Json): void {
   set(spec, "progressDeadlineSeconds", 600);
 }
 
-function defaultStatefulSetSpec(spec: Json): void {
+function defaultStatefulSetSpec(spec: JsonObject): void {
   set(spec, "replicas", 1);
   set(spec, "podManagementPolicy", "OrderedReady");
   const strategy = child(spec, "updateStrategy");
@@ -95,7 +94,7 @@ function defaultStatefulSetSpec(spec: Json): void {
   set(retention, "whenScaled", "Retain");
 }
 
-function defaultDaemonSetSpec(spec: Json): void {
+function defaultDaemonSetSpec(spec: JsonObject): void {
   const strategy = child(spec, "updateStrategy");
   set(strategy, "type", "RollingUpdate");
   if (strategy.type === "RollingUpdate") {
@@ -106,7 +105,7 @@ function defaultDaemonSetSpec(spec: Json): void {
   set(spec, "revisionHistoryLimit", 10);
 }
 
-function defaultJobSpec(spec: Json): void {
+function defaultJobSpec(spec: JsonObject): void {
   if (spec.completions === undefined && spec.parallelism === undefined) spec.completions = 1;
   set(spec, "parallelism", 1);
   set(spec, "backoffLimit", spec.backoffLimitPerIndex === undefined ? 6 : 2147483647);
@@ -115,14 +114,14 @@ function defaultJobSpec(spec: Json): void {
   set(spec, "podReplacementPolicy", spec.podFailurePolicy === undefined ? "TerminatingOrFailed" : "Failed");
 }
 
-function defaultCronJobSpec(spec: Json): void {
+function defaultCronJobSpec(spec: JsonObject): void {
   set(spec, "concurrencyPolicy", "Allow");
   set(spec, "suspend", false);
   set(spec, "successfulJobsHistoryLimit", 3);
   set(spec, "failedJobsHistoryLimit", 1);
 }
 
-function defaultServiceSpec(spec: Json): void {
+function defaultServiceSpec(spec: JsonObject): void {
   set(spec, "type", "ClusterIP");
   set(spec, "sessionAffinity", "None");
   if (spec.sessionAffinity === "ClientIP") set(child(child(spec, "sessionAffinityConfig"), "clientIP"), "timeoutSeconds", 10800);
@@ -136,22 +135,22 @@ function defaultServiceSpec(spec: Json): void {
   if (spec.type === "LoadBalancer") set(spec, "allocateLoadBalancerNodePorts", true);
 }
 
-function defaultSubject(subject: Json): void {
+function defaultSubject(subject: JsonObject): void {
   if (subject.kind === "User" || subject.kind === "Group") set(subject, "apiGroup", "rbac.authorization.k8s.io");
 }
 
-function defaultNetworkPolicySpec(spec: Json): void {
+function defaultNetworkPolicySpec(spec: JsonObject): void {
   if (Array.isArray(spec.policyTypes) && spec.policyTypes.length > 0) return;
   spec.policyTypes = Array.isArray(spec.egress) && spec.egress.length > 0 ? ["Ingress", "Egress"] : ["Ingress"];
 }
 
-function defaultHpaSpec(spec: Json): void {
+function defaultHpaSpec(spec: JsonObject): void {
   set(spec, "minReplicas", 1);
   if (Array.isArray(spec.metrics) && spec.metrics.length > 0) return;
   spec.metrics = [{ type: "Resource", resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 80 } } }];
 }
 
-function defaultWebhook(webhook: Json): void {
+function defaultWebhook(webhook: JsonObject): void {
   set(webhook, "failurePolicy", "Fail");
   set(webhook, "matchPolicy", "Equivalent");
   set(webhook, "namespaceSelector", {});
@@ -224,7 +223,7 @@ const kindDefaulters: Readonly<Record<string, Defaulter>> = {
       const resources = isRecord(container.resources) ? container.resources : undefined;
       if (resources === undefined || !isRecord(resources.limits)) continue;
       const requests = isRecord(resources.requests) ? resources.requests : (resources.requests = {});
-      for (const [name, value] of Object.entries(resources.limits)) if (!(name in requests)) (requests as Json)[name] = value;
+      for (const [name, value] of Object.entries(resources.limits)) if (!(name in requests)) (requests as JsonObject)[name] = value;
     }
   },
   "/Secret": (secret) => set(secret, "type", "Opaque"),
@@ -234,7 +233,7 @@ const kindDefaulters: Readonly<Record<string, Defaulter>> = {
     const template = isRecord(spec.template) && isRecord(spec.template.metadata) ? spec.template.metadata.labels : undefined;
     if (isRecord(template) && Object.keys(template).length > 0) {
       if (!isRecord(spec.selector) || Object.keys(spec.selector).length === 0) spec.selector = { ...template };
-      const meta = rc.metadata as Json;
+      const meta = rc.metadata as JsonObject;
       if (!isRecord(meta.labels) || Object.keys(meta.labels).length === 0) meta.labels = { ...template };
     }
   },
@@ -299,7 +298,7 @@ function fieldsToWalk(message: string): readonly WireField[] {
   return fields;
 }
 
-function walk(value: Json, message: string, depth: number): void {
+function walk(value: JsonObject, message: string, depth: number): void {
   if (depth > walkDepthMax || !hasDefaults(message)) return;
   for (const [name, defaultValue] of markersOf(message)) set(value, name, defaultValue);
   messageDefaulters[message]?.(value);
@@ -328,13 +327,13 @@ export function hasServerDefaults(apiVersion: string, kind: string): boolean {
 export function applyServerDefaults(object: KubeObject): void {
   const plan = defaultingPlan(object.apiVersion, object.kind);
   if (plan === undefined) return;
-  plan.kindDefaulter?.(object as unknown as Json);
-  walk(object as unknown as Json, plan.message, 0);
+  plan.kindDefaulter?.(object as unknown as JsonObject);
+  walk(object as unknown as JsonObject, plan.message, 0);
 }
 
 interface DefaultingPlan {
   message: string;
-  kindDefaulter: ((object: Json) => void) | undefined;
+  kindDefaulter: ((object: JsonObject) => void) | undefined;
 }
 
 /** apiVersion -> kind -> what defaulting a write of it needs: found once, not per write. */

@@ -13,8 +13,9 @@ import { builtinKinds } from "../store/index.ts";
 import type { Store } from "../store/index.ts";
 import { convertedGroupVersions, servedResources } from "./conversion.ts";
 import { builtinRoots, customSchemas, schemasFrom } from "./openapi.ts";
-import { virtualDiscovery, virtualGroupVersions } from "./reviews.ts";
+import { virtualDiscovery, virtualGroupVersions } from "./auth/reviews.ts";
 import { pathNotFound } from "./routes.ts";
+import type { JsonObject } from "../api/json.ts";
 
 export const serverVersion = { major: "1", minor: "34", gitVersion: "v1.34.0-settle", platform: "linux/amd64" };
 
@@ -191,18 +192,16 @@ export function wantsAggregated(accept: string | undefined): boolean {
   return first.startsWith("application/json;") && first.includes("g=apidiscovery.k8s.io") && first.includes("v=v2;") && first.includes("as=apigroupdiscoverylist");
 }
 
-type Json = Record<string, unknown>;
-
 /** One group version's resources in the aggregated form: subresources nested under their parent. */
-function versionDiscovery(store: Store, group: string, version: string): Json {
-  const entries = apiResourceList(store, group, version).resources as Json[];
-  const resources: Json[] = [];
+function versionDiscovery(store: Store, group: string, version: string): JsonObject {
+  const entries = apiResourceList(store, group, version).resources as JsonObject[];
+  const resources: JsonObject[] = [];
   for (const entry of entries) {
     const name = String(entry.name);
     const slash = name.indexOf("/");
     const responseKind = { group: (entry.group as string | undefined) ?? group, version: (entry.version as string | undefined) ?? version, kind: entry.kind };
     if (slash === -1) {
-      const resource: Json = { resource: name, responseKind, scope: entry.namespaced === true ? "Namespaced" : "Cluster", singularResource: entry.singularName, verbs: entry.verbs };
+      const resource: JsonObject = { resource: name, responseKind, scope: entry.namespaced === true ? "Namespaced" : "Cluster", singularResource: entry.singularName, verbs: entry.verbs };
       if (entry.shortNames !== undefined) resource.shortNames = entry.shortNames;
       if (entry.categories !== undefined) resource.categories = entry.categories;
       resources.push(resource);
@@ -210,14 +209,14 @@ function versionDiscovery(store: Store, group: string, version: string): Json {
     }
     const parent = resources.find((r) => r.resource === name.slice(0, slash));
     if (parent === undefined) continue;
-    ((parent.subresources ??= []) as Json[]).push({ subresource: name.slice(slash + 1), responseKind, verbs: entry.verbs });
+    ((parent.subresources ??= []) as JsonObject[]).push({ subresource: name.slice(slash + 1), responseKind, verbs: entry.verbs });
   }
   return { version, resources, freshness: "Current" };
 }
 
 /** `/api` (the legacy group only) or `/apis` (every named group) as an APIGroupDiscoveryList. */
-export function aggregatedDiscovery(store: Store, legacy: boolean): Json {
-  const items: Json[] = [];
+export function aggregatedDiscovery(store: Store, legacy: boolean): JsonObject {
+  const items: JsonObject[] = [];
   for (const [name, versions] of groupsOf(store)) {
     if ((name === "") !== legacy) continue;
     items.push({ metadata: { name, creationTimestamp: null }, versions: versions.map((v) => versionDiscovery(store, name, v)) });

@@ -1,13 +1,11 @@
 // HTTP plumbing of the server: reading bounded bodies, decoding them by media type, negotiating the response
 // type, and writing objects and `Status` errors the way kube-apiserver does.
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createRequire } from "node:module";
-import type * as Yaml from "yaml";
 import { ApiError, badRequest, internalError, isApiError, tooLarge } from "../api/errors.ts";
 import { jsonDepthMax } from "../api/patch.ts";
 import { jsonNestedDeeper, yamlTooMuch } from "./nesting.ts";
-import { decodeProtobuf, encodeProtobuf, protobufContentType } from "./protobuf.ts";
-import { duplicateKeyMessage, yamlBodyParseOptions } from "./yaml-keys.ts";
+import { decodeProtobuf, encodeProtobuf, protobufContentType } from "./encoding/protobuf.ts";
+import { duplicateKeyMessage, yaml, yamlBodyParseOptions } from "./yaml-keys.ts";
 
 export const jsonContentType = "application/json";
 
@@ -208,15 +206,4 @@ export function sendProtobuf(res: ServerResponse, code: number, body: Uint8Array
 
 export function notAcceptable(): ApiError {
   return new ApiError("NotAcceptable", 406, `only the following media types are accepted: ${jsonContentType}`);
-}
-
-let yamlModule: typeof Yaml | undefined;
-
-/**
- * The yaml package, loaded on first use: it is 70 files and about 50 ms of every server's start, and most clients
- * send JSON. In a bundle (an explore worker's) esbuild bundles the literal `require`; an ES module has none.
- */
-function yaml(): typeof Yaml {
-  yamlModule ??= (typeof require === "function" ? require("yaml") : createRequire(import.meta.url)("yaml")) as typeof Yaml;
-  return yamlModule;
 }

@@ -7,9 +7,8 @@ import type { ResourceType } from "../api/resources.ts";
 import type { WireField } from "../api/wire-types.ts";
 import { wireKinds } from "../api/generated/k8s-api.ts";
 import type { Store } from "../store/index.ts";
-import { isScalar, wireFields } from "./wire.ts";
-
-type Json = Record<string, unknown>;
+import { isScalar, wireFields } from "./encoding/wire.ts";
+import type { JsonObject } from "../api/json.ts";
 
 /** The OpenAPI name of a wire message, as kube-openapi names Go types: `apps/v1.Deployment` -> `io.k8s.api.apps.v1.Deployment`. */
 export function schemaName(message: string): string {
@@ -27,7 +26,7 @@ export function schemaName(message: string): string {
 }
 
 /** Messages whose JSON form is not an object: their schemas are those of their JSON values. */
-const valueSchemas: Readonly<Record<string, Json>> = {
+const valueSchemas: Readonly<Record<string, JsonObject>> = {
   "meta/v1.Time": { type: "string", format: "date-time" },
   "meta/v1.MicroTime": { type: "string", format: "date-time" },
   "meta/v1.Duration": { type: "string" },
@@ -38,7 +37,7 @@ const valueSchemas: Readonly<Record<string, Json>> = {
   "meta/v1.FieldsV1": { type: "object" },
 };
 
-function scalarSchema(type: string): Json {
+function scalarSchema(type: string): JsonObject {
   switch (type) {
     case "bool":
       return { type: "boolean" };
@@ -64,7 +63,7 @@ function scalarSchema(type: string): Json {
   }
 }
 
-const ref = (message: string): Json => ({ $ref: `#/components/schemas/${schemaName(message)}` });
+const ref = (message: string): JsonObject => ({ $ref: `#/components/schemas/${schemaName(message)}` });
 
 function markerDefault(text: string | undefined): unknown {
   if (text === undefined || text.startsWith("ref(")) return undefined;
@@ -75,16 +74,16 @@ function markerDefault(text: string | undefined): unknown {
   }
 }
 
-function valueSchema(type: string, needed: Set<string>): Json {
+function valueSchema(type: string, needed: Set<string>): JsonObject {
   if (isScalar(type)) return scalarSchema(type);
   needed.add(type);
   // kube-openapi wraps a reference in allOf so that siblings (a default) may sit beside it.
   return { allOf: [ref(type)] };
 }
 
-function fieldSchema(field: WireField, needed: Set<string>): Json {
+function fieldSchema(field: WireField, needed: Set<string>): JsonObject {
   const value = valueSchema(field.type, needed);
-  let schema: Json;
+  let schema: JsonObject;
   if (field.map !== undefined) schema = { type: "object", additionalProperties: value };
   else if (field.repeated === true) schema = { type: "array", items: value };
   else schema = value;
@@ -103,7 +102,7 @@ function fieldSchema(field: WireField, needed: Set<string>): Json {
  * become the parent's, as kube-openapi flattens them); the names of required fields go to `required`, in field order,
  * as kube-openapi lists them.
  */
-function properties(message: string, needed: Set<string>, into: Json, required: string[]): void {
+function properties(message: string, needed: Set<string>, into: JsonObject, required: string[]): void {
   for (const field of wireFields(message)) {
     if (field.inline === true) properties(field.type, needed, into, required);
     else {
@@ -122,23 +121,23 @@ for (const k of wireKinds) {
 
 const typeMetaProperties = { apiVersion: { type: "string" }, kind: { type: "string" } };
 
-function messageSchema(message: string, needed: Set<string>): Json {
+function messageSchema(message: string, needed: Set<string>): JsonObject {
   const special = valueSchemas[message];
   if (special !== undefined) return special;
-  const props: Json = {};
+  const props: JsonObject = {};
   const gvks = kindOfMessage.get(message);
   if (gvks !== undefined) Object.assign(props, typeMetaProperties);
   const required: string[] = [];
   properties(message, needed, props, required);
-  const schema: Json = { type: "object", properties: props };
+  const schema: JsonObject = { type: "object", properties: props };
   if (required.length > 0) schema.required = required;
   if (gvks !== undefined) schema["x-kubernetes-group-version-kind"] = gvks;
   return schema;
 }
 
 /** Schemas of `roots` and every message they reach, by OpenAPI name. */
-export function schemasFrom(roots: readonly string[]): Record<string, Json> {
-  const schemas: Record<string, Json> = {};
+export function schemasFrom(roots: readonly string[]): Record<string, JsonObject> {
+  const schemas: Record<string, JsonObject> = {};
   const needed = new Set<string>(roots);
   const done = new Set<string>();
   while (needed.size > done.size) {
@@ -157,17 +156,17 @@ export function builtinRoots(group: string, version: string): string[] {
 }
 
 /** The schema of a custom kind from its CRD, with its metadata as ObjectMeta and the kind's GVK extension. */
-export function customSchemas(store: Store, resources: readonly ResourceType[]): Record<string, Json> {
+export function customSchemas(store: Store, resources: readonly ResourceType[]): Record<string, JsonObject> {
   const crds = store.list({ apiVersion: "apiextensions.k8s.io/v1", kind: "CustomResourceDefinition" }).items;
-  const schemas: Record<string, Json> = {};
+  const schemas: Record<string, JsonObject> = {};
   let meta = false;
   for (const r of resources) {
-    const crd = crds.find((c) => (c.spec as Json | undefined)?.group === r.group && ((c.spec as Json).names as Json | undefined)?.kind === r.kind);
+    const crd = crds.find((c) => (c.spec as JsonObject | undefined)?.group === r.group && ((c.spec as JsonObject).names as JsonObject | undefined)?.kind === r.kind);
     if (crd === undefined) continue;
-    const versions = ((crd.spec as Json).versions ?? []) as Json[];
+    const versions = ((crd.spec as JsonObject).versions ?? []) as JsonObject[];
     const served = versions.find((v) => v.name === r.version);
-    const declared = ((served?.schema as Json | undefined)?.openAPIV3Schema ?? { type: "object", "x-kubernetes-preserve-unknown-fields": true }) as Json;
-    const props = { ...((declared.properties as Json | undefined) ?? {}) };
+    const declared = ((served?.schema as JsonObject | undefined)?.openAPIV3Schema ?? { type: "object", "x-kubernetes-preserve-unknown-fields": true }) as JsonObject;
+    const props = { ...((declared.properties as JsonObject | undefined) ?? {}) };
     Object.assign(props, typeMetaProperties, { metadata: { allOf: [ref("meta/v1.ObjectMeta")] } });
     const name = `${r.group.split(".").reverse().join(".")}.${r.version}.${r.kind}`;
     schemas[name] = { ...declared, type: "object", properties: props, "x-kubernetes-group-version-kind": [{ group: r.group, version: r.version, kind: r.kind }] };

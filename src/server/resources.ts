@@ -15,18 +15,18 @@ import { handOver } from "../store/util.ts";
 import { applySteps, checkApplyRequest, computeApply, decoratedWith, isNotFound, managerOf, recordUpdate, requestedEntries } from "./apply.ts";
 import type { ApplyRequest, ApplyResult, ManagedFields } from "./apply.ts";
 import { decodeBody, mediaType, parseJson, parseYamlBody, prefersProtobuf, sendJson, sendJsonText, sendProtobuf } from "./http.ts";
-import { encodeProtobuf, messageFor } from "./protobuf.ts";
+import { encodeProtobuf, messageFor } from "./encoding/protobuf.ts";
 import { pathNotFound } from "./routes.ts";
 import type { ResourceRoute } from "./routes.ts";
 import { schemaOf } from "./schema.ts";
-import { includeObjectOf } from "./table.ts";
-import type { Tables } from "./table.ts";
+import { includeObjectOf } from "./encoding/table.ts";
+import type { Tables } from "./encoding/table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
-import { messageOfKind, wireFields } from "./wire.ts";
-import { requestUser } from "./rbac.ts";
-import { admitWrite, webhooksOf } from "./webhooks.ts";
-import type { Operation } from "./webhooks.ts";
+import { messageOfKind, wireFields } from "./encoding/wire.ts";
+import { requestUser } from "./auth/rbac.ts";
+import { admitWrite, webhooksOf } from "./admission/webhooks.ts";
+import type { Operation } from "./admission/webhooks.ts";
 
 export interface ResourceRequest {
   store: Store;

@@ -7,7 +7,7 @@
 import type { ResourceType } from "../api/resources.ts";
 import { wireAtomicStructs, wireKinds } from "../api/generated/k8s-api.ts";
 import type { WireField } from "../api/wire-types.ts";
-import { isScalar, messageOfKind, wireFields } from "./wire.ts";
+import { isScalar, messageOfKind, wireFields } from "./encoding/wire.ts";
 
 const atomicStructs = new Set(wireAtomicStructs);
 

@@ -1,12 +1,11 @@
 // `--setup FILE...`: manifests loaded into the store before the server listens, as `kubectl create -f` would
 // (multi-document YAML or JSON, `List` kinds unpacked, documents created in order so a CRD precedes its resources).
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import type * as Yaml from "yaml";
 import { isApiError } from "../api/errors.ts";
 import { isRecord } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Store } from "../store/index.ts";
+import { yaml } from "./yaml-keys.ts";
 
 export class SetupError extends Error {
   override name = "SetupError";
@@ -53,15 +52,4 @@ export function loadSetup(store: Store, paths: readonly string[]): number {
     }
   }
   return created;
-}
-
-let yamlModule: typeof Yaml | undefined;
-
-/**
- * The yaml package, loaded on first use: it is 70 files and about 50 ms of start-up that a server without `--setup`
- * should not pay. In a bundle (an explore worker's) esbuild bundles the literal `require`; an ES module has none.
- */
-function yaml(): typeof Yaml {
-  yamlModule ??= (typeof require === "function" ? require("yaml") : createRequire(import.meta.url)("yaml")) as typeof Yaml;
-  return yamlModule;
 }

@@ -7,14 +7,12 @@
 //   `$setElementOrder/<list>: [...]` (the order of the merged list), `$deleteFromPrimitiveList/<list>: [...]`.
 // This is what `kubectl apply` (client-side), `kubectl edit`, `label`, `annotate`, `cordon` and `drain` send.
 import { badRequest } from "../api/errors.ts";
-import { isRecord, jsonEqual } from "../api/json.ts";
+import { isRecord, jsonEqual, type JsonObject } from "../api/json.ts";
 import { anyNode, childOf } from "./schema.ts";
 import type { ListNode, SchemaNode } from "./schema.ts";
 
-type Json = Record<string, unknown>;
-
 /** Sets an own property even for keys like `__proto__`, which plain assignment would treat as the prototype. */
-export function setKey(object: Json, key: string, value: unknown): void {
+export function setKey(object: JsonObject, key: string, value: unknown): void {
   // Assignment is the same for every other key on a plain object (Object.prototype has no other setter), and several
   // times cheaper than defining a property: server-side apply sets one per field, tens of thousands in a big body.
   if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
@@ -29,7 +27,7 @@ function fail(message: string): never {
  * Returns the patched document (a new object); `original` is not modified. `schema` describes the kind (default:
  * no known fields). Throws 400 on a malformed patch.
  */
-export function applyStrategicPatch(original: unknown, patch: unknown, schema: SchemaNode = anyNode): Json {
+export function applyStrategicPatch(original: unknown, patch: unknown, schema: SchemaNode = anyNode): JsonObject {
   if (!isRecord(patch)) fail("the patch must be a JSON object");
   return mergeMap(isRecord(original) ? original : {}, patch, schema) ?? {};
 }
@@ -37,7 +35,7 @@ export function applyStrategicPatch(original: unknown, patch: unknown, schema: S
 function withoutDirectives(value: unknown): unknown {
   if (Array.isArray(value)) return value.filter((item) => !(isRecord(item) && item.$patch === "delete")).map(withoutDirectives);
   if (!isRecord(value)) return value;
-  const out: Json = {};
+  const out: JsonObject = {};
   for (const [key, child] of Object.entries(value)) {
     if (key.startsWith("$") || child === null) continue;
     setKey(out, key, withoutDirectives(child));
@@ -45,12 +43,12 @@ function withoutDirectives(value: unknown): unknown {
   return out;
 }
 
-function mergeMap(original: Json, patch: Json, schema: SchemaNode): Json | undefined {
+function mergeMap(original: JsonObject, patch: JsonObject, schema: SchemaNode): JsonObject | undefined {
   const directive = patch.$patch;
   if (directive === "delete") return undefined;
-  if (directive === "replace") return withoutDirectives(patch) as Json;
+  if (directive === "replace") return withoutDirectives(patch) as JsonObject;
   if (directive !== undefined && directive !== "merge") fail(`unknown $patch ${JSON.stringify(directive)}`);
-  const out: Json = { ...original };
+  const out: JsonObject = { ...original };
   for (const [key, value] of Object.entries(patch)) {
     if (key.startsWith("$")) continue;
     const child = childOf(schema, key);
@@ -58,7 +56,7 @@ function mergeMap(original: Json, patch: Json, schema: SchemaNode): Json | undef
     // `+patchStrategy=replace` on a struct field (a PodDisruptionBudget's selector): the patch's value replaces it.
     else if (isRecord(value) && child.t === "struct" && child.replace === true) setKey(out, key, withoutDirectives(value));
     else if (isRecord(value)) {
-      const merged = mergeMap(isRecord(out[key]) ? (out[key] as Json) : {}, value, child);
+      const merged = mergeMap(isRecord(out[key]) ? (out[key] as JsonObject) : {}, value, child);
       if (merged === undefined) delete out[key];
       else setKey(out, key, merged);
     } else if (Array.isArray(value)) setKey(out, key, mergeList(out[key], value, child));
@@ -98,12 +96,12 @@ function mergeByKey(base: unknown[], patch: unknown[], schema: ListNode & { merg
       continue;
     }
     if (index < 0) out.push(withoutDirectives(item));
-    else out[index] = mergeMap(out[index] as Json, item, schema.item) ?? out[index];
+    else out[index] = mergeMap(out[index] as JsonObject, item, schema.item) ?? out[index];
   }
   return out;
 }
 
-function deleteFromList(out: Json, field: string, values: unknown): void {
+function deleteFromList(out: JsonObject, field: string, values: unknown): void {
   if (!Array.isArray(values)) fail(`$deleteFromPrimitiveList/${field} must be a list`);
   if (!Array.isArray(out[field])) return;
   setKey(out, field, (out[field] as unknown[]).filter((item) => !values.some((v) => jsonEqual(v, item))));
@@ -113,7 +111,7 @@ function deleteFromList(out: Json, field: string, values: unknown): void {
  * Orders a merged list as `$setElementOrder` says. Elements it does not name (present only on the server) keep
  * their place relative to their neighbours: each follows the element it followed before.
  */
-function orderList(out: Json, field: string, order: unknown, schema: SchemaNode): void {
+function orderList(out: JsonObject, field: string, order: unknown, schema: SchemaNode): void {
   if (!Array.isArray(order)) fail(`$setElementOrder/${field} must be a list`);
   const list = out[field];
   if (!Array.isArray(list)) return;

@@ -12,6 +12,7 @@ import { decodeBody } from "./http.ts";
 import { sendObject } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import type { ResourceRoute } from "./routes.ts";
+import { cloneJson } from "../api/json.ts";
 
 type Json = Record<string, any>;
 
@@ -106,7 +107,7 @@ export async function handleBinding(r: ResourceRequest, clock: Clock, urlName?: 
   if (pod.metadata.deletionTimestamp !== undefined) throw conflict("pods/binding", name, `pod ${name} is being deleted, cannot be assigned to a host`);
   if (typeof pod.spec?.nodeName === "string" && pod.spec.nodeName !== "") throw conflict("pods/binding", name, `pod ${name} is already assigned to node ${JSON.stringify(pod.spec.nodeName)}`);
   const annotations = { ...pod.metadata.annotations, ...binding.metadata?.annotations };
-  const next = structuredClone(pod);
+  const next = cloneJson(pod);
   next.spec.nodeName = target.name;
   if (Object.keys(annotations).length > 0) next.metadata.annotations = annotations;
   const updated = r.store.update(next as KubeObject) as Json;

@@ -14,11 +14,11 @@ import type { KubeObject } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
 import type { StoreEvent, StoreWatcher } from "../store/index.ts";
 import { jsonContentType, prefersProtobuf } from "./http.ts";
-import { encodeProtobuf, encodeWatchFrame, messageFor, protobufContentType } from "./protobuf.ts";
+import { encodeProtobuf, encodeWatchFrame, messageFor, protobufContentType } from "./encoding/protobuf.ts";
 import { boolParam, intParam, isBuiltin, listOptions, staleRevision } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
-import { includeObjectOf } from "./table.ts";
-import type { IncludeObject } from "./table.ts";
+import { includeObjectOf } from "./encoding/table.ts";
+import type { IncludeObject } from "./encoding/table.ts";
 
 export interface WatchLimits {
   clock: Clock;

@@ -1,7 +1,20 @@
 // The duplicate-key check of YAML request bodies, in time linear in the body. The yaml package's own check compares
 // each new key of a mapping with every key before it (quadratic: a 9,500-key `data` took 1.4 s), so bodies are
 // parsed with `uniqueKeys: false` and checked here with one set of keys per mapping, under the same rule and message.
+import { createRequire } from "node:module";
 import type * as Yaml from "yaml";
+
+let yamlModule: typeof Yaml | undefined;
+
+/**
+ * The yaml package, loaded on first use: it is 70 files and about 50 ms of a server's start, and most clients send
+ * JSON and most servers have no `--setup` file. In a bundle (an explore worker's) esbuild bundles the literal
+ * `require`; an ES module has none.
+ */
+export function yaml(): typeof Yaml {
+  yamlModule ??= (typeof require === "function" ? require("yaml") : createRequire(import.meta.url)("yaml")) as typeof Yaml;
+  return yamlModule;
+}
 
 /** What the body parser passes to the yaml package: its duplicate-key check off, since `duplicateKeyMessage` does it. */
 export const yamlBodyParseOptions = Object.freeze({ uniqueKeys: false as const });

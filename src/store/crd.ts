@@ -2,7 +2,7 @@
 // apiextensions controllers write), and validating/pruning custom resources with `openAPIV3Schema` through ajv.
 import { createRequire } from "node:module";
 import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
-import type { FieldError } from "../api/errors.ts";
+import { invalidValue, type FieldError } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../api/validation.ts";
 import { isRecord } from "../api/json.ts";
@@ -36,10 +36,6 @@ export interface CrdInfo {
 
 function required(field: string): FieldError {
   return { field, type: "FieldValueRequired", message: "Required value" };
-}
-
-function invalidValue(field: string, value: unknown, why: string): FieldError {
-  return { field, type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
 }
 
 function validateNames(spec: Record<string, unknown>): FieldError[] {

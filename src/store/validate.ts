@@ -5,15 +5,11 @@ import type { KubeObject, LabelSelector } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
 import { validateAnnotations, validateLabels, validateName, isDns1123Label, type NameRule } from "../api/validation.ts";
-import { isApiError } from "../api/errors.ts";
+import { invalidValue, isApiError } from "../api/errors.ts";
 import { isRecord, jsonEqual } from "../api/json.ts";
 
 function required(field: string, detail = ""): FieldError {
   return { field, type: "FieldValueRequired", message: detail === "" ? "Required value" : `Required value: ${detail}` };
-}
-
-function invalidValue(field: string, value: unknown, why: string): FieldError {
-  return { field, type: "FieldValueInvalid", message: `Invalid value: ${JSON.stringify(value)}: ${why}` };
 }
 
 function validateStringList(value: unknown, field: string): FieldError[] {

@@ -12,7 +12,7 @@ import { explore as exploreRuns } from "../explore/explore.ts";
 import { loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { strategyNames, type StrategyName } from "../explore/plan.ts";
 import { resolveParams, type Params, type Scenario } from "../explore/scenario.ts";
-import { summarizeVariant, type FindingSummary, type VariantSummary } from "../explore/summary.ts";
+import { summarizeVariant, type FindingSummary, type VariantSummary } from "../report/summary.ts";
 
 export type { FindingSummary, VariantSummary };
 

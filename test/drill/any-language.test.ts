@@ -11,7 +11,8 @@ import { drill } from "../../src/drill/drill.ts";
 import { liveProcessGroups } from "../../src/drill/process.ts";
 import { eventually } from "../../src/check/properties.ts";
 import { writeHtmlReport } from "../../src/report/html.ts";
-import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+import { loadYamlScenario } from "../../src/scenario-yaml/index.ts";
+import { yamlDrillTarget } from "../../src/drill/yaml-target.ts";
 import { runCli } from "./run-cli.ts";
 
 // Operators in two other languages, drilled through their YAML scenarios: a few points each keeps these short.

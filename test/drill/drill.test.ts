@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { drill } from "../../src/drill/drill.ts";
-import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+import { loadYamlScenario } from "../../src/scenario-yaml/index.ts";
+import { yamlDrillTarget } from "../../src/drill/yaml-target.ts";
 import ensemble from "../../examples/ensemble/scenario.ts";
 import { runCli } from "./run-cli.ts";
 

@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { drill } from "../../src/drill/drill.ts";
-import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+import { loadYamlScenario } from "../../src/scenario-yaml/index.ts";
+import { yamlDrillTarget } from "../../src/drill/yaml-target.ts";
 
 // The framework examples' module: variants, drilled as `node operator.mjs ARGS`: the delta variant loses the rest of
 // a scale-up to a kill after its second write and the level one survives the same point. One point each keeps these

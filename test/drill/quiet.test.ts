@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 import { realClock } from "../../src/api/clock.ts";
 import { drill } from "../../src/drill/drill.ts";
 import { fixedQuietWindow, learnQuietWindow, quietFloorMs, QuietTracker, thinkFactor } from "../../src/drill/quiet.ts";
-import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+import { loadYamlScenario } from "../../src/scenario-yaml/index.ts";
+import { yamlDrillTarget } from "../../src/drill/yaml-target.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const python = loadYamlScenario(join(repo, "examples/python-operator/scenario.yaml"));

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { drill } from "../../src/drill/drill.ts";
 import { ScenarioError } from "../../src/explore/run.ts";
-import { loadYamlScenario, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+import { loadYamlScenario } from "../../src/scenario-yaml/index.ts";
+import { yamlDrillTarget } from "../../src/drill/yaml-target.ts";
 import throwing from "../fixtures/throwing-drill/scenario.ts";
 import { runCli } from "./run-cli.ts";
 

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { readReplayFile } from "../../src/explore/findings.ts";
 import { runScenario } from "../../src/explore/run.ts";
 import type { Scenario } from "../../src/explore/scenario.ts";
-import { loadYamlExplore } from "../../src/module/yaml.ts";
+import { loadYamlExplore } from "../../src/explore/yaml.ts";
 import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { explore, type ExploreOptions } from "../../src/explore/explore.ts";
-import { loadYamlExplore } from "../../src/module/yaml.ts";
+import { loadYamlExplore } from "../../src/explore/yaml.ts";
 import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));

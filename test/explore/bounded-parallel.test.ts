@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { explore, type ExploreOptions, type ExploreResult } from "../../src/explore/explore.ts";
 import { comparePositions, type BoundedOptions } from "../../src/explore/bounded.ts";
-import { summarizeVariant } from "../../src/explore/summary.ts";
+import { summarizeVariant } from "../../src/report/summary.ts";
 import { loadScenario } from "../../src/explore/load.ts";
 import type { Scenario } from "../../src/explore/scenario.ts";
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import fixture from "../fixtures/bounded/scenario.ts";
 import { explore, type ExploreOptions, type ExploreResult } from "../../src/explore/explore.ts";
 import { boundedLatencyMs, placementAt, placementCount, type BoundedOptions } from "../../src/explore/bounded.ts";
-import { summarizeVariant } from "../../src/explore/summary.ts";
+import { summarizeVariant } from "../../src/report/summary.ts";
 import { readReplayFile } from "../../src/explore/findings.ts";
 import { eventually } from "../../src/check/properties.ts";
 import { loadScenario } from "../../src/explore/load.ts";

@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import throwing from "../fixtures/throwing/scenario.ts";
 import { explore } from "../../src/explore/explore.ts";
 import { findingId, readReplayFile, writeReplayFile, type ReplayFile } from "../../src/explore/findings.ts";
-import { summarizeVariant } from "../../src/explore/summary.ts";
+import { summarizeVariant } from "../../src/report/summary.ts";
 
 const scenarioPath = fileURLToPath(new URL("../fixtures/throwing/scenario.ts", import.meta.url));
 

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import throwing from "../fixtures/throwing/scenario.ts";
 import { explore, type ExploreOptions } from "../../src/explore/explore.ts";
 import { runScenario, ScenarioError } from "../../src/explore/run.ts";
-import { summarizeVariant } from "../../src/explore/summary.ts";
+import { summarizeVariant } from "../../src/report/summary.ts";
 import { githubAnnotations } from "../../src/report/junit.ts";
 
 const scenarioPath = fileURLToPath(new URL("../fixtures/throwing/scenario.ts", import.meta.url));

@@ -2,7 +2,7 @@
 // largest for a worker with one run, a middle one for a worker with many, scaled down where memory per core is short.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { workerYoungGenerationMb } from "../../src/explore/explore.ts";
+import { workerYoungGenerationMb } from "../../src/explore/runs.ts";
 
 const gib = 2 ** 30;
 

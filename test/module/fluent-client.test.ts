@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { explore } from "../../src/explore/explore.ts";
 import { runScenario } from "../../src/explore/run.ts";
 import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
-import { yamlExploreScenario } from "../../src/module/yaml.ts";
+import { yamlExploreScenario } from "../../src/explore/yaml.ts";
 import { setModuleOutput } from "../../src/module/output.ts";
 import { moduleActor } from "../../src/module/actor.ts";
 import { createSimulation, defineActor, randomStrategy } from "../../src/sim/index.ts";
@@ -26,7 +26,7 @@ const seeds = [1, 3, 4, 11];
 
 const hashScript = `
 import { loadYamlScenario } from ${JSON.stringify(join(repo, "src/scenario-yaml/load.ts"))};
-import { yamlExploreScenario } from ${JSON.stringify(join(repo, "src/module/yaml.ts"))};
+import { yamlExploreScenario } from ${JSON.stringify(join(repo, "src/explore/yaml.ts"))};
 import { runScenario } from ${JSON.stringify(join(repo, "src/explore/run.ts"))};
 import { randomStrategy } from ${JSON.stringify(join(repo, "src/sim/index.ts"))};
 const scenario = yamlExploreScenario(loadYamlScenario(${JSON.stringify(scenarioPath)}));

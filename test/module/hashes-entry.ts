@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runScenario } from "../../src/explore/run.ts";
-import { loadYamlExplore } from "../../src/module/yaml.ts";
+import { loadYamlExplore } from "../../src/explore/yaml.ts";
 import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));

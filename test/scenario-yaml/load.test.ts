@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url";
 import { createStore } from "../../src/store/index.ts";
 import type { Store } from "../../src/store/types.ts";
 import type { WorldView } from "../../src/sim/types.ts";
-import { createWorld, isScenarioText, kindTable, compileWorldExpression, loadYamlScenario, scenarioSchema, ScenarioYamlError, yamlDrillTarget } from "../../src/scenario-yaml/index.ts";
+import { createWorld, isScenarioText, kindTable, compileWorldExpression, loadYamlScenario, scenarioSchema, ScenarioYamlError } from "../../src/scenario-yaml/index.ts";
+import { yamlDrillTarget } from "../../src/drill/yaml-target.ts";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const shellScenario = join(repo, "examples/shell-operator/scenario.yaml");

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { realClock } from "../../src/api/clock.ts";
-import { startClusterMode } from "../../src/cli/cluster-mode.ts";
+import { startClusterMode } from "../../src/kube/cluster-mode.ts";
 import { createServerStore } from "../../src/server/index.ts";
 import { kubectl, kubectl133Path, kubectlPath, testServer } from "./helpers.ts";
 import type { TestServer } from "./helpers.ts";

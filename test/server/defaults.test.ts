@@ -3,9 +3,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { applyServerDefaults, pullPolicyOf } from "../../src/server/defaults.ts";
-import { createServerStore } from "../../src/server/admission.ts";
+import { createServerStore } from "../../src/server/admission/admission.ts";
 import { createStore } from "../../src/store/index.ts";
-import { decodeProtobuf, encodeProtobuf } from "../../src/server/protobuf.ts";
+import { decodeProtobuf, encodeProtobuf } from "../../src/server/encoding/protobuf.ts";
 import { wireMessages } from "../../src/api/generated/k8s-api.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import { request, testServer } from "./helpers.ts";

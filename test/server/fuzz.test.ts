@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import fc from "fast-check";
-import { decodeProtobuf } from "../../src/server/protobuf.ts";
+import { decodeProtobuf } from "../../src/server/encoding/protobuf.ts";
 import { configMap, envelope, request, testServer, widgetCrd } from "./helpers.ts";
 
 const existing = ["/api/v1/namespaces/default/configmaps/keep", "/apis/apps/v1/namespaces/default/deployments/keep", "/apis/example.com/v1/namespaces/default/widgets/keep"];

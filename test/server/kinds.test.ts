@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { wireKinds } from "../../src/api/generated/k8s-api.ts";
-import { decodeProtobuf } from "../../src/server/protobuf.ts";
+import { decodeProtobuf } from "../../src/server/encoding/protobuf.ts";
 import { childOf, schemaOf } from "../../src/server/schema.ts";
 import { applyStrategicPatch } from "../../src/server/strategic.ts";
 import { kubectl, request, testServer } from "./helpers.ts";

@@ -11,7 +11,7 @@ import { decoratedJsonText, ManagedFields, recordUpdate } from "../../src/server
 import type { ManagedEntry } from "../../src/server/apply.ts";
 import { fieldChanges, toFieldsV1 } from "../../src/server/fields.ts";
 import { schemaOf } from "../../src/server/schema.ts";
-import { createServerStore } from "../../src/server/admission.ts";
+import { createServerStore } from "../../src/server/admission/admission.ts";
 
 /** A clock that moves only when told, so that entry times are known. */
 function steppedClock(): Clock & { advance(ms: number): void } {

@@ -6,9 +6,9 @@ import assert from "node:assert/strict";
 import type { KubeObject } from "../../src/api/object.ts";
 import { realClock } from "../../src/api/clock.ts";
 import { createStore } from "../../src/store/index.ts";
-import { builtinPrinters } from "../../src/server/printers.ts";
-import { Tables } from "../../src/server/table.ts";
-import type { Cell, Json, Printer } from "../../src/server/printers.ts";
+import { builtinPrinters } from "../../src/server/encoding/printers.ts";
+import { Tables } from "../../src/server/encoding/table.ts";
+import type { Cell, Json, Printer } from "../../src/server/encoding/printers.ts";
 
 const age = (timestamp: unknown): string => (typeof timestamp === "string" ? "5m" : "<unknown>");
 const created = { creationTimestamp: "2026-01-01T00:00:00Z" };

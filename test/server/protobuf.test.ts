@@ -1,7 +1,7 @@
 // The protobuf request decoder, against bodies built the way client-go encodes them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { decodeProtobuf, encodeProtobuf } from "../../src/server/protobuf.ts";
+import { decodeProtobuf, encodeProtobuf } from "../../src/server/encoding/protobuf.ts";
 import { isApiError } from "../../src/api/errors.ts";
 import { bytesField, entry, envelope, int, str } from "./helpers.ts";
 

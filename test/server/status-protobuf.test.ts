@@ -3,7 +3,7 @@
 // read the reason and message from them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { decodeProtobuf } from "../../src/server/protobuf.ts";
+import { decodeProtobuf } from "../../src/server/encoding/protobuf.ts";
 import { kubectl, request, testServer, widgetCrd } from "./helpers.ts";
 
 const protobuf = "application/vnd.kubernetes.protobuf";

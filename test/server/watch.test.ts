@@ -6,7 +6,7 @@ import { get } from "node:http";
 import { createStore } from "../../src/store/index.ts";
 import { realClock } from "../../src/api/clock.ts";
 import { configMap, readEvents, request, testServer, watchRequest, widgetCrd } from "./helpers.ts";
-import { decodeMessage, decodeProtobuf } from "../../src/server/protobuf.ts";
+import { decodeMessage, decodeProtobuf } from "../../src/server/encoding/protobuf.ts";
 
 const base = "/api/v1/namespaces/default/configmaps";
 

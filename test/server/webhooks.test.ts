@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:https";
 import type { Server } from "node:https";
 import type { AddressInfo } from "node:net";
-import { selfSignedCertificate } from "../../src/server/tls.ts";
+import { selfSignedCertificate } from "../../src/server/auth/tls.ts";
 import { kubectl, request, testServer } from "./helpers.ts";
 import type { TestServer } from "./helpers.ts";
 

@@ -2,20 +2,32 @@
 // allocates (a cluster IP from the service range, node ports for NodePort and LoadBalancer Services, the IP family
 // fields), and the default admission plugins' changes to new Pods (pod-admission.ts). It is installed in the store the server creates (or `createServerStore`), never in a simulator's store,
 // so simulated runs and their traces are unchanged.
-import { invalid } from "../api/errors.ts";
-import type { FieldError } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
-import { formatApiVersion } from "../api/object.ts";
-import { createStore } from "../store/index.ts";
-import type { Admission, AdmissionRequest, Store, StoreOptions } from "../store/index.ts";
-import { applyServerDefaults, hasServerDefaults } from "./defaults.ts";
+//
+// The chain of the server's store (`serverAdmissionChain`), in the order the store runs it: every plugin's `mutate`
+// in this order, then every plugin's `validate` in this order, then the write.
+//   1. `settle-serve-defaulting` (serverAdmission): defaulting, Service allocation, LimitRange defaults and limits,
+//      the pod plugins (ServiceAccount, DefaultTolerationSeconds, Priority). Mutates only.
+//   2. `settle-serve-csr-requestor`: a CertificateSigningRequest's requestor. Mutates only.
+//   3. `settle-serve-resourcequota`: validates only, so it judges the object every mutation has made, with the
+//      LimitRange's default requests and limits filled in (as ResourceQuota comes after LimitRanger in
+//      kube-apiserver's order).
+//   4. Plugins the caller adds (tests), after the server's own.
+// Invariants, asserted where the chain is built: the server's three plugins come first and in this order, the
+// defaulting and requestor plugins never validate and the quota plugin never mutates, and no two plugins share a name.
+// Admission webhooks are not in this chain: the request handlers call them before the store's write (webhooks.ts).
+import { assert } from "../../api/assert.ts";
+import { invalid } from "../../api/errors.ts";
+import type { FieldError } from "../../api/errors.ts";
+import type { KubeObject } from "../../api/object.ts";
+import { formatApiVersion } from "../../api/object.ts";
+import { createStore } from "../../store/index.ts";
+import type { Admission, AdmissionRequest, Store, StoreOptions } from "../../store/index.ts";
+import { applyServerDefaults, hasServerDefaults } from "../defaults.ts";
 import { PodAdmission, systemPriorityClasses } from "./pod-admission.ts";
 import { admitQuota } from "./quota.ts";
 import { admitLimits } from "./limitrange.ts";
-import { isRecord } from "../api/json.ts";
-import { createBootstrapPolicy, serverUser } from "./rbac.ts";
-
-type Json = Record<string, unknown>;
+import { isRecord, type JsonObject } from "../../api/json.ts";
+import { createBootstrapPolicy, serverUser } from "../auth/rbac.ts";
 
 /** The service range of a default kubeadm cluster, 10.96.0.0/12; 10.96.0.1 is the `kubernetes` Service's. */
 const rangeBase = (10 << 24) | (96 << 16);
@@ -44,7 +56,7 @@ function allocated(store: Store, except: KubeObject): { ips: Set<string>; nodePo
   for (const service of store.list({ apiVersion: "v1", kind: "Service" }).items) {
     if (service.metadata.uid !== undefined && service.metadata.uid === except.metadata.uid) continue;
     if (service.metadata.namespace === except.metadata.namespace && service.metadata.name === except.metadata.name) continue;
-    const spec = (service.spec ?? {}) as Json;
+    const spec = (service.spec ?? {}) as JsonObject;
     for (const ip of Array.isArray(spec.clusterIPs) ? spec.clusterIPs : [spec.clusterIP]) if (typeof ip === "string") ips.add(ip);
     for (const port of Array.isArray(spec.ports) ? spec.ports : []) if (isRecord(port) && typeof port.nodePort === "number") nodePorts.add(port.nodePort);
   }
@@ -71,7 +83,7 @@ function checkRequestedIp(ip: string, used: Set<string>): FieldError[] {
 }
 
 /** Keeps what an earlier write allocated when an update leaves it out, as kube-apiserver's Service storage does. */
-function keepAllocated(spec: Json, old: Json): void {
+function keepAllocated(spec: JsonObject, old: JsonObject): void {
   if ((spec.clusterIP === undefined || spec.clusterIP === "") && typeof old.clusterIP === "string" && old.clusterIP !== "") {
     spec.clusterIP = old.clusterIP;
     if (spec.clusterIPs === undefined && Array.isArray(old.clusterIPs)) spec.clusterIPs = [...old.clusterIPs];
@@ -86,7 +98,7 @@ function keepAllocated(spec: Json, old: Json): void {
   }
 }
 
-function allocateIps(spec: Json, used: Set<string>, errors: FieldError[]): void {
+function allocateIps(spec: JsonObject, used: Set<string>, errors: FieldError[]): void {
   if (spec.clusterIP === "None") {
     spec.clusterIPs = ["None"];
   } else if (spec.clusterIP === undefined || spec.clusterIP === "") {
@@ -105,7 +117,7 @@ function allocateIps(spec: Json, used: Set<string>, errors: FieldError[]): void 
   if (spec.ipFamilyPolicy === undefined) spec.ipFamilyPolicy = "SingleStack";
 }
 
-function allocateNodePorts(spec: Json, used: Set<number>, errors: FieldError[]): void {
+function allocateNodePorts(spec: JsonObject, used: Set<number>, errors: FieldError[]): void {
   if (spec.type !== "NodePort" && !(spec.type === "LoadBalancer" && spec.allocateLoadBalancerNodePorts !== false)) return;
   let next = nodePortMin;
   for (const [index, port] of (Array.isArray(spec.ports) ? spec.ports : []).entries()) {
@@ -129,7 +141,7 @@ function allocateNodePorts(spec: Json, used: Set<number>, errors: FieldError[]):
 function allocateService(store: Store, request: AdmissionRequest): void {
   const service = request.object;
   if (!isRecord(service.spec)) service.spec = {};
-  const spec = service.spec as Json;
+  const spec = service.spec as JsonObject;
   const old = request.oldObject !== undefined && isRecord(request.oldObject.spec) ? request.oldObject.spec : undefined;
   if (old !== undefined) keepAllocated(spec, old);
   if (spec.type === "ExternalName") return;
@@ -189,6 +201,19 @@ export function quotaAdmission(store: () => Store): Admission {
   };
 }
 
+/** The names of the server's own plugins, in the order the chain runs them (see the top of this file). */
+export const serverAdmissionOrder = ["settle-serve-defaulting", "settle-serve-csr-requestor", "settle-serve-resourcequota"] as const;
+
+/** The server store's admission chain: the server's plugins in `serverAdmissionOrder`, then `extra`. */
+export function serverAdmissionChain(store: () => Store, extra: readonly Admission[]): Admission[] {
+  const chain = [serverAdmission(store), csrRequestorAdmission(), quotaAdmission(store), ...extra];
+  for (const [index, name] of serverAdmissionOrder.entries()) assert(chain[index]?.name === name, `admission chain: ${name} is plugin ${index + 1}`);
+  assert(chain[0]!.validate === undefined && chain[1]!.validate === undefined, "admission chain: defaulting and requestor only mutate");
+  assert(chain[2]!.mutate === undefined, "admission chain: quota only validates, after every mutation");
+  assert(new Set(chain.map((plugin) => plugin.name)).size === chain.length, "admission chain: plugin names are unique");
+  return chain;
+}
+
 /**
  * The server store's default bound of its history in bytes: a server that takes large writes for hours would
  * otherwise keep every version of them (the revision bound alone let 400 patches of 500 KB hold 230 MB).
@@ -202,7 +227,7 @@ export const serverHistoryBytesMax = 64 * 1024 * 1024;
  */
 export function createServerStore(options: StoreOptions = {}): Store {
   let store: Store | undefined;
-  store = createStore({ historyBytesMax: serverHistoryBytesMax, ...options, admission: [serverAdmission(() => store!), csrRequestorAdmission(), quotaAdmission(() => store!), ...(options.admission ?? [])] });
+  store = createStore({ historyBytesMax: serverHistoryBytesMax, ...options, admission: serverAdmissionChain(() => store!, options.admission ?? []) });
   createBootstrapPolicy(store);
   for (const [name, value] of Object.entries(systemPriorityClasses)) {
     store.create({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", metadata: { name }, value } as unknown as KubeObject);

@@ -7,20 +7,20 @@
 // the Kubernetes `generated.proto` files. A few message types have a JSON form of their own: `Time` and `MicroTime`
 // (RFC 3339 strings), `Duration` (Go's duration text), `Quantity` (its string), `IntOrString` (a number or a
 // string), `RawExtension` and `FieldsV1` (embedded JSON).
-import { formatTimestamp } from "../api/clock.ts";
-import { ApiError, badRequest } from "../api/errors.ts";
-import { cloneJsonChecked } from "../api/patch.ts";
-import { wireKinds } from "../api/generated/k8s-api.ts";
-import type { WireField } from "../api/wire-types.ts";
+import { formatTimestamp } from "../../api/clock.ts";
+import { ApiError, badRequest } from "../../api/errors.ts";
+import { cloneJsonChecked } from "../../api/patch.ts";
+import { wireKinds } from "../../api/generated/k8s-api.ts";
+import type { WireField } from "../../api/wire-types.ts";
 import { isScalar, wireFields } from "./wire.ts";
-import { goDuration, parseGoDuration } from "./duration.ts";
+import { goDuration, parseGoDuration } from "../duration.ts";
+import type { JsonObject } from "../../api/json.ts";
 
 export const protobufContentType = "application/vnd.kubernetes.protobuf";
 const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
 /** Nesting bound of decoded messages: a CronJob's pod template is about 15 deep; hostile input stops here. */
 const depthMax = 64;
 
-type Json = Record<string, unknown>;
 type Field = { number: number; wire: number; int?: bigint; bytes?: Uint8Array };
 
 function malformed(why: string): ApiError {
@@ -91,7 +91,7 @@ function bytesOf(field: Field): Uint8Array {
 }
 
 /** Sets an own property even for data keys like `__proto__`. */
-function setKey(target: Json, key: string, value: unknown): void {
+function setKey(target: JsonObject, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
@@ -222,13 +222,13 @@ function mapEntry(spec: WireField, field: Field, depth: number): [string, unknow
 }
 
 /** Decodes one message into its JSON form. Unknown field numbers are skipped, as Go's decoder skips them. */
-export function decodeMessage(raw: Uint8Array, message: string, depth = 0): Json {
-  const out: Json = {};
+export function decodeMessage(raw: Uint8Array, message: string, depth = 0): JsonObject {
+  const out: JsonObject = {};
   for (const f of fieldsIn(raw, depth)) {
     const spec = fieldByNumber(message, f.number);
     if (spec === undefined) continue;
     if (spec.map !== undefined) {
-      const entries = (out[spec.name] ??= {}) as Json;
+      const entries = (out[spec.name] ??= {}) as JsonObject;
       const [key, value] = mapEntry(spec, f, depth);
       if (value !== undefined) setKey(entries, key, value);
     } else if (spec.repeated === true) {
@@ -273,7 +273,7 @@ export function decodeProtobuf(body: Uint8Array): Record<string, unknown> {
   // The envelope's fields other than `raw`, decoded as JSON; `raw` is taken as bytes (it may be large).
   const envelope = decodeMessage(outer, "runtime.Unknown");
   const rawField = fieldsIn(outer, 0).findLast((f) => f.number === 2);
-  const typeMeta = (envelope.typeMeta ?? {}) as Json;
+  const typeMeta = (envelope.typeMeta ?? {}) as JsonObject;
   const apiVersion = String(typeMeta.apiVersion ?? "");
   const kind = String(typeMeta.kind ?? "");
   if (envelope.contentEncoding !== undefined) throw malformed(`unsupported content encoding ${JSON.stringify(envelope.contentEncoding)}`);

@@ -11,12 +11,10 @@
 //   `preemptionPolicy`; an unknown class, or a `priority` that disagrees with the class, is refused (403).
 // One difference: the real ServiceAccount plugin refuses a pod whose ServiceAccount does not exist; without a
 // controller making `default` accounts (plain `settle serve`), that would refuse every pod, so settle does not.
-import { ApiError } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
-import type { Store } from "../store/index.ts";
-import { isRecord, records } from "../api/json.ts";
-
-type Json = Record<string, unknown>;
+import { ApiError } from "../../api/errors.ts";
+import type { KubeObject } from "../../api/object.ts";
+import type { Store } from "../../store/index.ts";
+import { isRecord, records, type JsonObject } from "../../api/json.ts";
 
 const tokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
 const tokenVolumePrefix = "kube-api-access-";
@@ -48,7 +46,7 @@ export class PodAdmission {
     this.#priority(pod, spec);
   }
 
-  #serviceAccount(pod: KubeObject, spec: Json): void {
+  #serviceAccount(pod: KubeObject, spec: JsonObject): void {
     if (typeof spec.serviceAccountName !== "string" || spec.serviceAccountName === "") spec.serviceAccountName = "default";
     spec.serviceAccount = spec.serviceAccountName;
     if (!this.#automounts(pod, spec)) return;
@@ -66,11 +64,11 @@ export class PodAdmission {
   }
 
   /** The pod's own setting, else its ServiceAccount's (when it exists), else true. */
-  #automounts(pod: KubeObject, spec: Json): boolean {
+  #automounts(pod: KubeObject, spec: JsonObject): boolean {
     if (typeof spec.automountServiceAccountToken === "boolean") return spec.automountServiceAccountToken;
     try {
       const account = this.store().get({ apiVersion: "v1", kind: "ServiceAccount", namespace: pod.metadata.namespace ?? "", name: String(spec.serviceAccountName) });
-      const automount = (account as unknown as Json).automountServiceAccountToken;
+      const automount = (account as unknown as JsonObject).automountServiceAccountToken;
       return typeof automount === "boolean" ? automount : true;
     } catch {
       return true;
@@ -87,7 +85,7 @@ export class PodAdmission {
     return text;
   }
 
-  #priority(pod: KubeObject, spec: Json): void {
+  #priority(pod: KubeObject, spec: JsonObject): void {
     const { name, value, preemptionPolicy } = this.#priorityClass(pod, spec);
     if (name !== "") spec.priorityClassName = name;
     if (typeof spec.priority === "number" && spec.priority !== value) {
@@ -101,8 +99,8 @@ export class PodAdmission {
   }
 
   /** The pod's class (named, else the global default), as name, value and preemption policy. */
-  #priorityClass(pod: KubeObject, spec: Json): { name: string; value: number; preemptionPolicy: string } {
-    const classes = this.store().list({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass" }).items as unknown as Json[];
+  #priorityClass(pod: KubeObject, spec: JsonObject): { name: string; value: number; preemptionPolicy: string } {
+    const classes = this.store().list({ apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass" }).items as unknown as JsonObject[];
     const named = typeof spec.priorityClassName === "string" ? spec.priorityClassName : "";
     const found = named === "" ? classes.find((c) => c.globalDefault === true) : classes.find((c) => isRecord(c.metadata) && c.metadata.name === named);
     if (found === undefined) {
@@ -114,7 +112,7 @@ export class PodAdmission {
   }
 }
 
-function tokenVolume(name: string): Json {
+function tokenVolume(name: string): JsonObject {
   return {
     name,
     projected: {
@@ -129,9 +127,9 @@ function tokenVolume(name: string): Json {
 }
 
 /** Tolerations of the not-ready and unreachable taints for 300 s, for a pod that does not tolerate them already. */
-function defaultTolerations(spec: Json): void {
+function defaultTolerations(spec: JsonObject): void {
   const tolerations = records(spec.tolerations);
-  const added: Json[] = [];
+  const added: JsonObject[] = [];
   for (const key of untoleratedTaints) {
     const tolerated = tolerations.some((t) => (t.key === key || t.key === undefined || t.key === "") && (t.effect === "NoExecute" || t.effect === undefined || t.effect === ""));
     if (!tolerated) added.push({ key, operator: "Exists", effect: "NoExecute", tolerationSeconds });

@@ -1,7 +1,7 @@
 // Lookups in the generated wire table (src/api/generated/k8s-api.ts): the message of a built-in kind and the
 // fields of a message by JSON name or by protobuf number.
-import { wireKinds, wireMessages } from "../api/generated/k8s-api.ts";
-import type { WireField } from "../api/wire-types.ts";
+import { wireKinds, wireMessages } from "../../api/generated/k8s-api.ts";
+import type { WireField } from "../../api/wire-types.ts";
 
 const kindMessages = new Map(wireKinds.map((k) => [`${k.group}/${k.version}/${k.kind}`, k.message]));
 

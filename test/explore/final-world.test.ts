@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { KubeObject } from "../../src/api/object.ts";
 import { always, eventually } from "../../src/check/properties.ts";
 import type { WorldView } from "../../src/sim/types.ts";
-import { finalObjectCharsMax, finalObjectsMax, finalWorld } from "../../src/report/final-world.ts";
+import { finalObjectCharsMax, finalObjectsMax, finalWorld } from "../../src/explore/final-world.ts";
 import { formatFinding } from "../../src/report/text.ts";
 import { runScenario } from "../../src/explore/run.ts";
 import { loadScenario } from "../../src/explore/load.ts";

@@ -3,11 +3,11 @@
 // (with, for the bounded search, its search record beside them).
 // One function builds all three, so the CLI and the test API cannot drift apart.
 import { basename, join, relative } from "node:path";
-import type { ExploreResult } from "./explore.ts";
-import { boundedLine, type BoundedStats } from "./bounded.ts";
-import { replayFormatVersion, searchRecordVersion, writeReplayFile, writeSearchRecord } from "./findings.ts";
-import type { Params } from "./scenario.ts";
-import { formatFinding } from "../report/text.ts";
+import type { ExploreResult } from "../explore/explore.ts";
+import { boundedLine, type BoundedStats } from "../explore/bounded.ts";
+import { replayFormatVersion, searchRecordVersion, writeReplayFile, writeSearchRecord } from "../explore/findings.ts";
+import type { Params } from "../explore/scenario.ts";
+import { formatFinding } from "./text.ts";
 import type { ThrownError } from "../check/verdict.ts";
 
 export interface FindingSummary {

@@ -14,12 +14,12 @@
 // the controllers' and nodes' bootstrap roles, escalation checks on writing roles and bindings, user `extra` fields.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { ApiError } from "../api/errors.ts";
-import { isRecord } from "../api/json.ts";
-import type { KubeObject } from "../api/object.ts";
-import type { LabelSelector } from "../api/object.ts";
-import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
-import type { Store } from "../store/index.ts";
+import { ApiError } from "../../api/errors.ts";
+import { isRecord } from "../../api/json.ts";
+import type { KubeObject } from "../../api/object.ts";
+import type { LabelSelector } from "../../api/object.ts";
+import { labelSelectorFromSpec, matchesLabels } from "../../api/selectors.ts";
+import type { Store } from "../../store/index.ts";
 
 export interface UserInfo {
   username: string;

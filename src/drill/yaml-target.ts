@@ -5,9 +5,9 @@ import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
 import { isApiError, isNotFound } from "../api/errors.ts";
 import type { KindRef, KubeObject, ObjectRef } from "../api/object.ts";
-import type { DrillTarget, WorkloadEvents } from "../drill/target.ts";
+import type { DrillTarget, WorkloadEvents } from "./target.ts";
 import type { WorldView } from "../sim/types.ts";
-import { createWorld, ScenarioYamlError, type Ref, type WorkloadStep, type YamlScenario } from "./load.ts";
+import { createWorld, ScenarioYamlError, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
 
 export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillTarget {
   const declared = scenario.variants[variant];

@@ -1,7 +1,7 @@
 // The figures a variant's summary line prints.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { runsPerSecond } from "../../src/explore/summary.ts";
+import { runsPerSecond } from "../../src/report/summary.ts";
 
 test("runs per second keep two significant digits below one, so a long single run is not 0 runs/s", () => {
   assert.equal(runsPerSecond(1, 26_000), 0.038);

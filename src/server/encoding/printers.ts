@@ -2,8 +2,9 @@
 // read for the 1.33 era: column names, types, priorities and how each cell is formatted). The server always prints
 // the wide form: priority-1 columns (`kubectl get -o wide`) are in every row and kubectl hides them otherwise.
 // Kinds without a printer there get the default table convertor's Name and Created At (see table.ts).
-import type { LabelSelector } from "../api/object.ts";
-import { formatLabelSelector, labelSelectorFromSpec } from "../api/selectors.ts";
+import type { LabelSelector } from "../../api/object.ts";
+import { formatLabelSelector, labelSelectorFromSpec } from "../../api/selectors.ts";
+import { isRecord } from "../../api/json.ts";
 
 export type Json = Record<string, any>;
 export interface Column {
@@ -298,7 +299,7 @@ function csrStatus(o: Json): string {
 
 /** Go's string order (bytes), as its printers sort resource names and label keys. */
 const byteOrder = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-const record = (value: unknown): Json => (value !== null && typeof value === "object" && !Array.isArray(value) ? value : {});
+const record = (value: unknown): Json => (isRecord(value) ? value : {});
 const isObject = (value: unknown): value is Json => value !== null && typeof value === "object";
 
 /**

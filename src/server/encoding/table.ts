@@ -3,14 +3,14 @@
 // (JSONPath, a subset: fields, indexes, `[*]`, `[?(@.f=="v")]`), Name/Created At for other built-in kinds and
 // Name/Age for other custom resources. Ages are
 // computed on the server from the injected clock, as kube-apiserver does. Watches send one-row tables.
-import type { Clock } from "../api/clock.ts";
-import { badRequest } from "../api/errors.ts";
-import type { KubeObject, ObjectList } from "../api/object.ts";
-import type { ResourceType } from "../api/resources.ts";
-import type { Store } from "../store/index.ts";
+import type { Clock } from "../../api/clock.ts";
+import { badRequest } from "../../api/errors.ts";
+import type { KubeObject, ObjectList } from "../../api/object.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import type { Store } from "../../store/index.ts";
 import { ageColumn, builtinPrinters, humanDuration, nameColumn } from "./printers.ts";
 import type { Cell, Json, Printer } from "./printers.ts";
-import { builtinKinds } from "../store/index.ts";
+import { builtinKinds } from "../../store/index.ts";
 
 export type { Column } from "./printers.ts";
 export { humanDuration } from "./printers.ts";

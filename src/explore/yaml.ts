@@ -8,11 +8,12 @@ import { createStore } from "../store/index.ts";
 import { kernelAccess } from "../sim/access.ts";
 import { createSimulation } from "../sim/simulation.ts";
 import type { WorldView } from "../sim/types.ts";
-import { scenario, type Scenario, type VariantInfo, type WorkloadContext } from "../explore/scenario.ts";
-import { ScenarioError } from "../explore/run.ts";
+import { scenario, type Scenario, type VariantInfo, type WorkloadContext } from "./scenario.ts";
+import { ScenarioError } from "./run.ts";
 import { createWorld, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
-import { checkModule, moduleActor } from "./actor.ts";
-import { ModuleLoadError } from "./loader.ts";
+import { checkModule, moduleActor } from "../module/actor.ts";
+import { ModuleLoadError } from "../module/loader.ts";
+import { cloneJson } from "../api/json.ts";
 
 /** The actor name of a YAML scenario's module. */
 export const MODULE_ACTOR = "controller";
@@ -51,7 +52,7 @@ export function yamlExploreScenario(yaml: YamlScenario): Scenario {
     setup(_ctx, world) {
       const uids = new Map<string, string>();
       for (const source of yaml.world) {
-        const object = structuredClone(source);
+        const object = cloneJson(source);
         const resource = scratch.resourceFor(object);
         if (object.metadata.namespace === undefined && resource.namespaced) object.metadata.namespace = "default";
         for (const ref of object.metadata.ownerReferences ?? []) {
@@ -138,7 +139,7 @@ async function runStep(yaml: YamlScenario, step: WorkloadStep, ctx: WorkloadCont
     case "sleep":
       return ctx.clock.sleep(step.ms);
     case "apply": {
-      const object = { ...structuredClone(step.object), ...kindOf(yaml, step.object) };
+      const object = { ...cloneJson(step.object), ...kindOf(yaml, step.object) };
       object.metadata.namespace ??= "default";
       try {
         await client.create({ object });

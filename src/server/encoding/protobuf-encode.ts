@@ -2,9 +2,10 @@
 // in protobuf.ts. Fields the table does not know, nulls and values of the wrong JSON type are left out (a Go client
 // reads an absent field as its zero value). Map entries are written in key order and repeated fields unpacked, as
 // Go's generated marshallers write them.
-import type { WireField } from "../api/wire-types.ts";
-import { parseGoDuration } from "./duration.ts";
-import { wireKinds } from "../api/generated/k8s-api.ts";
+import type { WireField } from "../../api/wire-types.ts";
+import { parseGoDuration } from "../duration.ts";
+import { wireKinds } from "../../api/generated/k8s-api.ts";
+import { isRecord, type JsonObject } from "../../api/json.ts";
 import { isScalar, wireFields } from "./wire.ts";
 
 const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
@@ -55,11 +56,6 @@ class Writer {
   }
 }
 
-type Json = Record<string, unknown>;
-
-function isMap(value: unknown): value is Json {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 function timeMessage(value: unknown, micro: boolean): Uint8Array | undefined {
   if (typeof value !== "string") return undefined;
@@ -137,12 +133,12 @@ function writeValue(w: Writer, number: number, type: string, value: unknown): vo
   const special = specialMessage(type, value);
   if (special === null) return;
   if (special !== undefined) return w.bytes(number, special);
-  if (isMap(value)) w.bytes(number, encodeMessage(value, type));
+  if (isRecord(value)) w.bytes(number, encodeMessage(value, type));
 }
 
 function writeField(w: Writer, spec: WireField, value: unknown): void {
   if (spec.map !== undefined) {
-    if (!isMap(value)) return;
+    if (!isRecord(value)) return;
     for (const key of Object.keys(value).sort()) {
       const entry = new Writer();
       writeScalar(entry, 1, spec.map, spec.map === "string" ? key : Number(key));
@@ -162,7 +158,7 @@ const encodedObjects = new WeakMap<object, Uint8Array>();
  * Encodes the JSON form of one message. A frozen object of a kind (a stored object, alone or as a list item) never
  * changes, so its encoding is made once and reused by every later answer and watch event that carries it.
  */
-export function encodeMessage(value: Json, message: string): Uint8Array {
+export function encodeMessage(value: JsonObject, message: string): Uint8Array {
   const cacheable = Object.isFrozen(value) && kindMessages.has(message);
   const cached = cacheable ? encodedObjects.get(value) : undefined;
   if (cached !== undefined) return cached;
@@ -171,7 +167,7 @@ export function encodeMessage(value: Json, message: string): Uint8Array {
   return encoded;
 }
 
-function encodeFields(value: Json, message: string): Uint8Array {
+function encodeFields(value: JsonObject, message: string): Uint8Array {
   const w = new Writer();
   for (const spec of wireFields(message)) {
     // A Go-inlined struct takes its fields from the parent's JSON; Go writes it even when empty.
@@ -182,7 +178,7 @@ function encodeFields(value: Json, message: string): Uint8Array {
 }
 
 /** A whole protobuf response body: the magic prefix and a `runtime.Unknown` holding the encoded object. */
-export function encodeProtobuf(object: Json, message: string): Uint8Array {
+export function encodeProtobuf(object: JsonObject, message: string): Uint8Array {
   const w = new Writer();
   w.chunks.push(magic);
   // runtime.Unknown in field order: typeMeta (1), raw (2), contentEncoding (3), contentType (4); Go writes the

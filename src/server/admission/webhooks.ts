@@ -13,16 +13,16 @@
 // `matchPolicy: Equivalent`, and the scale subresource.
 import { randomUUID } from "node:crypto";
 import { request as httpsRequest } from "node:https";
-import { ApiError, badRequest } from "../api/errors.ts";
-import type { StatusReason } from "../api/errors.ts";
-import { isRecord } from "../api/json.ts";
-import type { KubeObject } from "../api/object.ts";
-import { applyJsonPatch } from "../api/patch.ts";
-import type { ResourceType } from "../api/resources.ts";
-import type { LabelSelector } from "../api/object.ts";
-import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
-import type { Store } from "../store/index.ts";
-import { storeBehind } from "./conversion.ts";
+import { ApiError, badRequest } from "../../api/errors.ts";
+import type { StatusReason } from "../../api/errors.ts";
+import { isRecord } from "../../api/json.ts";
+import type { KubeObject } from "../../api/object.ts";
+import { applyJsonPatch } from "../../api/patch.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import type { LabelSelector } from "../../api/object.ts";
+import { labelSelectorFromSpec, matchesLabels } from "../../api/selectors.ts";
+import type { Store } from "../../store/index.ts";
+import { storeBehind } from "../conversion.ts";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE";
 

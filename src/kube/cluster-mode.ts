@@ -4,8 +4,9 @@
 // namespaces their `default` ServiceAccount and `kube-root-ca.crt` ConfigMap, claims a volume of the default
 // StorageClass `standard`, HorizontalPodAutoscalers their status (there are no metrics), Jobs complete, and `kubectl rollout status` or `helm install --wait` finish.
 //
-// It lives in src/cli, not src/server, because it joins layers the server must not depend on (the cluster actors,
-// the runtime, the kube client). The actors talk to the server over loopback HTTP with the server's own kubeconfig, so
+// It is the real-time host of simulator actors, beside kube/run.ts, the real-time host of one controller: it joins
+// layers the server must not depend on (the cluster actors, the runtime, the kube client), so it lives above them,
+// and `settle serve` (src/cli/serve.ts) and the server's tests reach it without the command line. The actors talk to the server over loopback HTTP with the server's own kubeconfig, so
 // they go through the same admission, defaulting, field ownership and faults as kubectl does.
 import { createHash } from "node:crypto";
 import { KubeConfig } from "@kubernetes/client-node";
@@ -16,8 +17,10 @@ import type { KubeObject, WatchEvent } from "../api/object.ts";
 import { cluster, clusterExternals, registryCell } from "../cluster/index.ts";
 import { createKubeClient } from "../kube/client.ts";
 import { serverVersion } from "../server/discovery.ts";
+import { RESTART_DELAY_MS_DEFAULT } from "../sim/kernel.ts";
 import { Rng } from "../sim/rng.ts";
 import type { ActorContext, ActorDefinition, ExternalHandle } from "../sim/types.ts";
+import { cloneJson } from "../api/json.ts";
 
 export interface ClusterModeOptions {
   /** The server's kubeconfig text (`server.kubeconfig()`): the actors' client is a loopback client of it. */
@@ -93,8 +96,9 @@ function runActor(actor: ActorDefinition, run: RunContext, incarnation: number):
   };
   const restart = (why: string) => {
     if (run.lifetime.stopped) return;
-    run.log(`cluster: ${actor.name} ${why}; restarting in ${actor.restartDelayMs ?? 1000} ms`);
-    run.clock.setTimer(actor.restartDelayMs ?? 1000, () => runActor(actor, run, incarnation + 1));
+    const delayMs = actor.restartDelayMs ?? RESTART_DELAY_MS_DEFAULT;
+    run.log(`cluster: ${actor.name} ${why}; restarting in ${delayMs} ms`);
+    run.clock.setTimer(delayMs, () => runActor(actor, run, incarnation + 1));
   };
   Promise.resolve()
     .then(() => actor.start(ctx))
@@ -115,10 +119,10 @@ function externalHandle<T>(cells: Map<string, unknown>, name: string): ExternalH
   }
   if (!cells.has(name)) throw new Error(`cluster: unknown external state "${name}"`);
   return {
-    read: async () => structuredClone(cells.get(name)) as T,
+    read: async () => cloneJson(cells.get(name)) as T,
     write: async (value) => {
-      const next = typeof value === "function" ? (value as (current: T) => T)(structuredClone(cells.get(name)) as T) : value;
-      cells.set(name, structuredClone(next));
+      const next = typeof value === "function" ? (value as (current: T) => T)(cloneJson(cells.get(name)) as T) : value;
+      cells.set(name, cloneJson(next));
     },
   };
 }

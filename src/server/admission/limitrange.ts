@@ -4,34 +4,32 @@
 // container, per pod (the sums) and per claim; one that does not is refused with 403 Forbidden in the real words.
 // LimitRange objects themselves get the real defaulting (a default from `max`, a default request from the default
 // or `min`: see `defaultLimitRange`). Left out: updates, and the ephemeral containers of a debug session.
-import { ApiError } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
-import type { ResourceType } from "../api/resources.ts";
-import { formatNanos, quantityFormat, quantityNanos } from "../api/quantity.ts";
-import type { Store } from "../store/index.ts";
-import { isRecord, records } from "../api/json.ts";
-
-type Json = Record<string, unknown>;
+import { ApiError } from "../../api/errors.ts";
+import type { KubeObject } from "../../api/object.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import { formatNanos, quantityFormat, quantityNanos } from "../../api/quantity.ts";
+import type { Store } from "../../store/index.ts";
+import { isRecord, records, type JsonObject } from "../../api/json.ts";
 
 const annotation = "kubernetes.io/limit-ranger";
 
-function map(value: unknown): Json {
+function map(value: unknown): JsonObject {
   return isRecord(value) ? value : {};
 }
 
 /** The LimitRange defaulting of a `Container` item: default limits from `max`, default requests from them or `min`. */
-export function defaultLimitRange(limitRange: Json): void {
+export function defaultLimitRange(limitRange: JsonObject): void {
   for (const item of records(map(limitRange.spec).limits)) {
     if (item.type !== "Container") continue;
     const defaults = isRecord(item.default) ? item.default : (item.default = {});
     const requests = isRecord(item.defaultRequest) ? item.defaultRequest : (item.defaultRequest = {});
-    for (const [name, value] of Object.entries(map(item.max))) if (!(name in (defaults as Json))) (defaults as Json)[name] = value;
-    for (const [name, value] of Object.entries(defaults as Json)) if (!(name in (requests as Json))) (requests as Json)[name] = value;
-    for (const [name, value] of Object.entries(map(item.min))) if (!(name in (requests as Json))) (requests as Json)[name] = value;
+    for (const [name, value] of Object.entries(map(item.max))) if (!(name in (defaults as JsonObject))) (defaults as JsonObject)[name] = value;
+    for (const [name, value] of Object.entries(defaults as JsonObject)) if (!(name in (requests as JsonObject))) (requests as JsonObject)[name] = value;
+    for (const [name, value] of Object.entries(map(item.min))) if (!(name in (requests as JsonObject))) (requests as JsonObject)[name] = value;
   }
 }
 
-function items(store: Store, namespace: string, type: string): Json[] {
+function items(store: Store, namespace: string, type: string): JsonObject[] {
   return store
     .list({ apiVersion: "v1", kind: "LimitRange", namespace })
     .items.flatMap((lr) => records(map(lr.spec).limits))
@@ -65,9 +63,9 @@ function forbidden(resource: ResourceType, object: KubeObject, errors: string[])
   return new ApiError("Forbidden", 403, `${resource.plural} "${name}" is forbidden: ${message}`, { name, kind: resource.plural });
 }
 
-function applyContainerDefaults(pod: KubeObject, containerItems: readonly Json[]): void {
-  const limits: Json = {};
-  const requests: Json = {};
+function applyContainerDefaults(pod: KubeObject, containerItems: readonly JsonObject[]): void {
+  const limits: JsonObject = {};
+  const requests: JsonObject = {};
   for (const item of containerItems) {
     Object.assign(limits, map(item.default));
     Object.assign(requests, map(item.defaultRequest));
@@ -77,11 +75,11 @@ function applyContainerDefaults(pod: KubeObject, containerItems: readonly Json[]
   for (const [field, label] of [["initContainers", "init container"], ["containers", "container"]] as const) {
     for (const container of records(spec[field])) {
       const resources = isRecord(container.resources) ? container.resources : (container.resources = {});
-      const fill = (kind: "requests" | "limits", defaults: Json): string[] => {
-        const current = isRecord((resources as Json)[kind]) ? ((resources as Json)[kind] as Json) : ((resources as Json)[kind] = {});
+      const fill = (kind: "requests" | "limits", defaults: JsonObject): string[] => {
+        const current = isRecord((resources as JsonObject)[kind]) ? ((resources as JsonObject)[kind] as JsonObject) : ((resources as JsonObject)[kind] = {});
         const set = Object.keys(defaults).filter((name) => !(name in current));
         for (const name of set) current[name] = defaults[name];
-        if (Object.keys(current).length === 0) delete (resources as Json)[kind];
+        if (Object.keys(current).length === 0) delete (resources as JsonObject)[kind];
         return set.sort();
       };
       const setRequests = fill("requests", requests);
@@ -95,7 +93,7 @@ function applyContainerDefaults(pod: KubeObject, containerItems: readonly Json[]
 }
 
 /** The bounds of one resource: `min` on request and limit, `max` on the limit (a claim's: its request), which must then be stated. */
-function bounds(type: string, name: string, item: Json, request: unknown, limit: unknown, claim = false): string[] {
+function bounds(type: string, name: string, item: JsonObject, request: unknown, limit: unknown, claim = false): string[] {
   const errors: string[] = [];
   const min = map(item.min)[name];
   const max = map(item.max)[name];
@@ -115,7 +113,7 @@ function bounds(type: string, name: string, item: Json, request: unknown, limit:
   return errors;
 }
 
-function ratio(type: string, name: string, item: Json, request: unknown, limit: unknown): string[] {
+function ratio(type: string, name: string, item: JsonObject, request: unknown, limit: unknown): string[] {
   const most = map(item.maxLimitRequestRatio)[name];
   if (most === undefined) return [];
   const req = quantityNanos(request);
@@ -126,11 +124,11 @@ function ratio(type: string, name: string, item: Json, request: unknown, limit: 
   return actual > Number(quantityNanos(most)!) / 1e9 ? [`${name} max limit to request ratio per ${type} is ${String(most)}, but provided ratio is ${actual.toFixed(6)}`] : [];
 }
 
-function resourceNames(item: Json): string[] {
+function resourceNames(item: JsonObject): string[] {
   return [...new Set([...Object.keys(map(item.min)), ...Object.keys(map(item.max)), ...Object.keys(map(item.maxLimitRequestRatio))])].sort();
 }
 
-function containerErrors(pod: KubeObject, item: Json): string[] {
+function containerErrors(pod: KubeObject, item: JsonObject): string[] {
   const spec = map(pod.spec);
   const errors: string[] = [];
   for (const container of [...records(spec.initContainers), ...records(spec.containers)]) {
@@ -145,8 +143,8 @@ function containerErrors(pod: KubeObject, item: Json): string[] {
 }
 
 /** A pod's total of one resource: its containers' sum, or its largest init container if that is more. */
-function podTotal(spec: Json, kind: "requests" | "limits", name: string): string | undefined {
-  const of = (c: Json) => quantityNanos(map(map(c.resources)[kind])[name]);
+function podTotal(spec: JsonObject, kind: "requests" | "limits", name: string): string | undefined {
+  const of = (c: JsonObject) => quantityNanos(map(map(c.resources)[kind])[name]);
   const containers = records(spec.containers);
   if (containers.some((c) => of(c) === undefined)) return undefined;
   const sum = containers.reduce((total, c) => total + of(c)!, 0n);
@@ -156,7 +154,7 @@ function podTotal(spec: Json, kind: "requests" | "limits", name: string): string
   return formatNanos(total, quantityFormat(containers.map((c) => map(map(c.resources)[kind])[name])[0]));
 }
 
-function podErrors(pod: KubeObject, item: Json): string[] {
+function podErrors(pod: KubeObject, item: JsonObject): string[] {
   const spec = map(pod.spec);
   return resourceNames(item).flatMap((name) => {
     const request = podTotal(spec, "requests", name);

@@ -1,24 +1,22 @@
 // Resources that are not stored: the review kinds (who the caller is, and what RBAC allows it or another user: see
 // rbac.ts), a pod's `eviction` (which honours PodDisruptionBudgets) and a service account's `token` (a JWT signed
 // with the server's key, which the server accepts as that account). Discovery lists them as a 1.35 server does.
-import { formatTimestamp } from "../api/clock.ts";
-import type { Clock } from "../api/clock.ts";
-import { ApiError, badRequest, invalid } from "../api/errors.ts";
-import type { KubeObject } from "../api/object.ts";
-import { labelSelectorFromSpec, matchesLabels } from "../api/selectors.ts";
-import type { LabelSelector } from "../api/object.ts";
-import { decodeBody } from "./http.ts";
-import { sendObject } from "./resources.ts";
-import { subresourceDiscovery } from "./subresources.ts";
-import type { ResourceRequest } from "./resources.ts";
-import type { ResourceRoute } from "./routes.ts";
-import type { ResourceType } from "../api/resources.ts";
-import { isRecord } from "../api/json.ts";
-import type { Store } from "../store/index.ts";
+import { formatTimestamp } from "../../api/clock.ts";
+import type { Clock } from "../../api/clock.ts";
+import { ApiError, badRequest, invalid } from "../../api/errors.ts";
+import type { KubeObject } from "../../api/object.ts";
+import { labelSelectorFromSpec, matchesLabels } from "../../api/selectors.ts";
+import type { LabelSelector } from "../../api/object.ts";
+import { decodeBody } from "../http.ts";
+import { sendObject } from "../resources.ts";
+import { subresourceDiscovery } from "../subresources.ts";
+import type { ResourceRequest } from "../resources.ts";
+import type { ResourceRoute } from "../routes.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import { isRecord, type JsonObject } from "../../api/json.ts";
+import type { Store } from "../../store/index.ts";
 import { allowed, isMaster, requestUser, rulesOf } from "./rbac.ts";
 import type { RequestAttributes, Tokens, UserInfo } from "./rbac.ts";
-
-type Json = Record<string, unknown>;
 
 export { serverUser } from "./rbac.ts";
 
@@ -48,8 +46,8 @@ export const virtualGroupVersions: ReadonlyMap<string, readonly string[]> = new 
 ]);
 
 /** Discovery entries of the resources and subresources this file serves, for one group version. */
-export function virtualDiscovery(group: string, version: string): Json[] {
-  const entries: Json[] = reviews
+export function virtualDiscovery(group: string, version: string): JsonObject[] {
+  const entries: JsonObject[] = reviews
     .filter((r) => r.group === group && r.version === version)
     .map((r) => ({ name: r.plural, singularName: r.kind.toLowerCase(), namespaced: r.namespaced, kind: r.kind, verbs: ["create"] }));
   if (group === "" && version === "v1") {
@@ -76,7 +74,7 @@ const allowAll = {
 };
 
 /** What a SubjectAccessReview's spec asks about, as RBAC's request attributes. */
-function attributesOf(spec: Json): RequestAttributes {
+function attributesOf(spec: JsonObject): RequestAttributes {
   const resource = isRecord(spec.resourceAttributes) ? spec.resourceAttributes : undefined;
   if (resource === undefined) {
     const path = isRecord(spec.nonResourceAttributes) ? spec.nonResourceAttributes : {};
@@ -87,7 +85,7 @@ function attributesOf(spec: Json): RequestAttributes {
 }
 
 /** The rules a user holds in a namespace, split as a SelfSubjectRulesReview answers them. */
-function rulesReview(store: Store, user: UserInfo, namespace: string | undefined): Json {
+function rulesReview(store: Store, user: UserInfo, namespace: string | undefined): JsonObject {
   if (isMaster(user)) return allowAll;
   const rules = rulesOf(store, user, namespace);
   return {
@@ -97,13 +95,13 @@ function rulesReview(store: Store, user: UserInfo, namespace: string | undefined
   };
 }
 
-function access(store: Store, user: UserInfo, spec: Json): Json {
+function access(store: Store, user: UserInfo, spec: JsonObject): JsonObject {
   if (isMaster(user)) return { allowed: true, reason: "settle serve: system:masters may do anything" };
   return allowed(store, user, attributesOf(spec)) ? { allowed: true, reason: "RBAC: allowed by a binding of the user's" } : { allowed: false };
 }
 
 /** The answer of a review: who the caller is, and what RBAC allows the caller (or the user a review names). */
-function reviewStatus(r: ResourceRequest, kind: string, spec: Json, tokens: Tokens): Json {
+function reviewStatus(r: ResourceRequest, kind: string, spec: JsonObject, tokens: Tokens): JsonObject {
   const caller = requestUser(r.req);
   switch (kind) {
     case "SelfSubjectReview":
@@ -143,9 +141,9 @@ export async function handleReview(r: ResourceRequest, review: VirtualResource, 
 
 /** The ready, not terminating pods a PodDisruptionBudget covers, and how many it must keep. */
 function disruptionsAllowed(pdb: KubeObject, pods: readonly KubeObject[]): { allowed: number; healthy: number; desired: number } {
-  const spec = (pdb.spec ?? {}) as Json;
+  const spec = (pdb.spec ?? {}) as JsonObject;
   const ready = (pod: KubeObject) => {
-    const conditions = ((pod.status as Json | undefined)?.conditions ?? []) as Json[];
+    const conditions = ((pod.status as JsonObject | undefined)?.conditions ?? []) as JsonObject[];
     return pod.metadata.deletionTimestamp === undefined && conditions.some((c) => c.type === "Ready" && c.status === "True");
   };
   const expected = pods.length;
@@ -178,7 +176,7 @@ export async function handleEviction(r: ResourceRequest): Promise<void> {
   if (evictedName !== undefined && evictedName !== name) throw badRequest(`name in URL does not match name in Eviction object`);
   const pod = r.store.get({ apiVersion: "v1", kind: "Pod", namespace, name });
   const options = isRecord(body.deleteOptions) ? body.deleteOptions : {};
-  const phase = (pod.status as Json | undefined)?.phase;
+  const phase = (pod.status as JsonObject | undefined)?.phase;
   // A pod that is done, not yet running, or already terminating cannot count against a budget.
   const ignoreBudgets = phase === "Succeeded" || phase === "Failed" || phase === "Pending" || pod.metadata.deletionTimestamp !== undefined;
   if (!ignoreBudgets) checkBudget(r, pod, namespace);
@@ -194,7 +192,7 @@ export async function handleEviction(r: ResourceRequest): Promise<void> {
 
 function checkBudget(r: ResourceRequest, pod: KubeObject, namespace: string): void {
   const budgets = r.store.list({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", namespace }).items.filter((pdb) => {
-    const selector = (pdb.spec as Json | undefined)?.selector;
+    const selector = (pdb.spec as JsonObject | undefined)?.selector;
     if (!isRecord(selector)) return false;
     try {
       return matchesLabels(labelSelectorFromSpec(selector as LabelSelector), pod.metadata.labels ?? {});
@@ -205,7 +203,7 @@ function checkBudget(r: ResourceRequest, pod: KubeObject, namespace: string): vo
   if (budgets.length === 0) return;
   if (budgets.length > 1) throw new ApiError("InternalError", 500, "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.");
   const pdb = budgets[0]!;
-  const selector = labelSelectorFromSpec((pdb.spec as Json).selector as LabelSelector);
+  const selector = labelSelectorFromSpec((pdb.spec as JsonObject).selector as LabelSelector);
   const pods = r.store.list({ apiVersion: "v1", kind: "Pod", namespace }).items.filter((p) => matchesLabels(selector, p.metadata.labels ?? {}));
   const { allowed, healthy, desired } = disruptionsAllowed(pdb, pods);
   if (allowed > 0) return;

@@ -11,15 +11,14 @@
 // and `limits.` forms, of pods not finished nor being deleted) and claimed storage (`requests.storage`). Left out:
 // quota scopes and scope selectors (such quotas are not enforced), per-storage-class keys, extended resources,
 // and updates (a pod's resources cannot change; a Service that changes type is not re-counted).
-import type { Clock, Timer } from "../api/clock.ts";
-import { ApiError } from "../api/errors.ts";
-import { isRecord, jsonEqual } from "../api/json.ts";
-import type { KubeObject } from "../api/object.ts";
-import type { ResourceType } from "../api/resources.ts";
-import { formatNanos, quantityFormat, quantityNanos } from "../api/quantity.ts";
-import type { Store } from "../store/index.ts";
+import type { Clock, Timer } from "../../api/clock.ts";
+import { ApiError } from "../../api/errors.ts";
+import { isRecord, jsonEqual, type JsonObject } from "../../api/json.ts";
+import type { KubeObject } from "../../api/object.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import { formatNanos, quantityFormat, quantityNanos } from "../../api/quantity.ts";
+import type { Store } from "../../store/index.ts";
 
-type Json = Record<string, unknown>;
 type Usage = Map<string, bigint>;
 
 const computeResources = ["cpu", "memory", "ephemeral-storage"] as const;
@@ -38,14 +37,14 @@ function add(usage: Usage, name: string, amount: bigint): void {
   usage.set(name, (usage.get(name) ?? 0n) + amount);
 }
 
-function containers(spec: Json, field: "containers" | "initContainers"): Json[] {
+function containers(spec: JsonObject, field: "containers" | "initContainers"): JsonObject[] {
   const list = spec[field];
   return Array.isArray(list) ? list.filter(isRecord) : [];
 }
 
 /** A pod's requests or limits of one resource: the larger of its containers' sum and its largest init container. */
-function podAmount(spec: Json, kind: "requests" | "limits", resource: string): bigint {
-  const of = (c: Json) => quantityNanos(isRecord(c.resources) && isRecord(c.resources[kind]) ? c.resources[kind][resource] : undefined) ?? 0n;
+function podAmount(spec: JsonObject, kind: "requests" | "limits", resource: string): bigint {
+  const of = (c: JsonObject) => quantityNanos(isRecord(c.resources) && isRecord(c.resources[kind]) ? c.resources[kind][resource] : undefined) ?? 0n;
   const sum = containers(spec, "containers").reduce((total, c) => total + of(c), 0n);
   const init = containers(spec, "initContainers").reduce((most, c) => (of(c) > most ? of(c) : most), 0n);
   return sum > init ? sum : init;
@@ -89,7 +88,7 @@ function enforced(quota: KubeObject): boolean {
   return (!Array.isArray(spec.scopes) || spec.scopes.length === 0) && spec.scopeSelector === undefined;
 }
 
-function hardOf(quota: KubeObject): Json {
+function hardOf(quota: KubeObject): JsonObject {
   const spec = isRecord(quota.spec) ? quota.spec : {};
   return isRecord(spec.hard) ? spec.hard : {};
 }
