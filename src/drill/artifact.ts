@@ -122,7 +122,8 @@ export function reportDataFromDrillArtifact(path: string, cwd = process.cwd()): 
   if (run.timings.faultMs !== undefined && run.point !== undefined) {
     const atMs = timeline.startMs + run.timings.faultMs;
     const at = records.findIndex((r) => r.timeMs >= atMs);
-    const record: TraceRecord = { step: 0, timeMs: atMs, actor: "drill", kind: "fault", label: pointLabel(run.point), revisionBefore: revision, revisionAfter: revision, result: run.verdict };
+    const fault = { kind: run.point.fault, target: run.point.resource ?? "controller", applied: true };
+    const record: TraceRecord = { step: 0, timeMs: atMs, actor: "drill", kind: "fault", label: pointLabel(run.point), revisionBefore: revision, revisionAfter: revision, result: run.verdict, fault };
     records.splice(at < 0 ? records.length : at, 0, record);
     records.forEach((r, i) => (r.step = i));
     for (const entry of changes) if (entry[0] >= (at < 0 ? records.length : at)) entry[0]++;

@@ -10,9 +10,21 @@ import type { FaultBudget, FaultKind, FaultTarget, PlannedFault, WorldView } fro
 /** The fault model's kinds (`api/faults.ts`), under the name the simulator's public API has always used. */
 export const BUILTIN_FAULT_KINDS = builtinFaultKinds;
 
-interface Applied {
+/** Who a fault concerned, what came of it, and the facts its record carries beyond kind and target. */
+export interface Applied {
   actor: string;
   result: string;
+  applied: boolean;
+  /** An applied pause's length. */
+  pauseMs?: number;
+}
+
+function skipped(actor: string, result: string): Applied {
+  return { actor, result, applied: false };
+}
+
+function applied(actor: string, result: string): Applied {
+  return { actor, result, applied: true };
 }
 
 export interface ApplyFaultOptions {
@@ -27,31 +39,37 @@ export interface ApplyFaultOptions {
 /** Applies one fault through the kernel; returns who it concerned and what came of it. */
 export function applyFault({ kernel, custom, target, fault }: ApplyFaultOptions): Applied {
   const kind = custom.get(fault.kind);
-  if (kind !== undefined) return { actor: "sim", result: kind.apply(target, fault) };
+  if (kind !== undefined) {
+    // A scenario's kind reports a target that no longer fits the way the built-in ones do (src/sim/README.md).
+    const result = kind.apply(target, fault);
+    return { actor: "sim", result, applied: !result.startsWith("skipped") };
+  }
   if (fault.kind === "delay-watch" || fault.kind === "close-watch") return applyWatchFault(kernel, fault);
   const state = kernel.actor(fault.target);
-  if (state === undefined) return { actor: "sim", result: `skipped: no actor ${fault.target}` };
+  if (state === undefined) return skipped("sim", `skipped: no actor ${fault.target}`);
   const actor = state.name;
-  const skipped = kernel.notFaultable(state);
-  if (skipped !== undefined) return { actor, result: skipped };
+  const down = kernel.notFaultable(state);
+  if (down !== undefined) return skipped(actor, down);
   switch (fault.kind) {
     case "crash": {
       const relistAtRevision = numberParam(fault, "relistAtRevision");
-      if (relistAtRevision === 0) return { actor, result: kernel.crash(state, {}) };
+      if (relistAtRevision === 0) return applied(actor, kernel.crash(state, {}));
       const relistKind = stringParam(fault, "relistKind");
-      if (relistKind === "") return { actor, result: kernel.crash(state, { relistAtRevision }) };
-      return { actor, result: kernel.crash(state, { relistAtRevision, relistKind, relistCatchUpMs: numberParam(fault, "relistCatchUpMs") }) };
+      if (relistKind === "") return applied(actor, kernel.crash(state, { relistAtRevision }));
+      return applied(actor, kernel.crash(state, { relistAtRevision, relistKind, relistCatchUpMs: numberParam(fault, "relistCatchUpMs") }));
     }
-    case "pause":
-      return { actor, result: kernel.pause(state, numberParam(fault, "durationMs")) };
+    case "pause": {
+      const pauseMs = numberParam(fault, "durationMs");
+      return { ...applied(actor, kernel.pause(state, pauseMs)), pauseMs };
+    }
     case "stale-read":
-      return { actor, result: kernel.arm(state, { staleLagRevisions: numberParam(fault, "lagRevisions") }) };
+      return applied(actor, kernel.arm(state, { staleLagRevisions: numberParam(fault, "lagRevisions") }));
     case "fail-request":
-      return { actor, result: kernel.arm(state, { failCode: numberParam(fault, "code") }) };
+      return applied(actor, kernel.arm(state, { failCode: numberParam(fault, "code") }));
     case "lost-response":
-      return { actor, result: kernel.arm(state, { loseResponse: true }) };
+      return applied(actor, kernel.arm(state, { loseResponse: true }));
     default:
-      return { actor, result: `skipped: unknown fault kind ${fault.kind}` };
+      return skipped(actor, `skipped: unknown fault kind ${fault.kind}`);
   }
 }
 
@@ -59,26 +77,26 @@ function applyWatchFault(kernel: Kernel, fault: PlannedFault): Applied {
   const watch = kernel.watch(fault.target);
   // A watch id is `actor/incarnation/wN` (actor names have no slash): the actor even when the watch is gone.
   const actor = watch?.owner.name ?? fault.target.split("/")[0] ?? "sim";
-  if (watch === undefined || !watch.open) return { actor, result: "skipped: no open watch" };
+  if (watch === undefined || !watch.open) return skipped(actor, "skipped: no open watch");
   if (fault.kind === "close-watch") {
     const relistAtRevision = numberParam(fault, "relistAtRevision");
     if (relistAtRevision === 0) {
       watch.end();
-      return { actor, result: "closed" };
+      return applied(actor, "closed");
     }
     // A watch that fails, unlike one that ends, is not resumed: the client relists (client-go's reflector and the
     // settle runtime both do after a non-410 error), and the API server that answers that list may have a watch
     // cache for this kind behind the others (one cache per resource, one per server behind a load balancer).
     const catchUpMs = numberParam(fault, "relistCatchUpMs");
-    if (watch.kind === undefined || watch.error === undefined) return { actor, result: "skipped: this watch cannot fail mid-stream" };
+    if (watch.kind === undefined || watch.error === undefined) return skipped(actor, "skipped: this watch cannot fail mid-stream");
     const armed = kernel.arm(watch.owner, { staleAtRevision: relistAtRevision, staleKind: watch.kind, ...(catchUpMs > 0 ? { staleCatchUpMs: catchUpMs } : {}) });
-    if (armed !== "armed") return { actor, result: armed };
+    if (armed !== "armed") return skipped(actor, armed);
     watch.error(injectedRequestError(500, { wording: "simulator", resource: "objects", name: watch.id }));
-    return { actor, result: `failed with 500, next cached read of ${watch.kind} at revision ${relistAtRevision}` };
+    return applied(actor, `failed with 500, next cached read of ${watch.kind} at revision ${relistAtRevision}`);
   }
   const ms = numberParam(fault, "delayMs");
   watch.delay(ms);
-  return { actor, result: `delayed +${ms}ms` };
+  return applied(actor, `delayed +${ms}ms`);
 }
 
 /**

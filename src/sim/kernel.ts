@@ -169,7 +169,7 @@ export interface KernelOptions {
 
 /** A timer as the kernel keeps it: what its firing is traced with, or the step it makes ready instead. */
 interface KernelTimer extends TimerEntry {
-  /** Typed facts of a timer whose firing is more than a timer (a delayed watch delivery). */
+  /** Typed facts of a timer whose firing is more than a timer (a delayed watch delivery, a restart). */
   facts?: StepFacts;
   /** The collection of a delayed watch delivery (see `ReadyStep.collection`). */
   collection?: StepFacts["object"];
@@ -193,6 +193,9 @@ function fireTimer(timer: TimerEntry): string {
 
 /** Default delay before a crashed or exited actor starts again. */
 export const RESTART_DELAY_MS_DEFAULT = 1000;
+
+/** The facts of every restart's start record (copied into the record, so one frozen object serves them all). */
+const restartFacts: StepFacts = Object.freeze({ restart: true });
 
 /** External writes the kernel remembers by name, for the property monitor's change feed. */
 const EXTERNAL_LOG_MAX = 4096;
@@ -412,7 +415,9 @@ export class Kernel {
 
   private scheduleRestart(state: ActorRecord): number {
     const delayMs = state.def.restartDelayMs ?? RESTART_DELAY_MS_DEFAULT;
-    this.stampTimer(this.clock.schedule(delayMs, () => void this.start(state, { type: "restart" }), state.name, `restart ${state.name}`, "start"));
+    const entry: KernelTimer = this.clock.schedule(delayMs, () => void this.start(state, { type: "restart" }), state.name, `restart ${state.name}`, "start");
+    entry.facts = restartFacts;
+    this.stampTimer(entry);
     return delayMs;
   }
 
@@ -808,15 +813,15 @@ export class Kernel {
     this.stepNumber++;
   }
 
-  /** Applies a fault before the current step, as its own record. `apply` returns who it concerned and what came of it. */
-  async executeFault(label: string, facts: StepFacts, apply: () => { actor: string; result: string }): Promise<void> {
+  /** Applies a fault before the current step, as its own record. `apply` returns who it concerned, what came of it and the record's facts. */
+  async executeFault(label: string, apply: () => { actor: string; result: string; facts: StepFacts }): Promise<void> {
     assert(this.inRun, "faults are applied inside a run");
     assert(this.currentActor === undefined, "a fault is applied between steps");
     const revisionBefore = this.store.revision;
     this.currentActor = "sim";
     // What a fault makes comes from the fault, itself made outside any step.
     if (this.origins) this.maker = { origin: { readyMs: this.clock.now(), parent: undefined, index: this.rootMaker.steps++ }, steps: 0, timers: 0 };
-    const { actor, result } = apply();
+    const { actor, result, facts } = apply();
     await this.waits.released();
     this.record({ actor, kind: "fault", label, revisionBefore, revisionAfter: this.store.revision, result, ...facts });
     this.currentActor = undefined;

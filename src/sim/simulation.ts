@@ -15,7 +15,7 @@ import { Kernel, type ActorState, type Step } from "./kernel.ts";
 import { changeFeedKey, everythingChanged, kindKey, objectKey, type ChangeFeed, type WorldChanges } from "./changes.ts";
 import { Rng } from "./rng.ts";
 import { randomStrategy, replayStrategy, type ReadyStep, type Strategy } from "./strategy.ts";
-import { recordKey, type TraceRecord } from "./trace.ts";
+import { recordKey, type FaultFact, type TraceRecord } from "./trace.ts";
 import type { FaultBudget } from "./types.ts";
 import type {
   ActorContext,
@@ -519,7 +519,12 @@ class RunLoop {
     const ctx = this.ctx;
     ctx.faultsReached.push(fault);
     const label = `${fault.kind} ${fault.target}${describeParams(fault)}`;
-    await this.kernel.executeFault(label, { fault: { kind: fault.kind, target: fault.target } }, () => applyFault({ kernel: this.kernel, custom: ctx.faultKinds, target: ctx.faultTarget, fault }));
+    await this.kernel.executeFault(label, () => {
+      const { actor, result, applied, pauseMs } = applyFault({ kernel: this.kernel, custom: ctx.faultKinds, target: ctx.faultTarget, fault });
+      const facts: FaultFact = { kind: fault.kind, target: fault.target, applied };
+      if (pauseMs !== undefined) facts.pauseMs = pauseMs;
+      return { actor, result, facts: { fault: facts } };
+    });
   }
 
   onRecord(record: TraceRecord): void {

@@ -24,8 +24,20 @@ export interface StepFacts {
   access?: "read" | "write";
   /** The external cell an external step reads or writes. */
   external?: string;
-  /** The fault a fault record applied. */
-  fault?: { kind: string; target: string };
+  /** The fault a fault record applied or skipped. */
+  fault?: FaultFact;
+  /** On a start record: true when it restarts an actor whose incarnation crashed or exited, absent at its first start. */
+  restart?: boolean;
+}
+
+/** What a fault record says of its fault, so that a reader need not parse its label or result. */
+export interface FaultFact {
+  kind: string;
+  target: string;
+  /** False when the fault found nothing to hit (an actor down, a closed watch): its result says `skipped: ...`. */
+  applied: boolean;
+  /** An applied pause's length: the actor's steps wait until the record's time plus this. */
+  pauseMs?: number;
 }
 
 export interface TraceRecord extends StepFacts {

@@ -47,17 +47,27 @@
   var minRev = Infinity, maxRev = -Infinity;
   records.forEach(function (r) { minRev = Math.min(minRev, r.revisionBefore, r.revisionAfter); maxRev = Math.max(maxRev, r.revisionAfter); });
 
+  // What a record is, from its typed facts (the model carries them; labels and results are for people).
+  function faultKind(r) { return r.kind === "fault" && r.fault ? r.fault.kind : null; }
+  function isCrash(r) { return faultKind(r) === "crash"; }
+  function isRestart(r) { return r.kind === "start" && r.restart === true; }
+  /** The mark a record gets: its kind, but a crash is a cross and a restart an upward triangle. */
+  function markOf(r) {
+    if (isCrash(r)) return "crash";
+    if (isRestart(r)) return "restart";
+    return r.kind;
+  }
+
   // Periods an actor was down (crash .. restart) or paused, as record index ranges.
   var downs = [];
   records.forEach(function (r, i) {
-    if (r.kind !== "fault" || /^skipped/.test(r.result)) return;
-    if (/^crash /.test(r.label)) {
+    if (r.kind !== "fault" || !r.fault || !r.fault.applied) return;
+    if (isCrash(r)) {
       var end = n - 1;
       for (var j = i + 1; j < n; j++) if (records[j].actor === r.actor && records[j].kind === "start") { end = j; break; }
       downs.push({ lane: laneIndex[r.actor], from: i, to: end, what: "down" });
-    } else if (/^pause /.test(r.label)) {
-      var m = /\+(\d+)ms/.exec(r.result);
-      var until = r.timeMs + (m ? Number(m[1]) : 0);
+    } else if (faultKind(r) === "pause") {
+      var until = r.timeMs + (r.fault.pauseMs || 0);
       var stop = n - 1;
       for (var k = i + 1; k < n; k++) if (records[k].timeMs >= until) { stop = k; break; }
       downs.push({ lane: laneIndex[r.actor], from: i, to: stop, what: "paused" });
@@ -259,22 +269,23 @@
     drawn++;
     ctx.fillStyle = c;
     ctx.strokeStyle = c;
-    switch (r.kind) {
+    switch (markOf(r)) {
+      case "crash":
+        ctx.lineWidth = 3;
+        ctx.beginPath();
+        ctx.moveTo(x - 7, cy - 7); ctx.lineTo(x + 7, cy + 7);
+        ctx.moveTo(x + 7, cy - 7); ctx.lineTo(x - 7, cy + 7);
+        ctx.stroke();
+        ctx.lineWidth = 1;
+        break;
       case "fault":
-        if (/^crash /.test(r.label)) {
-          ctx.lineWidth = 3;
-          ctx.beginPath();
-          ctx.moveTo(x - 7, cy - 7); ctx.lineTo(x + 7, cy + 7);
-          ctx.moveTo(x + 7, cy - 7); ctx.lineTo(x - 7, cy + 7);
-          ctx.stroke();
-          ctx.lineWidth = 1;
-        } else {
-          triangle(x, cy, 7, true);
-        }
+        triangle(x, cy, 7, true);
+        break;
+      case "restart":
+        triangle(x, cy, 7, false);
         break;
       case "start":
-        if (/^restart /.test(r.label)) triangle(x, cy, 7, false);
-        else { ctx.beginPath(); ctx.arc(x, cy, 4.5, 0, 2 * Math.PI); ctx.fill(); }
+        ctx.beginPath(); ctx.arc(x, cy, 4.5, 0, 2 * Math.PI); ctx.fill();
         break;
       case "request":
         ctx.fillStyle = r.write ? "#1d4ed8" : "#93c5fd";
@@ -510,7 +521,7 @@
       ["revision", r.revisionBefore === r.revisionAfter ? String(r.revisionAfter) : r.revisionBefore + " → " + r.revisionAfter]];
     if (r.ref !== undefined) rows.push(["object", r.ref]);
     if (r.write !== undefined) rows.push(["write", String(r.write)]);
-    if (r.kind === "fault" && /^crash /.test(r.label)) rows.push(["what it means", "SIGKILL: the actor's memory and pending requests are gone; writes already applied stay"]);
+    if (isCrash(r)) rows.push(["what it means", "SIGKILL: the actor's memory and pending requests are gone; writes already applied stay"]);
     var dl = el("dl");
     rows.forEach(function (row) { dl.appendChild(el("dt", {}, [row[0]])); dl.appendChild(el("dd", {}, [row[1]])); });
     panel.appendChild(dl);
@@ -605,6 +616,10 @@
     find: function (kind, labelPrefix) {
       for (var i = 0; i < n; i++) if (records[i].kind === kind && records[i].label.indexOf(labelPrefix) === 0) return i;
       return -1;
+    },
+    mark: function (i) { return markOf(records[i]); },
+    downs: function () {
+      return downs.map(function (d) { return { actor: laneNames[d.lane], from: d.from, to: d.to, what: d.what }; });
     },
     markCenter: function (i) {
       var rect = canvas.getBoundingClientRect();
