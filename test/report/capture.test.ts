@@ -2,6 +2,8 @@
 // and it must give every write step the object before and after.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { readReplayFile, replayParams } from "../../src/explore/findings.ts";
@@ -9,6 +11,8 @@ import { loadScenario } from "../../src/explore/load.ts";
 import { runScenario } from "../../src/explore/run.ts";
 import { captureProperty, captureRun } from "../../src/report/capture.ts";
 import { reportDataFromReplayFile } from "../../src/report/model.ts";
+import { toJsonl } from "../../src/sim/trace.ts";
+import { journalPauseMs, writeJournalReplay } from "./journal-replay.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const fixture = join(repo, "test", "report", "fixtures", "ensemble-delta.json");
@@ -97,4 +101,31 @@ test("deletes, external writes and log records line up with the steps that made 
     assert.ok(changes[i]!.length > 0, `record ${i} ${r.label} has its change`);
   });
   assert.equal(changes[at("start scribe")]!.length, 0, "objects the setup returned are not reported as created by the first step");
+});
+
+test("the report model carries the facts of a crash, its restart, a skipped fault and a pause with its length", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-report-facts-"));
+  try {
+    const data = await reportDataFromReplayFile(await writeJournalReplay(dir), { cwd: repo });
+    assert.equal(data.reproduced, true);
+    const faults = data.records.filter((r) => r.kind === "fault");
+    assert.deepEqual(
+      faults.map((r) => r.fault),
+      [
+        { kind: "crash", target: "scribe", applied: true },
+        { kind: "pause", target: "scribe", applied: false },
+        { kind: "pause", target: "scribe", applied: true, pauseMs: journalPauseMs },
+      ],
+    );
+    const starts = data.records.filter((r) => r.kind === "start" && r.actor === "scribe");
+    assert.deepEqual(
+      starts.map((r) => r.restart),
+      [undefined, true],
+      "the first start is not a restart, the one after the crash is",
+    );
+    // The facts stay out of the hashed line: the exported trace has none of them.
+    assert.doesNotMatch(toJsonl(data.records), /"applied"|"restart"|"pauseMs"/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -12,6 +12,7 @@ import { writeHtmlReport } from "../../src/report/html.ts";
 import { reportDataFromReplayFile, type ReportData } from "../../src/report/model.ts";
 import type { TraceRecord } from "../../src/sim/trace.ts";
 import type { Change, ObjectVersion } from "../../src/report/capture.ts";
+import { journalPauseMs, writeJournalReplay } from "./journal-replay.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const fixture = join(repo, "test", "report", "fixtures", "ensemble-delta.json");
@@ -20,6 +21,9 @@ const dir = mkdtempSync(join(tmpdir(), "settle-html-"));
 let browser: BrowserContext;
 let ensembleUrl: string;
 let largeUrl: string;
+let journal: ReportData;
+let journalUrl: string;
+let rewordedUrl: string;
 
 interface Opened {
   page: Page;
@@ -39,11 +43,11 @@ function largeReport(count: number): ReportData {
     const actor = actors[i % actors.length]!;
     const timeMs = 1_000_000 + Math.floor(i / 3) * 250;
     if (i % 1000 === 500) {
-      records.push({ step: i, timeMs, actor: "operator", kind: "fault", label: "crash operator", revisionBefore: revision, revisionAfter: revision, result: "crashed, restart in 2000ms" });
+      records.push({ step: i, timeMs, actor: "operator", kind: "fault", label: "crash operator", revisionBefore: revision, revisionAfter: revision, result: "crashed, restart in 2000ms", fault: { kind: "crash", target: "operator", applied: true } });
       continue;
     }
     if (i % 1000 === 520) {
-      records.push({ step: i, timeMs, actor: "operator", kind: "start", label: "restart operator", revisionBefore: revision, revisionAfter: revision, result: "fired" });
+      records.push({ step: i, timeMs, actor: "operator", kind: "start", label: "restart operator", revisionBefore: revision, revisionAfter: revision, result: "fired", restart: true });
       continue;
     }
     if (i % 7 === 0) {
@@ -81,6 +85,12 @@ function largeReport(count: number): ReportData {
   };
 }
 
+/** The same run with every fault and start record's label and result in other words: the page must not care. */
+function reworded(data: ReportData): ReportData {
+  const records = data.records.map((r, i) => (r.kind === "fault" || r.kind === "start" ? { ...r, label: `event ${i} of ${r.actor}`, result: "(reworded)" } : r));
+  return { ...data, records };
+}
+
 before(async () => {
   mkdirSync(artifacts, { recursive: true });
   const ensemble = join(dir, "ensemble.html");
@@ -89,6 +99,9 @@ before(async () => {
   writeHtmlReport(large, largeReport(10_000));
   ensembleUrl = pathToFileURL(ensemble).href;
   largeUrl = pathToFileURL(large).href;
+  journal = await reportDataFromReplayFile(await writeJournalReplay(dir), { cwd: repo });
+  journalUrl = pathToFileURL(writeHtmlReport(join(dir, "journal.html"), journal)).href;
+  rewordedUrl = pathToFileURL(writeHtmlReport(join(dir, "reworded.html"), reworded(journal))).href;
   browser = await chromium.launchPersistentContext(join(dir, "profile"), {
     executablePath: "/usr/bin/chromium",
     headless: true,
@@ -205,5 +218,42 @@ test("a run of 10,000 steps draws aggregated marks, escapes its data, and stays 
     assert.deepEqual(requests, [largeUrl]);
   } finally {
     await page.close();
+  }
+});
+
+test("crash, restart, pause and skipped-fault marks follow the records' facts, whatever their wording", async () => {
+  const records = journal.records;
+  const at = (what: string, match: (r: TraceRecord) => boolean) => {
+    const index = records.findIndex(match);
+    assert.ok(index >= 0, `the journal run has ${what}`);
+    return index;
+  };
+  const start = at("a first start", (r) => r.kind === "start" && r.actor === "scribe" && r.restart !== true);
+  const crash = at("a crash", (r) => r.fault?.kind === "crash");
+  const skipped = at("a skipped pause", (r) => r.fault?.kind === "pause" && !r.fault.applied);
+  const pause = at("an applied pause", (r) => r.fault?.kind === "pause" && r.fault.applied);
+  const restart = at("a restart", (r) => r.restart === true);
+  const resumed = records.findIndex((r, k) => k > pause && r.timeMs >= records[pause]!.timeMs + journalPauseMs);
+  assert.ok(resumed > pause, "the run goes on past the pause");
+  for (const url of [journalUrl, rewordedUrl]) {
+    const { page, errors } = await open(url);
+    try {
+      const marks = await Promise.all([start, crash, skipped, pause, restart].map((i) => call<string>(page, "mark", i)));
+      assert.deepEqual(marks, ["start", "crash", "fault", "fault", "restart"], url);
+      assert.deepEqual(
+        await call(page, "downs"),
+        [
+          { actor: "scribe", from: crash, to: restart, what: "down" },
+          { actor: "scribe", from: pause, to: resumed, what: "paused" },
+        ],
+        `${url}: down from the crash to the restart, paused for the pause's length, nothing for the skipped pause`,
+      );
+      const mark: { x: number; y: number } = await call(page, "markCenter", crash);
+      await page.mouse.click(mark.x, mark.y);
+      assert.match((await page.textContent("#detail")) ?? "", /SIGKILL/, "a crash's detail says what it means");
+      assert.deepEqual(errors, []);
+    } finally {
+      await page.close();
+    }
   }
 });
