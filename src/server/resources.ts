@@ -8,7 +8,7 @@ import { formatApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import type { Store, StoreListOptions } from "../store/index.ts";
-import { builtinKinds } from "../store/index.ts";
+import { apiVersionOf, isBuiltinKind } from "../store/index.ts";
 import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
 import { isRecord } from "../api/json.ts";
 import { handOver } from "../store/util.ts";
@@ -93,12 +93,6 @@ function revisionParam(r: ResourceRequest): number | undefined {
   return Number(rv);
 }
 
-const builtinIds = new Set(builtinKinds.map((k) => `${k.resource.group}/${k.resource.kind}`));
-
-export function isBuiltin(resource: ResourceType): boolean {
-  return builtinIds.has(`${resource.group}/${resource.kind}`);
-}
-
 /** An integer query parameter, or undefined when absent; 400 when it is not a non-negative integer. */
 export function intParam(query: URLSearchParams, name: string): number | undefined {
   const text = query.get(name);
@@ -140,18 +134,6 @@ function writeOptions(query: URLSearchParams): WriteOptions {
   const options: WriteOptions = { dryRun: dryRunOf(query) };
   if (fieldManager !== null && fieldManager !== "") options.fieldManager = fieldManager;
   return options;
-}
-
-const apiVersions = new WeakMap<ResourceType, string>();
-
-/** The resource's apiVersion string, made once per resource type rather than once per request. */
-function apiVersionOf(resource: ResourceType): string {
-  let apiVersion = apiVersions.get(resource);
-  if (apiVersion === undefined) {
-    apiVersion = formatApiVersion(resource);
-    apiVersions.set(resource, apiVersion);
-  }
-  return apiVersion;
 }
 
 function kindRef(resource: ResourceType): { apiVersion: string; kind: string } {
@@ -200,7 +182,7 @@ const knownTopLevel = new WeakMap<ResourceType, ReadonlySet<string> | null>();
 function knownTopLevelOf(resource: ResourceType): ReadonlySet<string> | undefined {
   let known = knownTopLevel.get(resource);
   if (known === undefined) {
-    const own = isBuiltin(resource) ? (topLevelFields[`${resource.group}/${resource.kind}`] ?? wireTopLevel(resource) ?? ["spec", "status"]) : undefined;
+    const own = isBuiltinKind(resource) ? (topLevelFields[`${resource.group}/${resource.kind}`] ?? wireTopLevel(resource) ?? ["spec", "status"]) : undefined;
     known = own === undefined ? null : new Set([...commonFields, ...own]);
     knownTopLevel.set(resource, known);
   }
@@ -360,7 +342,7 @@ const patchTypes: Record<string, "merge" | "json" | "strategic" | "apply"> = {
 };
 
 function unsupportedPatch(r: ResourceRequest): ApiError {
-  const accepted = isBuiltin(r.resource)
+  const accepted = isBuiltinKind(r.resource)
     ? "application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml"
     : "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml";
   return new ApiError("UnsupportedMediaType", 415, `the body of the request was in an unknown format - accepted media types include: ${accepted}`);
@@ -370,7 +352,7 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
   const media = mediaType(r.req.headers["content-type"]);
   const type = patchTypes[media];
   // Strategic merge is for built-in kinds only, as on a real server; apply in CBOR is not served.
-  if (type === undefined || (type === "strategic" && !isBuiltin(r.resource))) throw unsupportedPatch(r);
+  if (type === undefined || (type === "strategic" && !isBuiltinKind(r.resource))) throw unsupportedPatch(r);
   if (media === "application/apply-patch+cbor") throw unsupportedPatch(r);
   if (type === "apply") return handleApply(r);
   if (r.query.has("force")) {

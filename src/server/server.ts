@@ -17,6 +17,7 @@ import { allowed, forbidden, impersonated, isMaster, serverUser, setRequestUser,
 import type { RequestAttributes, UserInfo } from "./auth/rbac.ts";
 import { convertedResource } from "./conversion.ts";
 import type { Store } from "../store/index.ts";
+import { isBuiltinKind } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
 import { ManagedFields } from "./apply.ts";
 import { faultIntegerParam } from "../api/faults.ts";
@@ -27,7 +28,7 @@ import { QuotaStatusLoop } from "./admission/quota.ts";
 import { ensureKubernetesService } from "./bootstrap.ts";
 import { acceptsJson, decodeBody, notAcceptable, prefersProtobuf, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./auth/kubeconfig.ts";
-import { boolParam, handleResource, isBuiltin, revisionWaitMsDefault, waitForRevision } from "./resources.ts";
+import { boolParam, handleResource, revisionWaitMsDefault, waitForRevision } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { handleEviction, handleReview, handleTokenRequest, reviewOf, reviewResourceType } from "./auth/reviews.ts";
 import { handleBinding, handleServedSubresource, isServedSubresource } from "./subresources.ts";
@@ -559,7 +560,7 @@ class ApiServer {
     if (resource === undefined && review === undefined) throw pathNotFound();
     const table = resource !== undefined && wantsTable(req.headers.accept);
     // Protobuf answers built-in objects, lists and watch streams; custom resources have no protobuf form.
-    if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && (resource === undefined || isBuiltin(resource)))) throw notAcceptable();
+    if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && (resource === undefined || isBuiltinKind(resource)))) throw notAcceptable();
     const r = new ServedRequest(
       { store: converted?.store ?? this.#o.store, route, resource: resource ?? reviewResourceType(review!), query, req, res, managed: this.#managed, tables: table ? this.#tables : undefined },
       this.#o.bodyBytesMax,

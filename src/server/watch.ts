@@ -13,9 +13,10 @@ import { ApiError, badRequest, invalid } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
 import type { StoreEvent, StoreWatcher } from "../store/index.ts";
+import { isBuiltinKind } from "../store/index.ts";
 import { jsonContentType, prefersProtobuf } from "./http.ts";
 import { encodeProtobuf, encodeWatchFrame, messageFor, protobufContentType } from "./encoding/protobuf.ts";
-import { boolParam, intParam, isBuiltin, listOptions, staleRevision } from "./resources.ts";
+import { boolParam, intParam, listOptions, staleRevision } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import { includeObjectOf } from "./encoding/table.ts";
 import type { IncludeObject } from "./encoding/table.ts";
@@ -85,7 +86,7 @@ export class WatchStream {
   ) {
     this.#apiVersion = formatApiVersion(r.resource);
     this.#include = r.tables === undefined ? "Object" : includeObjectOf(r.query);
-    const protobuf = r.tables === undefined && isBuiltin(r.resource) && prefersProtobuf(r.req.headers.accept);
+    const protobuf = r.tables === undefined && isBuiltinKind(r.resource) && prefersProtobuf(r.req.headers.accept);
     this.#message = protobuf ? messageFor(this.#apiVersion, r.resource.kind) : undefined;
   }
 

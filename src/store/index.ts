@@ -3,7 +3,8 @@ import type { Store, StoreOptions } from "./types.ts";
 import { MemoryStore } from "./store.ts";
 
 export type * from "./types.ts";
-export { builtinKinds } from "./kinds.ts";
+export { builtinKinds, isBuiltinKind } from "./kinds.ts";
+export { apiVersionOf } from "./resource-facts.ts";
 export type { BuiltinKind, KindRules } from "./kinds.ts";
 
 /** Kept for callers that named it: the same as `StoreOptions`. */

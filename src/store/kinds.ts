@@ -261,5 +261,12 @@ export const builtinKinds: readonly BuiltinKind[] = [
   ...moreKinds(),
 ];
 
+const builtinIds = new Set(builtinKinds.map((k) => `${k.resource.group}/${k.resource.kind}`));
+
+/** Whether a group and kind is built in (in any version): what the server serves as protobuf and tables as built-ins. */
+export function isBuiltinKind(resource: Pick<ResourceType, "group" | "kind">): boolean {
+  return builtinIds.has(`${resource.group}/${resource.kind}`);
+}
+
 /** Rules for kinds registered by CRDs: custom resources drop `status` on create when it is a subresource. */
 export const customResourceRules: KindRules = standardRules;

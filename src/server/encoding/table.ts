@@ -10,7 +10,7 @@ import type { ResourceType } from "../../api/resources.ts";
 import type { Store } from "../../store/index.ts";
 import { ageColumn, builtinPrinters, humanDuration, nameColumn } from "./printers.ts";
 import type { Cell, Json, Printer } from "./printers.ts";
-import { builtinKinds } from "../../store/index.ts";
+import { isBuiltinKind } from "../../store/index.ts";
 
 export type { Column } from "./printers.ts";
 export { humanDuration } from "./printers.ts";
@@ -39,8 +39,6 @@ const builtinDefaultPrinter: Printer = {
   columns: [nameColumn, { name: "Created At", type: "date", description: "CreationTimestamp is a timestamp representing the server time when this object was created." }],
   cells: (o) => [o.metadata?.name ?? "", typeof o.metadata?.creationTimestamp === "string" ? o.metadata.creationTimestamp : ""],
 };
-
-const builtinIds = new Set(builtinKinds.map((k) => `${k.resource.group}/${k.resource.kind}`));
 
 /** A custom resource without printer columns: Name and Age, the columns a CRD's handler adds by default. */
 const customDefaultPrinter: Printer = { columns: [nameColumn, ageColumn], cells: (o, age) => [o.metadata?.name ?? "", age(o.metadata?.creationTimestamp)] };
@@ -110,7 +108,7 @@ export class Tables {
   #printer(resource: ResourceType): Printer {
     const builtin = builtinPrinters[`${resource.group}/${resource.kind}`];
     if (builtin !== undefined) return builtin;
-    return customPrinter(this.store, resource) ?? (builtinIds.has(`${resource.group}/${resource.kind}`) ? builtinDefaultPrinter : customDefaultPrinter);
+    return customPrinter(this.store, resource) ?? (isBuiltinKind(resource) ? builtinDefaultPrinter : customDefaultPrinter);
   }
 
   #age(): (timestamp: unknown) => string {
