@@ -25,7 +25,7 @@ import type { FaultBudget, PlannedFault } from "../src/sim/types.ts";
 const root = fileURLToPath(new URL("..", import.meta.url));
 
 /** The stacks measured: each has examples/frameworks/<name>/scenario.yaml with level and level-no-retry. */
-export const frameworkNames = ["client-node", "dot-i-operator"] as const;
+export const frameworkNames = ["client-node", "fluent-client", "dot-i-operator"] as const;
 
 /** A fault class: the budget's one kind (and code), and which systematic points belong to it. */
 interface FaultClass {

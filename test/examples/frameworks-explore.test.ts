@@ -13,7 +13,7 @@ import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 /** Runs of each level variant: every one clean. */
-const levelRuns = 100;
+const levelRuns = 40;
 /** Runs the delta variant may take: each is found well within this at its pinned seed. */
 const deltaRunsMax = 40;
 

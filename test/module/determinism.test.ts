@@ -22,12 +22,12 @@ function hashes(examples: string, first: number, count: number): Promise<{ code:
   });
 }
 
-test("framework examples: five pinned seeds each give the same trace hashes in two processes run side by side", async () => {
-  const runs = await Promise.all([0, 1].map(() => hashes("client-node,dot-i-operator", 11, 5)));
+test("framework examples: three pinned seeds each give the same trace hashes in two processes run side by side", async () => {
+  const runs = await Promise.all([0, 1].map(() => hashes("client-node,dot-i-operator", 11, 3)));
   for (const run of runs) assert.equal(run.code, 0, run.stderr);
   const [first, second] = runs.map((run) => run.stdout.trim().split("\n"));
   // Both examples, both variants, every seed: the hashes cover real runs of each.
-  assert.equal(first!.length, 10, first!.join("\n"));
+  assert.equal(first!.length, 6, first!.join("\n"));
   for (const line of first!) assert.match(line, /^(client-node|dot-i-operator) (delta|level) \d+ [0-9a-f]{64}$/);
   assert.deepEqual(new Set(first!.map((line) => line.split(" ").slice(0, 2).join(" "))).size, 4);
   assert.deepEqual(second, first);
