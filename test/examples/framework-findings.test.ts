@@ -52,8 +52,8 @@ async function replays(path: string): Promise<void> {
 
 const files = findingFiles();
 
-test("the README's framework findings are committed for both stacks that run in the simulator", () => {
-  for (const framework of ["client-node", "dot-i-operator"]) {
+test("the README's framework findings are committed for each of the three stacks", () => {
+  for (const framework of ["client-node", "fluent-client", "dot-i-operator"]) {
     assert.ok(files.some((f) => f.includes(`/${framework}/`)), `no finding files for ${framework}`);
   }
 });
