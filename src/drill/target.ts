@@ -4,6 +4,7 @@
 import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
 import type { KubeObject } from "../api/object.ts";
+import { cloneJson } from "../api/json.ts";
 import type { Property } from "../check/properties.ts";
 import { describeThrown, thrownLine } from "../check/thrown.ts";
 import type { ThrownError } from "../check/verdict.ts";
@@ -75,8 +76,8 @@ export function targetFromScenario(scenario: Scenario, ctx: ScenarioContext, pat
     workload: ctx.workload,
     setup: (store) => {
       const world = {
-        create: <T extends KubeObject>(o: T) => structuredClone(store.create(structuredClone(o))) as T,
-        updateStatus: <T extends KubeObject>(o: T) => structuredClone(store.updateStatus(structuredClone(o))) as T,
+        create: <T extends KubeObject>(o: T) => cloneJson(store.create(cloneJson(o))) as T,
+        updateStatus: <T extends KubeObject>(o: T) => cloneJson(store.updateStatus(cloneJson(o))) as T,
       };
       for (const object of scenario.setup?.(ctx, world) ?? []) world.create(object);
     },

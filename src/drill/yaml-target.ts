@@ -4,6 +4,7 @@ import { dirname, relative } from "node:path";
 import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
 import { isApiError, isNotFound } from "../api/errors.ts";
+import { cloneJson } from "../api/json.ts";
 import type { KindRef, KubeObject, ObjectRef } from "../api/object.ts";
 import type { DrillTarget, WorkloadEvents } from "./target.ts";
 import type { WorldView } from "../sim/types.ts";
@@ -104,7 +105,7 @@ async function waitFor(step: Extract<WorkloadStep, { kind: "waitFor" }>, view: W
 
 /** Creates the object, or merges it into the existing one (what `kubectl apply` amounts to for a workload). */
 async function apply(scenario: YamlScenario, client: Client, source: KubeObject): Promise<KubeObject> {
-  const object = { ...structuredClone(source), ...kindOf(scenario, source) };
+  const object = { ...cloneJson(source), ...kindOf(scenario, source) };
   const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name ?? "", ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) };
   try {
     return await client.create({ object });

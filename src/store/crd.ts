@@ -5,7 +5,7 @@ import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
 import { invalidValue, type FieldError } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import { isDns1123Label, isDns1123Subdomain } from "../api/validation.ts";
-import { isRecord } from "../api/json.ts";
+import { cloneJson, isRecord } from "../api/json.ts";
 
 export const crdCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io";
 
@@ -351,7 +351,7 @@ export function applySchemaDefaults(value: unknown, schema: Record<string, unkno
     for (const [key, sub] of Object.entries(properties)) {
       if (!isRecord(sub) || !("default" in sub) || (root && key === "metadata")) continue;
       const current = value[key];
-      if (current === undefined || (current === null && sub.nullable !== true)) value[key] = structuredClone(sub.default);
+      if (current === undefined || (current === null && sub.nullable !== true)) value[key] = cloneJson(sub.default);
     }
   }
   const additional = isRecord(schema.additionalProperties) ? schema.additionalProperties : undefined;
