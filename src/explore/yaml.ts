@@ -120,7 +120,9 @@ async function runSteps(yaml: YamlScenario, ctx: WorkloadContext): Promise<void>
       if ((await runStep(yaml, step, ctx)) === "timed-out") {
         // The controller's doing, not the scenario's mistake: the steps after it would act on a world that is not
         // the one they were written for, so the workload ends here and the properties judge the world it left.
-        ctx.log(`${step.at}: waitFor timed out, later steps not run`);
+        // Not `step.at`: it holds the file's absolute path, and a trace line must not depend on where the checkout is.
+        const wait = step as Extract<WorkloadStep, { kind: "waitFor" }>;
+        ctx.log(`waitFor ${JSON.stringify(wait.condition.text)} not true within ${wait.timeoutMs} ms: later steps not run`);
         return;
       }
     } catch (error) {
