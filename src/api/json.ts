@@ -13,6 +13,12 @@
 /** A JSON object (or any map of names to values) whose values are yet to be checked. */
 export type JsonObject = Record<string, unknown>;
 
+/**
+ * A JSON object read without narrowing, for code that walks deep into objects of known kinds (the table printers,
+ * the subresource bodies) where each level's check would say nothing the kind's schema does not. Prefer `JsonObject`.
+ */
+export type LooseJsonObject = Record<string, any>;
+
 /** A JSON object, or any non-null, non-array object: the test every "is this a map?" check means. */
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

@@ -12,9 +12,8 @@ import { decodeBody } from "./http.ts";
 import { sendObject } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
 import type { ResourceRoute } from "./routes.ts";
-import { cloneJson } from "../api/json.ts";
+import { cloneJson, type LooseJsonObject as Json } from "../api/json.ts";
 
-type Json = Record<string, any>;
 
 const proxyVerbs = ["create", "delete", "get", "patch", "update"];
 

@@ -4,9 +4,9 @@
 // Kinds without a printer there get the default table convertor's Name and Created At (see table.ts).
 import type { LabelSelector } from "../../api/object.ts";
 import { formatLabelSelector, labelSelectorFromSpec } from "../../api/selectors.ts";
-import { isRecord } from "../../api/json.ts";
+import { isRecord, type LooseJsonObject as Json } from "../../api/json.ts";
 
-export type Json = Record<string, any>;
+export type { Json };
 export interface Column {
   name: string;
   type: string;
