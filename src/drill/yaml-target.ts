@@ -22,7 +22,7 @@ export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillT
     properties: scenario.properties,
     runWorkload: (client, view, events) => runSteps(scenario, client, view, events),
     // Properties whose CEL failed to evaluate are false; the summary says why, so a typo is not mistaken for a bug.
-    summary: () => evaluationErrors(scenario),
+    summary: (view) => evaluationErrors(scenario, view),
     cwd: dirname(scenario.path),
     rerun: `settle drill ${shown} --variant ${variant}`,
   };
@@ -36,10 +36,11 @@ export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillT
   return target;
 }
 
-function evaluationErrors(scenario: YamlScenario): string {
+function evaluationErrors(scenario: YamlScenario, view: WorldView): string {
   const errors: string[] = [];
   scenario.expressions.forEach((expression, i) => {
-    if (expression.lastError !== undefined) errors.push(`properties[${i}] ${scenario.properties[i]!.name}: ${expression.lastError}`);
+    const error = expression.lastError(view);
+    if (error !== undefined) errors.push(`properties[${i}] ${scenario.properties[i]!.name}: ${error}`);
   });
   return errors.length === 0 ? "" : `CEL errors: ${errors.join("; ")}`;
 }
@@ -94,7 +95,8 @@ async function waitFor(step: Extract<WorkloadStep, { kind: "waitFor" }>, view: W
   while (!step.condition.test(view)) {
     const leftMs = deadline - realClock.now();
     if (leftMs <= 0) {
-      const why = step.condition.lastError === undefined ? "" : ` (last evaluation: ${step.condition.lastError})`;
+      const error = step.condition.lastError(view);
+      const why = error === undefined ? "" : ` (last evaluation: ${error})`;
       throw new Error(`${JSON.stringify(step.condition.text)} not true within ${step.timeoutMs} ms${why}`);
     }
     let timer: { cancel(): void } | undefined;

@@ -32,8 +32,11 @@ export function kindTable(store: Store): KindTable {
 export interface WorldExpression {
   readonly text: string;
   test(view: WorldView): boolean;
-  /** The last evaluation error (undefined after a clean evaluation). */
-  readonly lastError: string | undefined;
+  /**
+   * The last evaluation error over `view` (undefined after a clean evaluation). Kept per view: one compiled scenario
+   * serves a drill's points in parallel, each with its own world, and one point's error must not show in another's.
+   */
+  lastError(view: WorldView): string | undefined;
 }
 
 interface Evaluation {
@@ -194,21 +197,17 @@ export function compileWorldExpression(text: string, kinds: KindTable): WorldExp
   const env = worldEnv(state);
   const program: CelProgram = compileCel(text, env);
   checkNames(text, env);
-  let lastError: string | undefined;
+  const lastErrors = new WeakMap<WorldView, string>();
   return {
     text,
-    get lastError() {
-      return lastError;
-    },
+    lastError: (view) => lastErrors.get(view),
     test(view) {
       state.view = view;
       try {
         const result = program({});
-        if (result instanceof Error) {
-          lastError = result.message;
-          return false;
-        }
-        lastError = typeof result === "boolean" ? undefined : `evaluates to ${typeof result}, not bool`;
+        const error = result instanceof Error ? result.message : typeof result === "boolean" ? undefined : `evaluates to ${typeof result}, not bool`;
+        if (error === undefined) lastErrors.delete(view);
+        else lastErrors.set(view, error);
         return result === true;
       } finally {
         state.view = undefined;

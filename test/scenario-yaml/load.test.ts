@@ -91,16 +91,34 @@ for (const [expression, expected] of helperCases) {
     const store = createStore({ now: () => 0 });
     createWorld(store, scenario.world);
     const compiled = compileWorldExpression(expression, kindTable(store));
-    assert.equal(compiled.test(viewOf(store)), expected);
-    assert.equal(compiled.lastError, undefined);
+    const view = viewOf(store);
+    assert.equal(compiled.test(view), expected);
+    assert.equal(compiled.lastError(view), undefined);
   });
 }
 
 test("an expression that fails at run time is false and keeps its error (an unknown kind)", () => {
   const store = createStore({ now: () => 0 });
   const compiled = compileWorldExpression("size(list('Gizmo')) == 0", kindTable(store));
-  assert.equal(compiled.test(viewOf(store)), false);
-  assert.match(compiled.lastError ?? "", /unknown kind "Gizmo"/);
+  const view = viewOf(store);
+  assert.equal(compiled.test(view), false);
+  assert.match(compiled.lastError(view) ?? "", /unknown kind "Gizmo"/);
+});
+
+test("an evaluation error is kept per world: drill points in parallel share one compiled expression", () => {
+  const scenario = loadYamlScenario(shellScenario);
+  const worlds = [0, 1].map(() => {
+    const store = createStore({ now: () => 0 });
+    createWorld(store, scenario.world);
+    return { store, view: viewOf(store) };
+  });
+  const compiled = compileWorldExpression("get('ConfigMap', 'academy-lab', 'alpha-voice-2').metadata.name == 'alpha-voice-2'", kindTable(worlds[0]!.store));
+  worlds[1]!.store.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: "academy-lab", name: "alpha-voice-2" });
+  // The second world fails (its ConfigMap is gone, so the field access is on null), then the first evaluates cleanly.
+  assert.equal(compiled.test(worlds[1]!.view), false);
+  assert.equal(compiled.test(worlds[0]!.view), true);
+  assert.notEqual(compiled.lastError(worlds[1]!.view), undefined);
+  assert.equal(compiled.lastError(worlds[0]!.view), undefined);
 });
 
 test("a schema error names the file, the line and column, and the field", () => {
