@@ -6,7 +6,7 @@
 import type { Container, EndpointAddress, EndpointPort, EndpointSubset, ServicePort, ServiceSpec } from "kubernetes-types/core/v1.js";
 import type { Endpoint, EndpointPort as SlicePort } from "kubernetes-types/discovery/v1.js";
 import { assert } from "../api/assert.ts";
-import { isAlreadyExists, isNotFound } from "../api/errors.ts";
+import { isAlreadyExists } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { ActorDefinition } from "../sim/types.ts";
 import { Action, defineController } from "../runtime/controller.ts";

@@ -94,7 +94,6 @@ export interface WatchShaperOptions {
 export class WatchShaper {
   readonly resource: string;
   private readonly kind: WatchStreamFaultKind;
-  private readonly fault: DrillFaultKind;
   private readonly onHolding: (holding: boolean) => void;
   private readonly streams = new Set<Stream>();
   /** `idle` before the point, `active` from it (for coalesce and delay: until their release), `spent` after. */
@@ -111,7 +110,6 @@ export class WatchShaper {
     const model = drillFaults[options.fault].model;
     if (model !== "coalesce-watch" && model !== "delay-past-write" && model !== "hide-recreate") throw new Error(`drill: ${options.fault} is not a watch-stream fault`);
     this.kind = model;
-    this.fault = options.fault;
     this.resource = options.resource;
     this.onHolding = options.onHolding;
     const params: Record<string, number> = {};

@@ -12,7 +12,7 @@
 // What the table cannot say: the other subresources a real server lists. The server lists and answers pods/log,
 // exec, attach, portforward, proxy and binding, nodes/proxy, services/proxy, namespaces/finalize,
 // certificatesigningrequests/approval and the `bindings` resource (src/server/subresources.ts), and pods/eviction
-// and serviceaccounts/token (src/server/reviews.ts); pods/ephemeralcontainers and pods/resize are not served.
+// and serviceaccounts/token (src/server/auth/reviews.ts); pods/ephemeralcontainers and pods/resize are not served.
 import type { KubeObject } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { PropagationPolicy } from "../api/client.ts";
