@@ -60,6 +60,17 @@ export class WireSocket extends Duplex {
     callback(error);
   }
 
+  /**
+   * `end()` on an end already ended and finished (or destroyed), uncorked, with nothing to write and no callback, does
+   * nothing in Node but build an error (`ERR_STREAM_ALREADY_FINISHED`, a stack captured) and drop it. Node's HTTP
+   * server calls it that way on every connection a client closes after its response (`socketOnEnd`): it was 2% of
+   * a module run. Anything else is Node's `end`.
+   */
+  override end(...args: unknown[]): this {
+    if ((args.length === 0 || args.every((arg) => arg === undefined || arg === null)) && this.writableEnded && this.writableCorked === 0 && (this.writableFinished || this.destroyed)) return this;
+    return (super.end as (...rest: unknown[]) => this)(...args);
+  }
+
   /** Virtual: an idle timer of the simulation. */
   setTimeout(ms: number, callback?: () => void): this {
     this.timeout = ms;
