@@ -91,6 +91,15 @@ export const faultParams: { readonly [K in BuiltinFaultKind]: readonly FaultPara
   "delay-watch": [{ name: "delayMs", doc: "how long events on the watch are held", type: "integer", default: 1000, min: 0, max: 600_000 }],
   "close-watch": [
     {
+      name: "expired",
+      doc: "1: the watch fails mid-stream with an ERROR event carrying a 410 Expired Status, as kube-apiserver ends a watch whose resource version fell behind compaction, so its client must relist rather than resume (0: it ends normally, or fails with 500 under relistAtRevision)",
+      type: "integer",
+      default: 0,
+      min: 0,
+      max: 1,
+      oneOf: [0, 1],
+    },
+    {
       name: "relistAtRevision",
       doc: "per-kind stale relist: the watch fails (500) instead of ending, so its client relists, and the owner's next watch-cache read of the watch's kind is served at this older revision while other kinds read fresh (0: the watch ends normally)",
       type: "integer",
@@ -260,6 +269,15 @@ export function injectedRequestError(code: number, failure: InjectedFailure): Ap
   if (code === 409) details = { kind: failure.resource, ...(failure.name === undefined ? {} : { name: failure.name }) };
   else if (meaning.retryAfterSeconds !== undefined) details = { retryAfterSeconds: meaning.retryAfterSeconds };
   return new ApiError(meaning.reason, code, message, details);
+}
+
+/**
+ * The error a `close-watch` fault with `expired` fails a watch with: the 410 Expired Status kube-apiserver sends as an
+ * ERROR event when a watch's resource version has fallen behind compaction (the simulator's message names the watch).
+ */
+export function expiredWatchError(failure: InjectedFailure): ApiError {
+  if (failure.wording === "server") return new ApiError("Expired", 410, `The resourceVersion for the provided watch is too old. ${injectedMark}`);
+  return new ApiError("Expired", 410, `too old resource version: ${failure.name ?? failure.resource} fell behind the compacted history`);
 }
 
 /**

@@ -90,7 +90,10 @@ export function planRun(ctx: PlanContext, index: number): PlannedRun {
  * earlier write while the other kinds list fresh (per-kind time travel): one point for each pair of a write and a
  * kind the crashed actor lists, kept last so that it adds to the plan without moving any point planned before it;
  * and after it the same stale relist of one kind after a watch of that kind fails and its client relists, without a
- * restart (one point for each pair of a write and a kind an actor watches and lists), for the same reason.
+ * restart (one point for each pair of a write and a kind an actor watches and lists), for the same reason. After
+ * all of them, added later on the same terms, each watch failed after its first event with the 410 Expired that
+ * kube-apiserver sends when a watch's resource version falls behind compaction: a client that resumes instead of
+ * relisting, or that takes the ERROR event's Status for an object, loses work there.
  */
 export const pointClasses = [
   "declared",
@@ -106,6 +109,7 @@ export const pointClasses = [
   "fail-read",
   "crash-kind-time-travel",
   "watch-kind-time-travel",
+  "expire-watch",
 ] as const;
 export type PointClass = (typeof pointClasses)[number];
 
@@ -159,7 +163,8 @@ export interface DeclaredPlace {
  * right after the response reaches it, and right after the write with its restarted incarnation's first list
  * served from before the write (time travel); each write's response lost; each request failed (500, and 409 for
  * updates and patches); each informer list (`resourceVersion: "0"`) served stale; each actor paused after each of
- * its writes; each watch closed after its first event; each watch event delivered late. Identical points are
+ * its writes; each watch closed (and, last of all, expired with a 410) after its first event; each watch event
+ * delivered late. Identical points are
  * merged. Run up to step `atStep`, every point's run is the reference run, so its revisions are known exactly.
  */
 export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
@@ -206,6 +211,7 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
       if (kinds.has("close-watch") && !watchesClosed.has(watchId)) {
         watchesClosed.add(watchId);
         add("close-watch", { atStep: record.step + 1, kind: "close-watch", target: watchId }, `close ${watchId} after its first event`);
+        add("expire-watch", { atStep: record.step + 1, kind: "close-watch", target: watchId, expired: 1 }, `expire ${watchId} after its first event (410 Expired mid-stream: its client must relist)`);
       }
     }
   }

@@ -30,6 +30,8 @@ export interface FaultSpec {
   delayMs?: number;
   /** fail-request: 409, 429, 500 or 504. Default 500. */
   code?: FailCode;
+  /** close-watch: 1 fails the watch with a 410 Expired ERROR event instead of ending it. Default 0. */
+  expired?: 0 | 1;
 }
 
 export interface ArmedFault extends FaultSpec {

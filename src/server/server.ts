@@ -20,7 +20,7 @@ import type { Store } from "../store/index.ts";
 import { isBuiltinKind } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
 import { ManagedFields } from "./apply.ts";
-import { faultIntegerParam } from "../api/faults.ts";
+import { expiredWatchError, faultIntegerParam } from "../api/faults.ts";
 import { FaultTable, parseFaultSpecs } from "./faults.ts";
 import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
 import { GcLoop } from "./gc-loop.ts";
@@ -402,7 +402,8 @@ class ApiServer {
       let hit = 0;
       for (const watch of [...this.#watches]) {
         if (hit >= (fault.count ?? Number.MAX_SAFE_INTEGER) || watch.closed || !FaultTable.concerns(fault, watch.target)) continue;
-        if (fault.kind === "close-watch") watch.close();
+        if (fault.kind === "close-watch" && fault.expired === 1) watch.fail(expiredWatchError({ wording: "server", resource: watch.target.resource }));
+        else if (fault.kind === "close-watch") watch.close();
         else watch.delay(fault.delayMs ?? faultIntegerParam("delay-watch", "delayMs").default);
         hit++;
       }

@@ -2,7 +2,7 @@
 // A fault whose target no longer fits (an actor already down, a closed watch) is skipped, never an error:
 // shrinking removes faults and choices freely and every such plan must still be a valid run.
 import { assert } from "../api/assert.ts";
-import { builtinFaultKinds, faultDrawDefaults, injectedRequestError, faultIntegerParam, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
+import { builtinFaultKinds, expiredWatchError, faultDrawDefaults, injectedRequestError, faultIntegerParam, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
 import type { Kernel, ActorState } from "./kernel.ts";
 import type { Rng } from "./rng.ts";
 import type { FaultBudget, FaultKind, FaultTarget, PlannedFault, WorldView } from "./types.ts";
@@ -80,19 +80,29 @@ function applyWatchFault(kernel: Kernel, fault: PlannedFault): Applied {
   if (watch === undefined || !watch.open) return skipped(actor, "skipped: no open watch");
   if (fault.kind === "close-watch") {
     const relistAtRevision = numberParam(fault, "relistAtRevision");
-    if (relistAtRevision === 0) {
+    const expired = numberParam(fault, "expired") === 1;
+    if (relistAtRevision === 0 && !expired) {
       watch.end();
       return applied(actor, "closed");
+    }
+    if (watch.error === undefined) return skipped(actor, "skipped: this watch cannot fail mid-stream");
+    // A watch whose resource version fell behind compaction: an ERROR event with the 410, then the end. The client
+    // cannot resume from its last revision; it must relist (client-go's reflector, the settle runtime, client-node's
+    // ListWatch all do).
+    const failure = expired ? expiredWatchError({ wording: "simulator", resource: "objects", name: watch.id }) : injectedRequestError(500, { wording: "simulator", resource: "objects", name: watch.id });
+    if (relistAtRevision === 0) {
+      watch.error(failure);
+      return applied(actor, "failed with 410 Expired");
     }
     // A watch that fails, unlike one that ends, is not resumed: the client relists (client-go's reflector and the
     // settle runtime both do after a non-410 error), and the API server that answers that list may have a watch
     // cache for this kind behind the others (one cache per resource, one per server behind a load balancer).
     const catchUpMs = numberParam(fault, "relistCatchUpMs");
-    if (watch.kind === undefined || watch.error === undefined) return skipped(actor, "skipped: this watch cannot fail mid-stream");
+    if (watch.kind === undefined) return skipped(actor, "skipped: this watch cannot fail mid-stream");
     const armed = kernel.arm(watch.owner, { staleAtRevision: relistAtRevision, staleKind: watch.kind, ...(catchUpMs > 0 ? { staleCatchUpMs: catchUpMs } : {}) });
     if (armed !== "armed") return skipped(actor, armed);
-    watch.error(injectedRequestError(500, { wording: "simulator", resource: "objects", name: watch.id }));
-    return applied(actor, `failed with 500, next cached read of ${watch.kind} at revision ${relistAtRevision}`);
+    watch.error(failure);
+    return applied(actor, `failed with ${failure.code}, next cached read of ${watch.kind} at revision ${relistAtRevision}`);
   }
   const ms = numberParam(fault, "delayMs");
   watch.delay(ms);

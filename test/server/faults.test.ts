@@ -136,3 +136,22 @@ test("close-watch ends the matching open watches, and delay-watch holds their ev
     await t.close();
   }
 });
+
+test("close-watch with expired fails the matching open watches with a 410 Expired ERROR event, then ends them", async () => {
+  const t = await testServer();
+  try {
+    const rv = t.server.store.revision;
+    const response = await watchRequest(t.server, `${base}?watch=true&resourceVersion=${rv}`);
+    while (t.server.watches < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    const applied = t.server.injectFaults([{ kind: "close-watch", resource: "configmaps", expired: 1 }]);
+    assert.equal(applied[0]!.hits, 1);
+    const events = await readEvents(response, () => false);
+    assert.equal(events.length, 1);
+    assert.equal(events[0].type, "ERROR");
+    assert.deepEqual([events[0].object.kind, events[0].object.status, events[0].object.reason, events[0].object.code], ["Status", "Failure", "Expired", 410]);
+    const bad = await request(t.server, "POST", "/settle/faults", { body: { kind: "close-watch", expired: 2 } });
+    assert.deepEqual(bad.json.details.causes.map((c: any) => c.field), ["faults[0].expired"]);
+  } finally {
+    await t.close();
+  }
+});

@@ -1,0 +1,73 @@
+// A module's watch expired mid-stream (close-watch with `expired`): the server sends the 410 Expired ERROR event that
+// kube-apiserver sends when a watch's resource version falls behind compaction, then ends the response. client-node
+// 1.4's ListWatch (cache.js) clears its resourceVersion on that event and, when the stream ends, lists again before
+// watching: a relist, where a plainly closed watch is resumed from its last resourceVersion. Seed pinned.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { runScenario } from "../../src/explore/run.ts";
+import { referencePlan } from "../../src/explore/runs.ts";
+import { yamlExploreScenario } from "../../src/explore/yaml.ts";
+import { setModuleOutput } from "../../src/module/output.ts";
+import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
+import type { PlannedFault, TraceRecord } from "../../src/sim/index.ts";
+
+const repo = fileURLToPath(new URL("../../", import.meta.url));
+const clientNode = yamlExploreScenario(loadYamlScenario(join(repo, "examples/frameworks/client-node/scenario.yaml")));
+const spec = { variant: "level", workload: "steps", params: {}, seed: 1, traceMode: "full" as const };
+
+/** The controller's requests on Ensembles after the fault, as `verb watchId?`: what the informer did next. */
+function ensembleRequestsAfterFault(trace: readonly TraceRecord[]): string[] {
+  const at = trace.findIndex((r) => r.kind === "fault");
+  return trace.slice(at + 1).filter((r) => r.actor === "controller" && r.kind === "request" && r.object?.kind === "Ensemble").map((r) => r.verb ?? "");
+}
+
+async function runWith(fault: PlannedFault): Promise<{ trace: readonly TraceRecord[]; verdict: string; output: string }> {
+  const captured: string[] = [];
+  setModuleOutput((_fd, chunk) => captured.push(chunk.toString()));
+  try {
+    const run = await runScenario(clientNode, { ...spec, faults: [fault] });
+    return { trace: run.trace, verdict: run.verdict.kind, output: captured.join("") };
+  } finally {
+    setModuleOutput(undefined);
+  }
+}
+
+test("client-node's informer relists after its watch expires mid-stream (410), and resumes after a plain close", async () => {
+  const reference = await runScenario(clientNode, spec);
+  assert.equal(reference.verdict.kind, "ok");
+  const first = reference.trace.find((r) => r.actor === "controller" && r.kind === "watch");
+  assert.ok(first?.watchId !== undefined, "the informer's watch delivers an event");
+  const target = first.watchId;
+
+  const expired = await runWith({ atStep: first.step + 1, kind: "close-watch", target, expired: 1 });
+  const fault = expired.trace.find((r) => r.kind === "fault")!;
+  assert.equal(fault.result, "failed with 410 Expired");
+  const delivered = expired.trace.filter((r) => r.step > fault.step && r.watchId === target && r.kind === "watch").map((r) => r.result);
+  assert.deepEqual(delivered, ["ERROR Status @", "END"]);
+  // The 410 clears the informer's resourceVersion: it lists, then watches from the list's revision.
+  assert.deepEqual(ensembleRequestsAfterFault(expired.trace).slice(0, 2), ["list", "watch"]);
+  // A 410 is not an error to the informer: its 'error' callback (the operator's restart) is never called.
+  assert.ok(!expired.output.includes("informer error"), expired.output);
+  assert.equal(expired.verdict, "ok");
+
+  // The same place, closed without an error: the informer watches again from its last resourceVersion, no list.
+  const closed = await runWith({ atStep: first.step + 1, kind: "close-watch", target });
+  assert.equal(closed.trace.find((r) => r.kind === "fault")!.result, "closed");
+  assert.deepEqual(ensembleRequestsAfterFault(closed.trace).slice(0, 1), ["watch"]);
+  assert.equal(closed.verdict, "ok");
+});
+
+test("the systematic plan expires each module watch after its first event, after every other point class", async () => {
+  const { points } = await referencePlan(clientNode, { variant: "level", params: {}, seed: 1 });
+  const classes = points.map((p) => p.pointClass);
+  const first = classes.indexOf("expire-watch");
+  assert.ok(first > 0, classes.join(", "));
+  assert.ok(classes.slice(first).every((c) => c === "expire-watch"), "planned last, so no earlier point moves");
+  const expire = points.slice(first);
+  assert.ok(expire.every((p) => p.fault.kind === "close-watch" && p.fault.expired === 1 && p.fault.target.startsWith("controller/")), JSON.stringify(expire));
+  // Each expire point sits where the plain close-watch point of the same watch does.
+  const closes = points.filter((p) => p.pointClass === "close-watch").map((p) => `${p.fault.target}@${p.fault.atStep}`);
+  assert.deepEqual(expire.map((p) => `${p.fault.target}@${p.fault.atStep}`), closes);
+});
