@@ -19,7 +19,9 @@ export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir
 
 Runs many seeded schedules of a scenario with faults, checks its properties, shrinks every finding to a
 minimal run and writes a replay file to .settle/findings/<scenario>/<variant>-<id>.json.
-A directory of examples (e.g. "examples") explores every example in it, every variant. Without --runs and
+A directory of examples (e.g. "examples") explores every example folder right under it (one holding a scenario
+file or a scenario.yaml), every variant; a scenario.yaml's variants that give only a command are skipped with the
+settle drill command that runs them (examples/frameworks holds the Node.js framework examples). Without --runs and
 --first, it runs as a tour: each buggy variant (expect: finding) stops at its first finding (at most 1000
 runs), each fixed variant (expect: ok) gets a sweep of ${tourFixedRuns} runs; the line of each variant says how
 many ran.
@@ -92,7 +94,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   const json = values.json === true;
   const target = positionals[0]!;
   // A scenario file, or a folder holding one, is one target; otherwise a folder of examples is many.
-  const examples = hasScenario(target) ? [] : findExampleDirs(target);
+  const examples = hasScenario(target) ? [] : findExampleDirs(target, { yaml: true });
   const targets: Target[] = examples.length > 0 ? examples.map((path) => ({ path, variants: undefined })) : [{ path: target, variants: undefined }];
   // A folder of examples with no --runs or --first is a tour: show every bundled bug fast, still sweep the fixes.
   const tour = examples.length > 0 && values.runs === undefined && values.first !== true && strategy !== "bounded";
@@ -106,11 +108,22 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   process.stderr.write(`settle explore: seed ${seed}, ${runsText}, strategy ${strategy}, workers ${workers}${shard ? `, shard ${shard.index}/${shard.count}` : ""}\n`);
   for (const t of targets) {
     const scenarioPath = resolveScenarioPath(t.path);
+    const shown = relative(process.cwd(), scenarioPath) || scenarioPath;
+    // Variants that run a command are processes, which only settle drill runs: a hint, not an error, unless named.
+    const drillOnly = await drillOnlyVariants(scenarioPath);
+    if (examples.length > 0 && drillOnly.every) {
+      process.stderr.write(`settle explore: ${shown}: skipped, its variants run commands, not modules (run it with settle drill ${shown} --variant ${drillOnly.names[0] ?? "V"})\n`);
+      continue;
+    }
     const scenario = await loadScenario(scenarioPath);
     const params = paramsOrUsage(scenario, overrides);
     const variants = typeof values.variant === "string" ? [values.variant] : Object.keys(scenario.variants);
     for (const variant of variants) {
       if (!(variant in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${variant}" (known: ${Object.keys(scenario.variants).join(", ")})`);
+      if (typeof values.variant !== "string" && drillOnly.names.includes(variant)) {
+        process.stderr.write(`settle explore: ${shown} --variant ${variant}: skipped, it runs a command, not a module (run it with settle drill ${shown} --variant ${variant})\n`);
+        continue;
+      }
       if (typeof values.workload === "string" && !(values.workload in scenario.workloads)) {
         throw new UsageError(`--workload: scenario ${scenario.name} has no workload "${values.workload}" (known: ${Object.keys(scenario.workloads).join(", ")})`);
       }
@@ -159,6 +172,23 @@ export async function exploreCommand(argv: string[]): Promise<number> {
   if (json) process.stdout.write(`${JSON.stringify(results.length === 1 ? results[0] : { results }, null, 2)}\n`);
   // The scenario's own error outranks findings: they may be its consequences, and CI must not take it for a bug.
   return scenarioErrors > 0 ? 2 : findings > 0 ? 1 : 0;
+}
+
+/**
+ * The variants of a scenario.yaml that give a command and no module (`every`: all of them). A scenario.yaml that does
+ * not load gives none here: loading it for the exploration reports it.
+ */
+async function drillOnlyVariants(path: string): Promise<{ names: string[]; every: boolean }> {
+  if (!/\.ya?ml$/i.test(path)) return { names: [], every: false };
+  const { loadYamlScenario } = await import("../scenario-yaml/load.ts");
+  let variants;
+  try {
+    variants = Object.entries(loadYamlScenario(path).variants);
+  } catch {
+    return { names: [], every: false };
+  }
+  const names = variants.filter(([, v]) => v.module === undefined).map(([name]) => name);
+  return { names, every: names.length === variants.length };
 }
 
 function boundedOptions(values: Record<string, unknown>): BoundedOptions {

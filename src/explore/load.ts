@@ -12,6 +12,9 @@ import { isScenario, type Scenario } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
 
 const scenarioFiles = ["scenario.ts", "scenario.mts", "scenario.cts", "scenario.js", "scenario.mjs", "scenario.cjs"];
+/** A folder's YAML scenario (a `settle drill` scenario, explorable where its variants give modules): after the code ones. */
+const yamlScenarioFiles = ["scenario.yaml", "scenario.yml"];
+const folderScenarioFiles = [...scenarioFiles, ...yamlScenarioFiles];
 
 function isYamlPath(path: string): boolean {
   return /\.ya?ml$/i.test(path);
@@ -22,10 +25,10 @@ export function resolveScenarioPath(target: string): string {
   const path = resolve(target);
   if (!existsSync(path)) throw new ScenarioError(`${target}: no such file or directory`);
   if (!statSync(path).isDirectory()) return path;
-  for (const name of scenarioFiles) {
+  for (const name of folderScenarioFiles) {
     if (existsSync(join(path, name))) return join(path, name);
   }
-  throw new ScenarioError(`${target}: a directory without a scenario file (expected one of ${scenarioFiles.join(", ")})`);
+  throw new ScenarioError(`${target}: a directory without a scenario file (expected one of ${folderScenarioFiles.join(", ")})`);
 }
 
 /** True for a scenario file, or a folder that holds one directly. */
@@ -33,17 +36,21 @@ export function hasScenario(target: string): boolean {
   const path = resolve(target);
   if (!existsSync(path)) return false;
   if (!statSync(path).isDirectory()) return true;
-  return scenarioFiles.some((name) => existsSync(join(path, name)));
+  return folderScenarioFiles.some((name) => existsSync(join(path, name)));
 }
 
-/** The example folders (holding a scenario file) directly under `dir`, sorted by name. */
-export function findExampleDirs(dir: string): string[] {
+/**
+ * The example folders (holding a scenario file) directly under `dir`, sorted by name; with `yaml`, the folders that
+ * hold only a scenario.yaml too.
+ */
+export function findExampleDirs(dir: string, options: { yaml?: boolean } = {}): string[] {
   const path = resolve(dir);
   if (!existsSync(path) || !statSync(path).isDirectory()) return [];
+  const names = options.yaml === true ? folderScenarioFiles : scenarioFiles;
   return readdirSync(path)
     .sort()
     .map((name) => join(path, name))
-    .filter((sub) => statSync(sub).isDirectory() && scenarioFiles.some((f) => existsSync(join(sub, f))));
+    .filter((sub) => statSync(sub).isDirectory() && names.some((f) => existsSync(join(sub, f))));
 }
 
 /**

@@ -16,6 +16,8 @@ const repo = fileURLToPath(new URL("../../", import.meta.url));
 const levelRuns = 40;
 /** Runs the delta variant may take: each is found well within this at its pinned seed. */
 const deltaRunsMax = 40;
+/** Runs the level-no-retry variant may take (client-node: found at run 24 of seed 1; dot-i-operator: run 2). */
+const noRetryRunsMax = 40;
 
 /** The examples log to the process's stderr themselves (once per event): not this test's output. */
 async function quietly<T>(fn: () => Promise<T>): Promise<T> {
@@ -29,7 +31,7 @@ async function quietly<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 for (const example of ["client-node", "dot-i-operator"]) {
-  test(`${example}: explore finds the delta variant's lost scale-up and leaves the level variant clean over ${levelRuns} runs`, async () => {
+  test(`${example}: explore finds the delta and level-no-retry variants' lost scale-up and leaves the level variant clean over ${levelRuns} runs`, async () => {
     const path = join(repo, "examples/frameworks", example, "scenario.yaml");
     const scenario = await loadYamlExplore(loadYamlScenario(path));
     assert.equal(scenario.variants.delta?.expect, "finding");
@@ -40,5 +42,10 @@ for (const example of ["client-node", "dot-i-operator"]) {
     const level = await quietly(() => explore(scenario, options("level", levelRuns), () => 0));
     assert.deepEqual(level.findings.map((f) => `${f.key} (seed ${f.run.seed}): ${f.run.verdict.detail}`), []);
     assert.equal(level.runs, levelRuns);
+    // The handler without a retry of its own loses work under the default budget's failed requests: the variant
+    // declares the finding, so a tour of examples/frameworks counts it as expected.
+    assert.equal(scenario.variants["level-no-retry"]?.expect, "finding");
+    const noRetry = await quietly(() => explore(scenario, options("level-no-retry", noRetryRunsMax), () => 0));
+    assert.deepEqual(noRetry.findings.map((f) => f.key), ["silent-divergence:children == spec.voices"], `after ${noRetry.runs} runs`);
   });
 }
