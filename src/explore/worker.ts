@@ -7,6 +7,7 @@ import type { FaultPoint, StrategyName } from "./plan.ts";
 import type { Params } from "./scenario.ts";
 import type { BoundedJob } from "./bounded.ts";
 import { serveTasks } from "./bounded-parallel.ts";
+import { adoptModuleBundles, type ModuleBundle } from "../module/loader.ts";
 
 interface Job {
   scenarioPath: string;
@@ -21,7 +22,9 @@ interface Job {
   firstBound: SharedArrayBuffer | undefined;
 }
 
-const job = workerData as Job | BoundedJob;
+const job = workerData as (Job | BoundedJob) & { moduleBundles?: ModuleBundle[] };
+// The main thread's bundles of the scenario's modules: loading the scenario here compiles them without esbuild.
+adoptModuleBundles(job.moduleBundles ?? []);
 const scenario = await loadScenario(job.scenarioPath);
 if ("kind" in job) serveTasks(scenario, job);
 else await runPlanned(job);

@@ -8,7 +8,7 @@
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { existsSync, statSync } from "node:fs";
+import { appendFileSync, existsSync, statSync } from "node:fs";
 import { Script } from "node:vm";
 import type { Message } from "esbuild";
 
@@ -61,6 +61,68 @@ const compiled = new Map<string, { mtimeMs: number; module: CompiledModule }>();
 /** Bounds the cache: a process explores a handful of modules. */
 const compiledMax = 64;
 
+/**
+ * A module's bundle as esbuild made it, by absolute path and modification time. The explorer hands the main thread's
+ * bundles to its worker threads, which compile them without bundling again (esbuild takes about a second for
+ * client-node's 918 files, and every worker did it at once on the same cores).
+ */
+export interface ModuleBundle {
+  readonly absolute: string;
+  readonly mtimeMs: number;
+  readonly text: string;
+  readonly inputs: number;
+  readonly exports: readonly string[];
+}
+
+const bundles = new Map<string, ModuleBundle>();
+
+/** The bundles this thread holds: made here or handed over. */
+export function moduleBundles(): ModuleBundle[] {
+  return [...bundles.values()];
+}
+
+/** Takes bundles another thread made: a module of the same path and modification time is not bundled again. */
+export function adoptModuleBundles(handed: readonly ModuleBundle[]): void {
+  for (const bundle of handed) {
+    if (bundles.size >= compiledMax) bundles.clear();
+    bundles.set(bundle.absolute, bundle);
+  }
+}
+
+/**
+ * With `SETTLE_DEBUG_BUNDLE_LOG` set to a file, each esbuild bundling appends the module's path to it: how a test sees
+ * from outside the threads of an exploration that a module is bundled once.
+ */
+function noteBundled(absolute: string): void {
+  const log = process.env.SETTLE_DEBUG_BUNDLE_LOG;
+  if (log !== undefined && log !== "") appendFileSync(log, `${absolute}\n`);
+}
+
+/** The module's bundle: handed over or made before for this modification time, or made now by esbuild. */
+function bundleOf(absolute: string, mtimeMs: number): ModuleBundle {
+  const known = bundles.get(absolute);
+  if (known !== undefined && known.mtimeMs === mtimeMs) return known;
+  // Loaded on first use: a simulation without modules never loads esbuild.
+  const { buildSync } = createRequire(import.meta.url)("esbuild") as typeof import("esbuild");
+  const result = buildSync({
+    entryPoints: [absolute],
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    write: false,
+    metafile: true,
+    logLevel: "silent",
+    keepNames: true,
+    // Every library's `import.meta.url` names the module (a bundle has one file); libraries rarely read it.
+    define: { "import.meta.url": "__settle_meta_url", "import.meta.filename": "__filename", "import.meta.dirname": "__dirname" },
+  });
+  noteBundled(absolute);
+  const bundle = { absolute, mtimeMs, text: result.outputFiles[0]!.text, inputs: Object.keys(result.metafile.inputs).length, exports: Object.values(result.metafile.outputs)[0]?.exports ?? [] };
+  adoptModuleBundles([bundle]);
+  return bundle;
+}
+
 /** Bundles and compiles `path` once (cached by path and modification time). Throws `ModuleLoadError`. */
 export function compileModule(path: string): CompiledModule {
   const absolute = resolve(path);
@@ -68,35 +130,18 @@ export function compileModule(path: string): CompiledModule {
   const mtimeMs = statSync(absolute).mtimeMs;
   const cached = compiled.get(absolute);
   if (cached !== undefined && cached.mtimeMs === mtimeMs) return cached.module;
-  const module = compile(path, absolute);
+  const module = compile(path, absolute, mtimeMs);
   if (compiled.size >= compiledMax) compiled.clear();
   compiled.set(absolute, { mtimeMs, module });
   return module;
 }
 
-function compile(path: string, absolute: string): CompiledModule {
+function compile(path: string, absolute: string, mtimeMs: number): CompiledModule {
   let text: string;
   let inputs: number;
-  let exportNames: string[];
+  let exportNames: readonly string[];
   try {
-    // Loaded on first use: a simulation without modules never loads esbuild.
-    const { buildSync } = createRequire(import.meta.url)("esbuild") as typeof import("esbuild");
-    const result = buildSync({
-      entryPoints: [absolute],
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      write: false,
-      metafile: true,
-      logLevel: "silent",
-      keepNames: true,
-      // Every library's `import.meta.url` names the module (a bundle has one file); libraries rarely read it.
-      define: { "import.meta.url": "__settle_meta_url", "import.meta.filename": "__filename", "import.meta.dirname": "__dirname" },
-    });
-    text = result.outputFiles[0]!.text;
-    inputs = Object.keys(result.metafile.inputs).length;
-    exportNames = Object.values(result.metafile.outputs)[0]?.exports ?? [];
+    ({ text, inputs, exports: exportNames } = bundleOf(absolute, mtimeMs));
   } catch (error) {
     const errors = (error as { errors?: Message[] }).errors;
     const first = errors?.[0];
