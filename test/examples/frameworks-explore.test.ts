@@ -35,7 +35,9 @@ for (const example of ["client-node", "dot-i-operator"]) {
     const path = join(repo, "examples/frameworks", example, "scenario.yaml");
     const scenario = await loadYamlExplore(loadYamlScenario(path));
     assert.equal(scenario.variants.delta?.expect, "finding");
-    assert.equal(scenario.variants.level?.expect, "ok");
+    // @dot-i/k8s-operator's own watch dies on a 410 Expired ERROR event (planned last, past these runs; its replay is
+    // findings/level-expire-watch.json), so its level variant declares a finding; the operator's logic is clean.
+    assert.equal(scenario.variants.level?.expect, example === "dot-i-operator" ? "finding" : "ok");
     const options = (variant: string, runs: number): ExploreOptions => ({ scenarioPath: path, variant, params: {}, runs, seed: 1, workers: 1, strategy: "mix", first: true });
     const delta = await quietly(() => explore(scenario, options("delta", deltaRunsMax), () => 0));
     assert.deepEqual(delta.findings.map((f) => f.key), ["silent-divergence:children == spec.voices"], `after ${delta.runs} runs`);
