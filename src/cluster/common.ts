@@ -264,7 +264,7 @@ export function ownedBy<T extends KubeObject>(objects: readonly T[], owner: Kube
 /** Deletes, treating "already gone" as done. */
 export async function deleteIfPresent(ctx: { client: ActorContext["client"] }, ref: Parameters<ActorContext["client"]["delete"]>[0]): Promise<void> {
   try {
-    await ctx.client.delete(ref);
+    await ctx.client.delete({ ...ref, readOnly: true });
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
