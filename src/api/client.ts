@@ -30,6 +30,11 @@ export interface WriteOptions {
   /** Validate and admit the request but store nothing. */
   dryRun?: boolean;
   fieldManager?: string;
+  /**
+   * The caller promises never to change the object it gets back (most writers never look at it): a client may then
+   * return a shared, frozen object instead of a private copy. Never sent to a server. Default false.
+   */
+  readOnly?: boolean;
 }
 
 export interface CreateOptions<T extends KubeObject = KubeObject> extends WriteOptions {
@@ -58,6 +63,8 @@ export interface DeleteOptions extends ObjectRef {
   gracePeriodSeconds?: number;
   propagationPolicy?: PropagationPolicy;
   dryRun?: boolean;
+  /** As `WriteOptions.readOnly`: the object returned may be shared and frozen. Default false. */
+  readOnly?: boolean;
 }
 
 export interface WatchOptions extends KindRef {

@@ -122,6 +122,21 @@ export function selectorMatches(selector: LabelSelector | undefined, labels: Rec
  * `creationTimestamp: null` (as kubectl 1.33's `rollout undo` sends it) is the same template.
  */
 export function templateHash(value: unknown): string {
+  // A frozen template is one the store or a cache froze whole (see `deepFreeze`): its hash cannot change, and the
+  // workload controllers ask for it several times in every reconcile of the same cached object.
+  const frozen = typeof value === "object" && value !== null && Object.isFrozen(value);
+  if (frozen) {
+    const known = frozenTemplateHashes.get(value);
+    if (known !== undefined) return known;
+  }
+  const hash = computeTemplateHash(value);
+  if (frozen) frozenTemplateHashes.set(value as object, hash);
+  return hash;
+}
+
+const frozenTemplateHashes = new WeakMap<object, string>();
+
+function computeTemplateHash(value: unknown): string {
   let hash = 0x811c9dc5;
   let high = 0x01000193;
   const text = canonicalJson(value, true);
@@ -249,7 +264,7 @@ export function ownedBy<T extends KubeObject>(objects: readonly T[], owner: Kube
 /** Deletes, treating "already gone" as done. */
 export async function deleteIfPresent(ctx: { client: ActorContext["client"] }, ref: Parameters<ActorContext["client"]["delete"]>[0]): Promise<void> {
   try {
-    await ctx.client.delete(ref);
+    await ctx.client.delete({ ...ref, readOnly: true });
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }

@@ -133,12 +133,12 @@ async function syncHistory(ds: Workload, hash: string, pods: Pod[], ctx: Ctx): P
     const owner = { ...daemonSetKind, name: ds.metadata.name ?? "", uid: ds.metadata.uid ?? "", controller: true, blockOwnerDeletion: true };
     const data = { spec: { template: { ...cloneJson(ds.spec.template), $patch: "replace" } } };
     try {
-      await ctx.client.create({ object: { ...controllerRevisionKind, metadata: { name, namespace: ds.metadata.namespace, labels, ownerReferences: [owner] }, data, revision: latest + 1 } });
+      await ctx.client.create({ readOnly: true, object: { ...controllerRevisionKind, metadata: { name, namespace: ds.metadata.namespace, labels, ownerReferences: [owner] }, data, revision: latest + 1 } });
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
     }
   } else if (existing.revision < latest) {
-    await ctx.client.patch({ ...controllerRevisionKind, namespace: ds.metadata.namespace, name, patchType: "merge", patch: { revision: latest + 1 } });
+    await ctx.client.patch({ readOnly: true, ...controllerRevisionKind, namespace: ds.metadata.namespace, name, patchType: "merge", patch: { revision: latest + 1 } });
   }
   const running = new Set(pods.map((p) => p.metadata.labels?.[daemonHashLabel] ?? ""));
   const limit = typeof ds.spec.revisionHistoryLimit === "number" ? ds.spec.revisionHistoryLimit : 10;
@@ -173,7 +173,7 @@ async function reconcileDaemonSet(ds: Workload, ctx: Ctx): Promise<Action> {
   const status = daemonSetStatus(ds, plans, misplaced, hash, ctx.clock.now());
   if (!canonicalEqual(ds.status ?? {}, status)) {
     try {
-      await ctx.client.updateStatus({ object: { ...ds, status } });
+      await ctx.client.updateStatus({ readOnly: true, object: { ...ds, status } });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

@@ -59,7 +59,7 @@ type DeployCtx = ReconcileContext & { noteScaling?: (message: string) => Promise
 
 async function scale(rs: Workload, replicas: number, ctx: DeployCtx): Promise<void> {
   if (specReplicas(rs) === replicas) return;
-  await ctx.client.patch({ ...replicaSetKind, namespace: rs.metadata.namespace, name: rs.metadata.name ?? "", patchType: "merge", patch: { spec: { replicas } } });
+  await ctx.client.patch({ readOnly: true, ...replicaSetKind, namespace: rs.metadata.namespace, name: rs.metadata.name ?? "", patchType: "merge", patch: { spec: { replicas } } });
   if (ctx.noteScaling !== undefined) await ctx.noteScaling(`Scaled ${replicas > specReplicas(rs) ? "up" : "down"} replica set ${rs.metadata.name} from ${specReplicas(rs)} to ${replicas}`);
 }
 
@@ -140,7 +140,7 @@ async function syncRevision(deploy: Workload, sets: Workload[], ctx: ReconcileCo
     if (object.metadata.annotations?.[revisionAnnotation] === revision) return;
     const patch = { metadata: { annotations: { [revisionAnnotation]: revision } } };
     try {
-      await ctx.client.patch({ ...kind, namespace: object.metadata.namespace, name: object.metadata.name ?? "", patchType: "merge", patch });
+      await ctx.client.patch({ readOnly: true, ...kind, namespace: object.metadata.namespace, name: object.metadata.name ?? "", patchType: "merge", patch });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -167,7 +167,7 @@ async function cleanupHistory(deploy: Workload, sets: Workload[], ctx: Reconcile
   const empty = sortOldestFirst(sets.filter((rs) => rs.metadata.labels?.[hashLabel] !== hash && specReplicas(rs) === 0 && num(rs.status?.replicas) === 0));
   for (const rs of empty.slice(0, Math.max(0, empty.length - limit))) {
     try {
-      await ctx.client.delete({ ...replicaSetKind, namespace: rs.metadata.namespace, name: rs.metadata.name ?? "", preconditions: { uid: rs.metadata.uid ?? "" } });
+      await ctx.client.delete({ readOnly: true, ...replicaSetKind, namespace: rs.metadata.namespace, name: rs.metadata.name ?? "", preconditions: { uid: rs.metadata.uid ?? "" } });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -233,7 +233,7 @@ function deploymentStatus(deploy: Workload, sets: Workload[], nowMs: number): { 
 async function syncStatus(deploy: Workload, status: Record<string, unknown>, ctx: ReconcileContext): Promise<void> {
   if (canonicalEqual(deploy.status ?? {}, status)) return;
   try {
-    await ctx.client.updateStatus({ object: { ...deploy, status } });
+    await ctx.client.updateStatus({ readOnly: true, object: { ...deploy, status } });
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }
@@ -295,5 +295,5 @@ export function deploymentRolloutStatus(deploy: KubeObject): { done: boolean; fa
 export async function rolloutRestart(client: ActorContext["client"], ref: { namespace: string; name: string; kind?: string; apiVersion?: string }, nowMs: number): Promise<void> {
   const kind = { apiVersion: ref.apiVersion ?? "apps/v1", kind: ref.kind ?? "Deployment" };
   const patch = { spec: { template: { metadata: { annotations: { [restartedAtAnnotation]: formatTime(nowMs) } } } } };
-  await client.patch({ ...kind, namespace: ref.namespace, name: ref.name, patchType: "merge", patch });
+  await client.patch({ readOnly: true, ...kind, namespace: ref.namespace, name: ref.name, patchType: "merge", patch });
 }

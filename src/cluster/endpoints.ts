@@ -116,13 +116,13 @@ async function syncEndpoints(service: Service, ctx: ReconcileContext): Promise<A
   const object = { ...endpointsKind, metadata, ...(subsets.length === 0 ? {} : { subsets }) };
   if (current === undefined) {
     try {
-      await ctx.client.create({ object });
+      await ctx.client.create({ readOnly: true, object });
     } catch (error) {
       // The cache has not caught up with an earlier create: the next event brings it and this runs again.
       if (!isAlreadyExists(error)) throw error;
     }
   } else {
-    await ctx.client.update({ object });
+    await ctx.client.update({ readOnly: true, object });
   }
   return Action.awaitChange();
 }
@@ -222,7 +222,7 @@ async function syncSlices(service: Service, ctx: ReconcileContext, pending: Pend
       entry.names.add(created.metadata.name ?? "");
       pending.set(uid, entry);
     } else if (!canonicalEqual({ labels: slice.metadata.labels ?? {}, addressType: slice.addressType, endpoints: slice.endpoints ?? [], ports: slice.ports ?? [] }, { labels, ...body })) {
-      await ctx.client.update({ object: { ...endpointSliceKind, metadata: { ...slice.metadata, labels }, ...body } });
+      await ctx.client.update({ readOnly: true, object: { ...endpointSliceKind, metadata: { ...slice.metadata, labels }, ...body } });
     }
   }
   for (const slice of existing.slice(desired.length)) {

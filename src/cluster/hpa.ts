@@ -112,7 +112,7 @@ async function reconcileHpa(hpa: Hpa, ctx: ReconcileContext, events: boolean): P
     return writeStatus(hpa, { ...status, currentReplicas: current, conditions }, ctx);
   }
   if (desired !== current && reason !== "") {
-    await ctx.client.patch({ apiVersion, kind: ref.kind, namespace: hpa.metadata.namespace, name: ref.name, patchType: "merge", patch: { spec: { replicas: desired } } });
+    await ctx.client.patch({ readOnly: true, apiVersion, kind: ref.kind, namespace: hpa.metadata.namespace, name: ref.name, patchType: "merge", patch: { spec: { replicas: desired } } });
     conditions = withCondition(conditions, { type: "AbleToScale", status: "True", reason: "SucceededRescale", message: `the HPA controller was able to update the target scale to ${desired}` }, now);
     if (events) await ctx.events.record(hpa, { type: "Normal", reason: "SuccessfulRescale", message: `New size: ${desired}; reason: ${reason}` });
     status.lastScaleTime = now;
@@ -124,7 +124,7 @@ async function reconcileHpa(hpa: Hpa, ctx: ReconcileContext, events: boolean): P
 async function writeStatus(hpa: Hpa, status: NonNullable<Hpa["status"]>, ctx: ReconcileContext): Promise<Action> {
   if (!canonicalEqual(status, hpa.status ?? {})) {
     try {
-      await ctx.client.updateStatus({ object: { ...hpa, status } });
+      await ctx.client.updateStatus({ readOnly: true, object: { ...hpa, status } });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

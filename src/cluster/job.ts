@@ -77,7 +77,7 @@ async function reconcileJob(job: Workload, ctx: ReconcileContext, expectations: 
   }
   if (!canonicalEqual(previous, status)) {
     try {
-      await ctx.client.updateStatus({ object: { ...job, status } });
+      await ctx.client.updateStatus({ readOnly: true, object: { ...job, status } });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -271,7 +271,7 @@ async function reconcileCronJob(cronJob: KubeObject, ctx: ReconcileContext, note
   };
   if (!canonicalEqual(cronJob.status ?? {}, next_status)) {
     try {
-      await ctx.client.updateStatus({ object: { ...cronJob, status: next_status } });
+      await ctx.client.updateStatus({ readOnly: true, object: { ...cronJob, status: next_status } });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

@@ -137,7 +137,7 @@ export function kubelet(options: KubeletOptions): ActorDefinition {
 export async function requestReboot(client: ActorContext["client"], node: string, token: string, options: { bootId?: string } = {}): Promise<void> {
   const bootId = options.bootId ?? ((await client.get({ ...nodeKind, name: node })) as Node).status?.nodeInfo?.bootID ?? "";
   const patch = { metadata: { annotations: { [annotations.reboot]: token, [annotations.rebootBootId]: bootId } } };
-  await client.patch({ ...nodeKind, name: node, patchType: "merge", patch });
+  await client.patch({ readOnly: true, ...nodeKind, name: node, patchType: "merge", patch });
 }
 
 /** The log lines of a Job's pods, oldest pod first (for properties). */
@@ -222,7 +222,7 @@ class Kubelet {
     for (;;) {
       try {
         try {
-          await this.ctx.client.create({ object: node });
+          await this.ctx.client.create({ readOnly: true, object: node });
         } catch (error) {
           if (!isAlreadyExists(error)) throw error;
           await this.setReady(true, "KubeletReady");
@@ -236,7 +236,7 @@ class Kubelet {
   }
 
   private async setReady(ready: boolean, reason: string): Promise<void> {
-    await this.ctx.client.patchStatus({ ...nodeKind, name: this.node, patchType: "merge", patch: { status: this.nodeStatusPatch(ready, reason) } });
+    await this.ctx.client.patchStatus({ readOnly: true, ...nodeKind, name: this.node, patchType: "merge", patch: { status: this.nodeStatusPatch(ready, reason) } });
   }
 
   private async heartbeat(): Promise<void> {
@@ -246,10 +246,10 @@ class Kubelet {
       try {
         const spec = { holderIdentity: this.node, leaseDurationSeconds: 40, renewTime: formatMicroTime(this.ctx.clock.now()) };
         try {
-          await this.ctx.client.patch({ ...ref, patchType: "merge", patch: { spec } });
+          await this.ctx.client.patch({ readOnly: true, ...ref, patchType: "merge", patch: { spec } });
         } catch (error) {
           if (!isNotFound(error)) throw error;
-          await this.ctx.client.create({ object: { ...leaseKind, metadata: { name: this.node, namespace: "kube-node-lease" }, spec } });
+          await this.ctx.client.create({ readOnly: true, object: { ...leaseKind, metadata: { name: this.node, namespace: "kube-node-lease" }, spec } });
         }
       } catch (error) {
         if (!isApiError(error)) throw error;
@@ -349,7 +349,7 @@ class Kubelet {
     if (waitMs > 0) return Action.requeueAfter(waitMs);
     const ref = { ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "" };
     try {
-      await this.ctx.client.delete({ ...ref, gracePeriodSeconds: 0, preconditions: { uid } });
+      await this.ctx.client.delete({ readOnly: true, ...ref, gracePeriodSeconds: 0, preconditions: { uid } });
     } catch (error) {
       if (isNotFound(error)) return Action.awaitChange();
       if (!(isApiError(error) && error.code === 409)) throw error;
@@ -549,7 +549,7 @@ class Kubelet {
   }
 
   private async writeStatus(pod: Pod, status: PodStatus): Promise<void> {
-    await this.ctx.client.updateStatus({ object: { ...pod, status } as KubeObject });
+    await this.ctx.client.updateStatus({ readOnly: true, object: { ...pod, status } as KubeObject });
   }
 
   /** Starts the program of the pod's first container, if it has one; its exit code finishes the pod. */

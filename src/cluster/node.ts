@@ -49,7 +49,7 @@ async function monitorOnce(ctx: ActorContext, graceMs: number): Promise<void> {
     if (last === undefined || now - last <= graceMs || !isNodeReady(node)) continue;
     const stamp = formatTime(now);
     const condition = { type: "Ready", status: "Unknown", reason: "NodeStatusUnknown", message: "Kubelet stopped posting node status.", lastHeartbeatTime: stamp, lastTransitionTime: stamp };
-    await ctx.client.patchStatus({ ...nodeKind, name: node.metadata.name ?? "", patchType: "merge", patch: { status: { conditions: [condition] } } });
+    await ctx.client.patchStatus({ readOnly: true, ...nodeKind, name: node.metadata.name ?? "", patchType: "merge", patch: { status: { conditions: [condition] } } });
   }
 }
 
@@ -103,7 +103,7 @@ export function disruptionController(options: ClusterActorOptions = {}): ActorDe
         budgets = rctx.lister(pdbKind);
         const pods = rctx.lister<Pod>(podKind).list({ namespace: pdb.metadata.namespace ?? "" });
         const status = pdbStatus(pdb, pods, rctx.clock.now());
-        if (!canonicalEqual(pdb.status ?? {}, status)) await rctx.client.updateStatus({ object: { ...pdb, status } });
+        if (!canonicalEqual(pdb.status ?? {}, status)) await rctx.client.updateStatus({ readOnly: true, object: { ...pdb, status } });
         // Disrupted entries expire: look again then.
         return status.disruptedPods === undefined ? Action.awaitChange() : Action.requeueAfter(disruptedPodTimeoutMs);
       },
@@ -129,14 +129,14 @@ export async function evictPod(client: ActorContext["client"], pod: Pod, nowMs: 
     if ((status.observedGeneration ?? -1) < (budget.metadata.generation ?? 0) || (status.disruptionsAllowed ?? 0) <= 0) return "blocked";
     const disruptedPods = { ...(status.disruptedPods ?? {}), [pod.metadata.name ?? ""]: formatMicroTime(nowMs) };
     try {
-      await client.updateStatus({ object: { ...budget, status: { ...status, disruptionsAllowed: (status.disruptionsAllowed ?? 0) - 1, disruptedPods } } });
+      await client.updateStatus({ readOnly: true, object: { ...budget, status: { ...status, disruptionsAllowed: (status.disruptionsAllowed ?? 0) - 1, disruptedPods } } });
     } catch (error) {
       if (isConflict(error)) return "blocked";
       throw error;
     }
   }
   try {
-    await client.delete({ ...podKind, namespace, name: pod.metadata.name ?? "", preconditions: { uid: pod.metadata.uid ?? "" } });
+    await client.delete({ readOnly: true, ...podKind, namespace, name: pod.metadata.name ?? "", preconditions: { uid: pod.metadata.uid ?? "" } });
     return "evicted";
   } catch (error) {
     if (isNotFound(error) || isConflict(error)) return "gone";
@@ -184,7 +184,7 @@ export async function drainOnce(client: ActorContext["client"], node: string, no
 }
 
 export async function cordon(client: ActorContext["client"], node: string, unschedulable = true): Promise<void> {
-  await client.patch({ ...nodeKind, name: node, patchType: "merge", patch: { spec: { unschedulable } } });
+  await client.patch({ readOnly: true, ...nodeKind, name: node, patchType: "merge", patch: { spec: { unschedulable } } });
 }
 
 /** `kubectl drain <node> --ignore-daemonsets` as an actor: cordon, then evict until the node is empty or time runs out. */

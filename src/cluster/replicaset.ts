@@ -125,7 +125,7 @@ async function syncStatus(rs: Workload, status: Record<string, unknown>, ctx: Re
   delete previous.conditions;
   if (canonicalEqual(previous, status)) return;
   try {
-    await ctx.client.updateStatus({ object: { ...rs, status } });
+    await ctx.client.updateStatus({ readOnly: true, object: { ...rs, status } });
   } catch (error) {
     if (!isNotFound(error)) throw error;
   }

@@ -27,9 +27,9 @@ async function publish(namespace: KubeObject, ctx: ReconcileContext, certificate
   const data = { "ca.crt": certificate };
   const current = ctx.lister(configMapKind).getByName(rootCaConfigMap, name);
   try {
-    if (current === undefined) await ctx.client.create({ object: { ...configMapKind, metadata: { name: rootCaConfigMap, namespace: name }, data } });
+    if (current === undefined) await ctx.client.create({ readOnly: true, object: { ...configMapKind, metadata: { name: rootCaConfigMap, namespace: name }, data } });
     else if (Object.keys(current.data ?? {}).length !== 1 || (current.data as Record<string, unknown>)["ca.crt"] !== certificate) {
-      await ctx.client.update({ object: { ...current, data } });
+      await ctx.client.update({ readOnly: true, object: { ...current, data } });
     }
   } catch (error) {
     // Made or changed since the cache was read: the watch brings the namespace back with what is there now.

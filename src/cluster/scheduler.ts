@@ -119,7 +119,7 @@ export function scheduler(options: SchedulerOptions = {}): ActorDefinition {
         }
         try {
           // Setting `spec.nodeName` once stands in for the binding subresource.
-          await rctx.client.patch({ ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", patchType: "merge", patch: { spec: { nodeName: node.metadata.name } } });
+          await rctx.client.patch({ readOnly: true, ...podKind, namespace: pod.metadata.namespace, name: pod.metadata.name ?? "", patchType: "merge", patch: { spec: { nodeName: node.metadata.name } } });
         } catch (error) {
           if (isNotFound(error) || isInvalid(error)) return Action.awaitChange();
           if (!isApiError(error)) throw error;

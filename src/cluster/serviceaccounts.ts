@@ -46,7 +46,7 @@ async function ensureDefault(namespace: KubeObject, ctx: ReconcileContext): Prom
   if (isNamespaceGoing(namespace)) return Action.awaitChange();
   if (ctx.lister(serviceAccountKind).getByName(defaultServiceAccount, name) !== undefined) return Action.awaitChange();
   try {
-    await ctx.client.create({ object: { ...serviceAccountKind, metadata: { name: defaultServiceAccount, namespace: name } } });
+    await ctx.client.create({ readOnly: true, object: { ...serviceAccountKind, metadata: { name: defaultServiceAccount, namespace: name } } });
   } catch (error) {
     // Created since the cache was read (by this controller before a restart, or by someone else): the goal holds.
     if (!isAlreadyExists(error)) throw error;

@@ -89,13 +89,13 @@ async function ensureRevisions(set: Workload, revisions: ControllerRevision[], c
     const owner = { ...statefulSetKind, name, uid: set.metadata.uid ?? "", controller: true, blockOwnerDeletion: true };
     const object = { ...controllerRevisionKind, metadata: { name: update, namespace: set.metadata.namespace, labels, ownerReferences: [owner] }, data: { spec: { template } }, revision: latest + 1 };
     try {
-      await ctx.client.create({ object });
+      await ctx.client.create({ readOnly: true, object });
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
     }
   } else if (existing.revision < latest) {
     // Going back to an earlier template makes its revision the newest again (a rollback), as the real controller does.
-    await ctx.client.patch({ ...controllerRevisionKind, namespace: set.metadata.namespace, name: update, patchType: "merge", patch: { revision: latest + 1 } });
+    await ctx.client.patch({ readOnly: true, ...controllerRevisionKind, namespace: set.metadata.namespace, name: update, patchType: "merge", patch: { revision: latest + 1 } });
   }
   const named = String(set.status?.currentRevision ?? "");
   const currentRevision = revisions.find((r) => r.metadata.name === named);
@@ -156,7 +156,7 @@ async function ensureClaims(set: Workload, ordinal: number, ctx: Ctx): Promise<v
     }
     if (ctx.bindsClaims !== true) continue;
     const status = { phase: "Bound", accessModes: claim.spec?.accessModes ?? ["ReadWriteOnce"], capacity: { storage: claim.spec?.resources?.requests?.storage ?? "1Gi" } };
-    await ctx.client.updateStatus({ object: { ...created, status } });
+    await ctx.client.updateStatus({ readOnly: true, object: { ...created, status } });
   }
 }
 
@@ -168,7 +168,7 @@ async function createPod(plan: Plan, ordinal: number, ctx: Ctx): Promise<void> {
   const template = revisions.templates.get(revision) ?? set.spec.template;
   const pod = statefulPod(set, template, revision, ordinal);
   try {
-    await ctx.client.create({ object: pod });
+    await ctx.client.create({ readOnly: true, object: pod });
   } catch (error) {
     // The name is the identity: a pod the cache does not show yet is the one this create was for.
     if (!isAlreadyExists(error)) throw error;
@@ -280,7 +280,7 @@ async function reconcileStatefulSet(set: Workload, ctx: Ctx): Promise<Action> {
   const status = statefulSetStatus(plan, pods, ctx.clock.now());
   if (!canonicalEqual(set.status ?? {}, status)) {
     try {
-      await ctx.client.updateStatus({ object: { ...set, status } });
+      await ctx.client.updateStatus({ readOnly: true, object: { ...set, status } });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

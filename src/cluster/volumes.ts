@@ -56,7 +56,7 @@ async function reconcileClaim(claim: Claim, ctx: ReconcileContext, events: boole
   if (className === undefined || className === null) {
     const fallback = defaultClassOf(ctx.lister<Class>(storageClassKind).list());
     // The class joins the spec; the update brings the claim back to provision it.
-    if (fallback !== undefined) await ctx.client.update({ object: { ...claim, spec: { ...claim.spec, storageClassName: fallback.metadata.name } } });
+    if (fallback !== undefined) await ctx.client.update({ readOnly: true, object: { ...claim, spec: { ...claim.spec, storageClassName: fallback.metadata.name } } });
     return Action.awaitChange();
   }
   const storageClass = ctx.lister<Class>(storageClassKind).getByName(className);
@@ -67,13 +67,13 @@ async function reconcileClaim(claim: Claim, ctx: ReconcileContext, events: boole
   }
   const volume = volumeFor(claim, storageClass);
   try {
-    await ctx.client.create({ object: volume });
+    await ctx.client.create({ readOnly: true, object: volume });
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
   }
   const annotations = { ...claim.metadata.annotations, "pv.kubernetes.io/bind-completed": "yes", "pv.kubernetes.io/bound-by-controller": "yes", "volume.beta.kubernetes.io/storage-provisioner": settleProvisioner, "volume.kubernetes.io/storage-provisioner": settleProvisioner };
   const bound = await ctx.client.update({ object: { ...claim, metadata: { ...claim.metadata, annotations }, spec: { ...claim.spec, volumeName: volume.metadata.name } } });
-  await ctx.client.updateStatus({ object: { ...bound, status: { phase: "Bound", accessModes: volume.spec?.accessModes ?? [], capacity: volume.spec?.capacity ?? {} } } });
+  await ctx.client.updateStatus({ readOnly: true, object: { ...bound, status: { phase: "Bound", accessModes: volume.spec?.accessModes ?? [], capacity: volume.spec?.capacity ?? {} } } });
   const note = eventNote(events, ctx.events);
   if (note !== undefined) await note(claim, "ProvisioningSucceeded", `Successfully provisioned volume ${volume.metadata.name}`);
   return Action.awaitChange();
@@ -114,7 +114,7 @@ async function reconcileVolume(volume: Volume, ctx: ReconcileContext): Promise<A
   } else return Action.awaitChange(); // the claim is not in the cache yet
   if (volume.status?.phase !== phase) {
     try {
-      await ctx.client.updateStatus({ object: { ...volume, status: { phase } } });
+      await ctx.client.updateStatus({ readOnly: true, object: { ...volume, status: { phase } } });
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -160,7 +160,7 @@ async function ensureDefaultClass(client: ReconcileContext["client"]): Promise<v
     volumeBindingMode: "Immediate",
   };
   try {
-    await client.create({ object });
+    await client.create({ readOnly: true, object });
   } catch (error) {
     if (!isAlreadyExists(error)) throw error;
   }

@@ -95,13 +95,14 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
       eventTime: formatMicroTime(nowMs),
       count: 1,
     };
-    await options.client.create({ object });
+    await options.client.create({ readOnly: true, object });
     remember(key, { name, namespace, count: 1 });
   }
 
   async function bump(entry: Seen, key: string): Promise<void> {
     const count = entry.count + 1;
     await options.client.patch({
+      readOnly: true,
       apiVersion: "v1",
       kind: "Event",
       namespace: entry.namespace,

@@ -187,43 +187,43 @@ export class SimClient implements Client {
   create<T extends KubeObject = KubeObject>(options: CreateOptions<T>): Promise<T> {
     checkClientOptions("create", options);
     const object = handOver(cloneJson(options.object));
-    const { object: _, ...write } = options;
+    const { object: _, readOnly, ...write } = options;
     const target = objectRef(object);
-    return this.call({ verb: "create", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.create(object, write) });
+    return this.call({ verb: "create", target, ref: describeRef(target), write: true, shared: readOnly === true, apply: () => this.kernel.store.create(object, write) });
   }
 
   update<T extends KubeObject = KubeObject>(options: UpdateOptions<T>): Promise<T> {
     checkClientOptions("update", options);
     const object = handOver(cloneJson(options.object));
-    const { object: _, ...write } = options;
+    const { object: _, readOnly, ...write } = options;
     const target = objectRef(object);
-    return this.call({ verb: "update", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.update(object, write) });
+    return this.call({ verb: "update", target, ref: describeRef(target), write: true, shared: readOnly === true, apply: () => this.kernel.store.update(object, write) });
   }
 
   updateStatus<T extends KubeObject = KubeObject>(options: UpdateOptions<T>): Promise<T> {
     checkClientOptions("updateStatus", options);
     const object = handOver(cloneJson(options.object));
-    const { object: _, ...write } = options;
+    const { object: _, readOnly, ...write } = options;
     const target = objectRef(object);
-    return this.call({ verb: "updateStatus", target, ref: describeRef(target), write: true, apply: () => this.kernel.store.updateStatus(object, write) });
+    return this.call({ verb: "updateStatus", target, ref: describeRef(target), write: true, shared: readOnly === true, apply: () => this.kernel.store.updateStatus(object, write) });
   }
 
   patch<T extends KubeObject = KubeObject>(options: PatchOptions): Promise<T> {
     checkClientOptions("patch", options);
-    const copy = cloneJson(options);
-    return this.call({ verb: "patch", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.patch(copy) });
+    const copy = requestCopy(options);
+    return this.call({ verb: "patch", target: copy, ref: describeRef(copy), write: true, shared: options.readOnly === true, apply: () => this.kernel.store.patch(copy) });
   }
 
   patchStatus<T extends KubeObject = KubeObject>(options: PatchOptions): Promise<T> {
     checkClientOptions("patchStatus", options);
-    const copy = cloneJson(options);
-    return this.call({ verb: "patchStatus", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.patchStatus(copy) });
+    const copy = requestCopy(options);
+    return this.call({ verb: "patchStatus", target: copy, ref: describeRef(copy), write: true, shared: options.readOnly === true, apply: () => this.kernel.store.patchStatus(copy) });
   }
 
   delete<T extends KubeObject = KubeObject>(options: DeleteOptions): Promise<T> {
     checkClientOptions("delete", options);
-    const copy = cloneJson(options);
-    return this.call({ verb: "delete", target: copy, ref: describeRef(copy), write: true, apply: () => this.kernel.store.delete(copy) });
+    const copy = requestCopy(options);
+    return this.call({ verb: "delete", target: copy, ref: describeRef(copy), write: true, shared: options.readOnly === true, apply: () => this.kernel.store.delete(copy) });
   }
 
   watch<T extends KubeObject = KubeObject>(options: WatchOptions): Watch<T> {
@@ -298,6 +298,16 @@ function storeListOptions(options: ListOptions | WatchOptions): StoreListOptions
   const limit = "limit" in options ? options.limit : undefined;
   const next = "continue" in options ? options.continue : undefined;
   return { apiVersion, kind, namespace, labelSelector, fieldSelector, limit, continue: next, revision: undefined };
+}
+
+/**
+ * What the store gets of a patch or delete: a copy (the actor may reuse its options object), without `readOnly`,
+ * which says what the caller does with the response and is never part of the request.
+ */
+function requestCopy<T extends { readOnly?: boolean }>(options: T): Omit<T, "readOnly"> {
+  const copy = cloneJson(options);
+  if (copy.readOnly !== undefined) delete copy.readOnly;
+  return copy;
 }
 
 function objectRef(object: KubeObject): Target {

@@ -76,24 +76,19 @@ export function canonicalLine(record: TraceRecord): string {
 }
 
 /**
- * The JSON forms of the strings lines repeat (actor names, labels, refs, results: a run has a few dozen distinct
- * ones), so that each is escaped once rather than on every step. Emptied when full, so that a long run with ever
- * new labels keeps the ones it repeats now; strings longer than `quotedLengthMax` (a long log message) are not
- * kept, which bounds the memory to a few MiB. The answer is `JSON.stringify`'s either way.
+ * A character `JSON.stringify` writes as an escape: a quote, a backslash, a control character, or a surrogate (a
+ * lone one is escaped; a pair is not, and goes the slow way all the same).
  */
-const quotedStringsMax = 4096;
-const quotedLengthMax = 256;
-const quotedStrings = new Map<string, string>();
+const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
 
+/**
+ * `JSON.stringify` of a string. Nearly every string a line holds (actor names, labels, refs, results) has nothing to
+ * escape, and one regular-expression test says so for less than a stringify costs. (A map of the strings already
+ * quoted cost more than it saved: results such as `MODIFIED Pod ns/a@7` are new on nearly every step, so the map
+ * hashed each one, missed, and filled up.)
+ */
 function quote(text: string): string {
-  if (text.length > quotedLengthMax) return JSON.stringify(text);
-  let quoted = quotedStrings.get(text);
-  if (quoted === undefined) {
-    quoted = JSON.stringify(text);
-    if (quotedStrings.size >= quotedStringsMax) quotedStrings.clear();
-    quotedStrings.set(text, quoted);
-  }
-  return quoted;
+  return needsEscape.test(text) ? JSON.stringify(text) : '"' + text + '"';
 }
 
 /** The decimal text of the last virtual time written: consecutive steps mostly share their time. */
