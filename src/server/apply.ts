@@ -13,8 +13,9 @@ import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { describePath, ElementTables, fieldChanges, fieldsOf, fieldsV1Text, fromFieldsV1, mergeApplied, PathCursor, removeAll, toFieldsV1, valueAt } from "./fields.ts";
+import { describePath, ElementTables, fieldChanges, fieldsV1Text, fromFieldsV1, mergeApplied, PathCursor, removeAll, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
+import { FieldTree, fieldTreeMinus, fieldTreeOf, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "./field-tree.ts";
 import { schemaOf } from "./schema.ts";
 import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
 import type { SchemaNode } from "./schema.ts";
@@ -199,7 +200,7 @@ const fieldsV1Trees = new WeakMap<FieldSet, Record<string, unknown>>();
 function fieldsV1Of(fields: FieldSet): Record<string, unknown> {
   let tree = fieldsV1Trees.get(fields);
   if (tree === undefined) {
-    tree = deepFreeze(toFieldsV1(fields));
+    tree = deepFreeze(fields instanceof FieldTree ? fieldTreeV1(fields) : toFieldsV1(fields));
     fieldsV1Trees.set(fields, tree);
   }
   return tree;
@@ -250,7 +251,8 @@ function fieldsV1Json(fields: FieldSet): string {
   let text = fieldsV1Texts.get(fields);
   if (text === undefined) {
     const tree = fieldsV1Trees.get(fields);
-    text = tree === undefined ? fieldsV1Text(fields) : JSON.stringify(tree);
+    if (tree !== undefined) text = JSON.stringify(tree);
+    else text = fields instanceof FieldTree ? fieldTreeV1Text(fields) : fieldsV1Text(fields);
     fieldsV1Texts.set(fields, text);
   }
   return text;
@@ -290,6 +292,8 @@ const everyField = () => true;
 function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode, tables: ElementTables): ManagedEntry[] {
   const cursor = new PathCursor(live, schema, tables);
   return entries.map((e) => {
+    // An apply's fields, held as a tree, are checked in one walk down the object when the object still has them all.
+    if (e.fields instanceof FieldTree && hasEveryField(e.fields, live, schema, tables)) return e;
     const fields = keptWhere(e.fields, (p) => cursor.valueAt(p) !== undefined);
     return fields === e.fields ? e : entryOf(e.manager, e.operation, e.apiVersion, e.time, e.subresource, fields);
   });
@@ -314,7 +318,8 @@ function keptWhere(fields: FieldSet, keep: (path: string) => boolean): FieldSet 
 /** `next`, or `previous` when it holds the same fields in the same order (its wire form is made already). */
 function sameOrNew(previous: FieldSet | undefined, next: FieldSet): FieldSet {
   if (previous === undefined || previous.size !== next.size) return next;
-  const order = next.values();
+  if (previous instanceof FieldTree && next instanceof FieldTree) return sameFieldTrees(previous, next) ? previous : next;
+  const order = next[Symbol.iterator]();
   for (const p of previous) if (order.next().value !== p) return next;
   return previous;
 }
@@ -476,7 +481,7 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
 export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<void, ApplyResult, void> {
   const schema = schemaOf(a.resource);
   const include = includeFor(a.resource, a.subresource);
-  const appliedFields = fieldsOf(a.applied, schema, include);
+  const appliedFields = fieldTreeOf(a.applied, schema, include);
   yield;
   const base = a.live === undefined ? { apiVersion: a.applied.apiVersion, kind: a.applied.kind, metadata: {} } : a.live;
   const tables = new ElementTables();
@@ -511,7 +516,8 @@ export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<vo
   const merged = mergeApplied(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema) as KubeObject;
   const othersOwn = ownership(entries);
   // Shortest paths first: an element goes whole, and its fields (keys included) are not looked for again.
-  const dropped = [...previous].filter((p) => !appliedFields.has(p) && !othersOwn(p)).sort((x, y) => x.length - y.length);
+  const notApplied = previous instanceof FieldTree && appliedFields instanceof FieldTree ? fieldTreeMinus(previous, appliedFields) : [...previous].filter((p) => !appliedFields.has(p));
+  const dropped = notApplied.filter((p) => !othersOwn(p)).sort((x, y) => x.length - y.length);
   const removed = new Set<string>();
   const removals: string[][] = [];
   for (const p of dropped) {

@@ -7,13 +7,20 @@ import { anyNode, childOf } from "./schema.ts";
 import type { ListNode, SchemaNode } from "./schema.ts";
 import { setKey } from "./strategic.ts";
 
-export type FieldSet = Set<string>;
+/**
+ * A set of fields, each named by the JSON text of its path: a `Set` of the texts, or a `FieldTree` (field-tree.ts)
+ * that makes them only when asked.
+ */
+export interface FieldSet extends Iterable<string> {
+  readonly size: number;
+  has(path: string): boolean;
+}
 
 /** Fields no manager owns: identity and server-set metadata. */
-const unownedTop = new Set(["apiVersion", "kind"]);
-const unownedMeta = new Set(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"]);
+export const unownedTop: ReadonlySet<string> = new Set(["apiVersion", "kind"]);
+export const unownedMeta: ReadonlySet<string> = new Set(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"]);
 
-const pathDepthMax = 64;
+export const pathDepthMax = 64;
 
 /** The key of an associative-list element: its key fields that are present (or defaulted), in key order. */
 export function elementKey(item: Json, list: ListNode): string {
@@ -109,8 +116,8 @@ export class ElementTables {
 }
 
 /** Every field `object` sets, below the top-level fields `include` allows. */
-export function fieldsOf(object: Json, schema: SchemaNode, include: (field: string) => boolean): FieldSet {
-  const out: FieldSet = new Set();
+export function fieldsOf(object: Json, schema: SchemaNode, include: (field: string) => boolean): Set<string> {
+  const out = new Set<string>();
   const path = new PathText();
   for (const [key, value] of Object.entries(object)) {
     if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
@@ -142,6 +149,17 @@ export function fieldsOf(object: Json, schema: SchemaNode, include: (field: stri
 const fieldElementTexts = new Map<string, string>();
 const fieldElementTextsMax = 4096;
 
+/** The JSON text of the path element `f:<field>`, made once per field name (a list's elements repeat them). */
+export function fieldElementText(field: string): string {
+  let text = fieldElementTexts.get(field);
+  if (text === undefined) {
+    if (fieldElementTexts.size >= fieldElementTextsMax) fieldElementTexts.clear();
+    text = JSON.stringify(`f:${field}`);
+    fieldElementTexts.set(field, text);
+  }
+  return text;
+}
+
 export class PathText {
   readonly #parts: string[] = ["["];
 
@@ -152,12 +170,11 @@ export class PathText {
 
   /** `push(\`f:${field}\`)`, with the element's text made once per field name (a list's elements repeat them). */
   pushField(field: string): void {
-    let text = fieldElementTexts.get(field);
-    if (text === undefined) {
-      if (fieldElementTexts.size >= fieldElementTextsMax) fieldElementTexts.clear();
-      text = JSON.stringify(`f:${field}`);
-      fieldElementTexts.set(field, text);
-    }
+    this.pushText(fieldElementText(field));
+  }
+
+  /** `push` of the element whose JSON text is `text`. */
+  pushText(text: string): void {
     if (this.#parts.length > 1) this.#parts.push(",");
     this.#parts.push(text);
   }
@@ -183,7 +200,7 @@ export class PathText {
   }
 }
 
-function walk(value: unknown, schema: SchemaNode, path: PathText, depth: number, out: FieldSet): void {
+function walk(value: unknown, schema: SchemaNode, path: PathText, depth: number, out: Set<string>): void {
   if (depth > pathDepthMax) return void out.add(path.text());
   if (Array.isArray(value)) {
     if (schema.t !== "list" || schema.listType === "atomic") return void out.add(path.text());
@@ -206,7 +223,7 @@ function walk(value: unknown, schema: SchemaNode, path: PathText, depth: number,
   walkMap(value, schema, path, depth, out);
 }
 
-function walkMap(value: Json, schema: SchemaNode, path: PathText, depth: number, out: FieldSet): void {
+function walkMap(value: Json, schema: SchemaNode, path: PathText, depth: number, out: Set<string>): void {
   for (const key of Object.keys(value)) {
     const child = value[key];
     if (child === null || child === undefined) continue;
@@ -218,8 +235,8 @@ function walkMap(value: Json, schema: SchemaNode, path: PathText, depth: number,
 
 /** The fields `after` sets (`fieldsOf`), and those of them whose value differs from `before`'s at the same path. */
 export interface FieldChanges {
-  now: FieldSet;
-  changed: FieldSet;
+  now: Set<string>;
+  changed: Set<string>;
   /** The tables the walk looked list elements up in. */
   tables: ElementTables;
 }
@@ -620,8 +637,8 @@ export function fieldsV1Text(fields: FieldSet): string {
  * node with children that holds the `.` member (a list element owned for itself). Undefined when the tree is not
  * one (a node that is not an object).
  */
-export function fromFieldsV1(tree: unknown): FieldSet | undefined {
-  const fields: FieldSet = new Set();
+export function fromFieldsV1(tree: unknown): Set<string> | undefined {
+  const fields = new Set<string>();
   const walkTree = (node: unknown, path: string[]): boolean => {
     if (!isRecord(node)) return false;
     for (const [key, child] of Object.entries(node)) {
