@@ -473,8 +473,9 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
 }
 
 /**
- * `computeApply` in steps, each proportional to the object (its fields; the live object's owned fields and the
- * conflicts; the merge and removals): a caller that lets other work run between them does so at each `yield`, and
+ * `computeApply` in steps, each proportional to the object (its fields; the live object's owned fields; the
+ * conflicts; the merge; the removals; the new field set's `fieldsV1` text): a caller that lets other work run
+ * between them does so at each `yield`, and
  * before it writes the result checks that the stored object is still `live` (a write changes both it and the table's
  * entries for it), computing again if not.
  */
@@ -486,6 +487,7 @@ export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<vo
   const base = a.live === undefined ? { apiVersion: a.applied.apiVersion, kind: a.applied.kind, metadata: {} } : a.live;
   const tables = new ElementTables();
   let entries = a.live === undefined ? [] : prune(table.entries(a.live.metadata.uid), a.live, schema, tables);
+  if (a.live !== undefined) yield;
   const isMine = (e: ManagedEntry) => e.manager === a.manager && e.operation === "Apply" && e.subresource === a.subresource;
   const conflicts: Array<{ entry: ManagedEntry; path: string }> = [];
   for (const entry of entries) {
@@ -514,6 +516,7 @@ export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<vo
   yield;
   const appliedBody = include("status") ? a.applied : { ...a.applied, status: undefined };
   const merged = mergeApplied(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema) as KubeObject;
+  yield;
   const othersOwn = ownership(entries);
   // Shortest paths first: an element goes whole, and its fields (keys included) are not looked for again.
   const notApplied = previous instanceof FieldTree && appliedFields instanceof FieldTree ? fieldTreeMinus(previous, appliedFields) : [...previous].filter((p) => !appliedFields.has(p));
@@ -527,8 +530,14 @@ export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<vo
     removed.add(p);
   }
   removeAll(merged as unknown as Record<string, unknown>, removals, schema, tables);
-  entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields: sameOrNew(previousFields, appliedFields) });
+  const fields = sameOrNew(previousFields, appliedFields);
+  entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields });
   refreshLastApplied(a.manager, a.applied, merged);
+  if (fields !== previousFields) {
+    // The answer shows the new set's `fieldsV1`: written now, as a step of its own, not within the answer's.
+    yield;
+    fieldsV1Json(fields);
+  }
   return { object: merged, entries };
 }
 

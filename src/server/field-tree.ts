@@ -1,5 +1,5 @@
-// A field set as a tree of path elements (`FieldTree`), the form an apply's own fields take: a field costs a map
-// entry under its parent, not the JSON text of its whole path. A long list's walk made ~95k path texts of ~100
+// A field set as a tree of path elements (`FieldTree`), the form an apply's own fields take: a field costs an
+// element in a flat array, not the JSON text of its whole path. A long list's walk made ~95k path texts of ~100
 // characters each and put them in a set; sorting and parsing them again for `fieldsV1` was another block as long.
 // The tree gives what the set of texts gives (`fieldsOf`'s texts, in the same order), made only when something asks
 // for a text; `fieldsV1` is written from it sorted node by node, an unchanged apply is recognized by comparing two
@@ -13,33 +13,24 @@ import { childOf } from "./schema.ts";
 import type { SchemaNode } from "./schema.ts";
 
 /**
- * A node of a field tree: whether its path is a field itself, and the nodes below it in the order walked, each with
- * the JSON text of its path element (what a path's text and `fieldsV1` are written with, and sorted by). Arrays, not
- * maps: most nodes have one or two children, and a map each made a deeply nested object's tree several times
- * heavier than the object.
- */
-export interface FieldNode {
-  readonly own: boolean;
-  readonly elements: readonly string[] | undefined;
-  readonly kids: readonly FieldNode[] | undefined;
-}
-
-/** Every leaf field: owned, nothing below. Shared, as leaves never gain children (see `duplicate`). */
-const leaf: FieldNode = Object.freeze({ own: true, elements: undefined, kids: undefined });
-
-/**
- * A field set held as a tree. `size`, `has` and iteration answer as the `Set` of path texts `fieldsOf` makes
- * (the same texts, in the same order), which is made on the first `has` or iteration and kept.
+ * A field set held as a tree, flat: its nodes in walk order (a node, then the nodes below it), each with the JSON text
+ * of its path element (what a path's text and `fieldsV1` are written with, and sorted by), whether its path is a field
+ * itself, and the index just past the nodes below it. Arrays rather than an object per node (a deeply nested
+ * object's tree of objects weighed several times what its path texts did), and typed ones where they can be. `size`, `has` and iteration answer as the
+ * `Set` of path texts `fieldsOf` makes (the same texts, in the same order), made on the first `has` or iteration.
  */
 export class FieldTree implements FieldSet {
   #texts: Set<string> | undefined;
 
   constructor(
-    readonly root: FieldNode,
+    readonly elements: readonly string[],
+    /** 1 where a node's path is a field itself. */
+    readonly owns: Uint8Array,
+    readonly ends: Int32Array,
     readonly size: number,
   ) {
-    assert(root.own === false, "FieldTree: the root is not a field");
-    assert(Number.isSafeInteger(size) && size >= 0, "FieldTree: size is a count");
+    assert(elements.length <= owns.length && elements.length <= ends.length, "FieldTree: one element, mark and end per node");
+    assert(Number.isSafeInteger(size) && size >= 0 && size <= elements.length, "FieldTree: size counts owned nodes");
   }
 
   has(path: string): boolean {
@@ -50,42 +41,70 @@ export class FieldTree implements FieldSet {
     return this.#paths()[Symbol.iterator]();
   }
 
+  /** True when node `i` has nothing below it. */
+  isLeaf(i: number): boolean {
+    return this.ends[i] === i + 1;
+  }
+
   #paths(): Set<string> {
     if (this.#texts === undefined) {
       this.#texts = new Set();
-      addTexts(this.root, new PathText(), this.#texts);
+      addTexts(this, 0, this.elements.length, new PathText(), this.#texts);
       assert(this.#texts.size === this.size, "FieldTree: one text per field");
     }
     return this.#texts;
   }
 }
 
-function addTexts(node: FieldNode, path: PathText, out: Set<string>): void {
-  const { elements, kids } = node;
-  if (elements === undefined || kids === undefined) return;
-  for (let i = 0; i < kids.length; i++) {
-    path.pushText(elements[i]!);
-    if (kids[i]!.own) out.add(path.text());
-    addTexts(kids[i]!, path, out);
+/** Adds the texts of the fields at nodes `from` to `to` (siblings and what lies below them) under `path`. */
+function addTexts(tree: FieldTree, from: number, to: number, path: PathText, out: Set<string>): void {
+  for (let i = from; i < to; i = tree.ends[i]!) {
+    path.pushText(tree.elements[i]!);
+    if (tree.owns[i]) out.add(path.text());
+    addTexts(tree, i + 1, tree.ends[i]!, path, out);
     path.pop();
   }
 }
 
-/** Children being gathered: elements and nodes side by side. */
-interface Kids {
-  elements: string[];
-  kids: FieldNode[];
-}
+/** A tree being grown: nodes are opened in walk order and closed once what lies below them is in. */
+class Growing {
+  readonly elements: string[] = [];
+  owns = new Uint8Array(256);
+  ends = new Int32Array(256);
+  fields = 0;
 
-function addKid(into: Kids | undefined, element: string, kid: FieldNode): Kids {
-  if (into === undefined) return { elements: [element], kids: [kid] };
-  into.elements.push(element);
-  into.kids.push(kid);
-  return into;
-}
+  open(element: string, own: boolean): number {
+    const at = this.elements.length;
+    if (at === this.ends.length) this.#grow();
+    this.elements.push(element);
+    this.owns[at] = own ? 1 : 0;
+    if (own) this.fields++;
+    return at;
+  }
 
-function nodeOf(own: boolean, kids: Kids | undefined): FieldNode {
-  return kids === undefined ? { own, elements: undefined, kids: undefined } : { own, elements: kids.elements, kids: kids.kids };
+  #grow(): void {
+    const owns = new Uint8Array(this.owns.length * 2);
+    owns.set(this.owns);
+    this.owns = owns;
+    const ends = new Int32Array(this.ends.length * 2);
+    ends.set(this.ends);
+    this.ends = ends;
+  }
+
+  leaf(element: string): void {
+    const at = this.open(element, true);
+    this.ends[at] = this.elements.length;
+  }
+
+  /** Closes node `at`; one that is no field and has nothing below it is taken out again. Whether it stays. */
+  close(at: number): boolean {
+    if (this.owns[at] === 0 && this.elements.length === at + 1) {
+      this.elements.length = at;
+      return false;
+    }
+    this.ends[at] = this.elements.length;
+    return true;
+  }
 }
 
 /** Thrown when a list holds two elements with one key: their fields' order in a set of texts is not a tree's. */
@@ -97,83 +116,69 @@ const duplicate = Symbol("duplicate list key");
  * after everything walked in between) gets the set of texts `fieldsOf` makes.
  */
 export function fieldTreeOf(object: Json, schema: SchemaNode, include: (field: string) => boolean): FieldSet {
-  const count = { fields: 0 };
-  let root: Kids | undefined;
+  const tree = new Growing();
   try {
     for (const key of Object.keys(object)) {
       const value = object[key];
       if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
-      let node: FieldNode | undefined;
-      if (key === "metadata" && isRecord(value)) node = metadataNode(value, childOf(schema, key), count);
-      else node = grow(value, childOf(schema, key), 1, count);
-      if (node !== undefined) root = addKid(root, fieldElementText(key), node);
+      if (key === "metadata" && isRecord(value)) growMetadata(value, childOf(schema, key), tree);
+      else grow(fieldElementText(key), value, childOf(schema, key), 1, tree);
     }
   } catch (error) {
     if (error !== duplicate) throw error;
     return fieldsOf(object, schema, include);
   }
-  return new FieldTree(nodeOf(false, root), count.fields);
+  const nodes = tree.elements.length;
+  return new FieldTree(tree.elements, tree.owns.slice(0, nodes), tree.ends.slice(0, nodes), tree.fields);
 }
 
-function metadataNode(metadata: Json, schema: SchemaNode, count: { fields: number }): FieldNode | undefined {
-  let kids: Kids | undefined;
+function growMetadata(metadata: Json, schema: SchemaNode, tree: Growing): void {
+  const at = tree.open(fieldElementText("metadata"), false);
   for (const key of Object.keys(metadata)) {
     const value = metadata[key];
     if (unownedMeta.has(key) || value === null || value === undefined) continue;
-    const node = grow(value, childOf(schema, key), 2, count);
-    if (node !== undefined) kids = addKid(kids, fieldElementText(key), node);
+    grow(fieldElementText(key), value, childOf(schema, key), 2, tree);
   }
-  return kids === undefined ? undefined : nodeOf(false, kids);
+  tree.close(at);
 }
 
-/** The node of a value at `depth` (what `walk` adds below its path), or undefined when it adds no field. */
-function grow(value: unknown, schema: SchemaNode, depth: number, count: { fields: number }): FieldNode | undefined {
-  if (depth > pathDepthMax) return leafOf(count);
+/** Adds the node of a value at `depth` under `element`, with what `walk` adds below its path; nothing when that is nothing. */
+function grow(element: string, value: unknown, schema: SchemaNode, depth: number, tree: Growing): void {
+  if (depth > pathDepthMax) return tree.leaf(element);
   if (Array.isArray(value)) {
-    if (schema.t !== "list" || schema.listType === "atomic") return leafOf(count);
-    let kids: Kids | undefined;
+    if (schema.t !== "list" || schema.listType === "atomic") return tree.leaf(element);
+    const at = tree.open(element, false);
     const seen = new Set<string>();
-    if (schema.listType === "set") {
-      for (const item of value) {
-        const element = JSON.stringify(`v:${JSON.stringify(item)}`);
+    for (const item of value) {
+      if (schema.listType === "set") {
+        const text = JSON.stringify(`v:${JSON.stringify(item)}`);
         // The same value twice is one field, where it first was.
-        if (seen.has(element)) continue;
-        seen.add(element);
-        kids = addKid(kids, element, leafOf(count));
-      }
-    } else {
-      for (const item of value) {
-        if (!isRecord(item)) continue;
-        const element = JSON.stringify(elementKey(item, schema));
-        if (seen.has(element)) throw duplicate;
-        seen.add(element);
-        count.fields++;
-        kids = addKid(kids, element, nodeOf(true, mapKids(item, schema.item, depth + 1, count)));
+        if (!seen.has(text)) tree.leaf(text);
+        seen.add(text);
+      } else if (isRecord(item)) {
+        const text = JSON.stringify(elementKey(item, schema));
+        if (seen.has(text)) throw duplicate;
+        seen.add(text);
+        const itemAt = tree.open(text, true);
+        growMembers(item, schema.item, depth + 1, tree);
+        tree.close(itemAt);
       }
     }
-    return kids === undefined ? undefined : nodeOf(false, kids);
+    return void tree.close(at);
   }
-  if (!isRecord(value) || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) return leafOf(count);
-  const kids = mapKids(value, schema, depth, count);
-  if (kids !== undefined) return nodeOf(false, kids);
+  if (!isRecord(value) || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) return tree.leaf(element);
+  const at = tree.open(element, false);
+  growMembers(value, schema, depth, tree);
   // A map with no members is a field; one whose members are all null adds nothing.
-  return Object.keys(value).length === 0 ? leafOf(count) : undefined;
+  if (!tree.close(at) && Object.keys(value).length === 0) tree.leaf(element);
 }
 
-function mapKids(value: Json, schema: SchemaNode, depth: number, count: { fields: number }): Kids | undefined {
-  let kids: Kids | undefined;
+function growMembers(value: Json, schema: SchemaNode, depth: number, tree: Growing): void {
   for (const key of Object.keys(value)) {
     const child = value[key];
     if (child === null || child === undefined) continue;
-    const node = grow(child, childOf(schema, key), depth + 1, count);
-    if (node !== undefined) kids = addKid(kids, fieldElementText(key), node);
+    grow(fieldElementText(key), child, childOf(schema, key), depth + 1, tree);
   }
-  return kids;
-}
-
-function leafOf(count: { fields: number }): FieldNode {
-  count.fields++;
-  return leaf;
 }
 
 /**
@@ -182,48 +187,77 @@ function leafOf(count: { fields: number }): FieldNode {
  * a path sorts after the paths below it, `,` before `]`), so the output is byte for byte the same.
  */
 export function fieldTreeV1Text(tree: FieldTree): string {
-  return kidsText(tree.root, false);
+  // Bytes: an element's UTF-8 form is at most three bytes per UTF-16 unit, and a node adds at most 11 of its own.
+  let bytesMax = 2;
+  for (const element of tree.elements) bytesMax += element.length * 3 + 11;
+  const out = { bytes: Buffer.allocUnsafe(bytesMax), at: 0 };
+  writeKids(tree, 0, tree.elements.length, false, out);
+  assert(out.at <= bytesMax, "fieldTreeV1Text: within the bytes counted");
+  return out.bytes.toString("utf8", 0, out.at);
 }
 
-/** The object of a node's children; a field with fields below it has its own mark after them, inside it. */
-function kidsText(node: FieldNode, ownMark: boolean): string {
-  let text = "{";
-  const { elements, kids } = node;
-  if (elements !== undefined && kids !== undefined) {
-    for (const i of sortedOrder(elements)) {
-      const element = elements[i]!;
-      const kid = kids[i]!;
-      text += `${text.length > 1 ? "," : ""}${element}:`;
-      if (kid.kids === undefined) text += kid.own && element.startsWith('"k:') ? '{".":{}}' : "{}";
-      else text += kidsText(kid, kid.own);
-    }
+/** The text being written: bytes, and how many are written. */
+interface Written {
+  bytes: Buffer;
+  at: number;
+}
+
+/**
+ * Writes the object of the nodes `from` to `to`; a field with fields below it has its own mark after them, inside
+ * it. Written as bytes into one buffer: texts appended to, or returned and joined per node, left a deep tree of
+ * string pieces that took longer to make and flatten than the walk.
+ */
+function writeKids(tree: FieldTree, from: number, to: number, ownMark: boolean, out: Written): void {
+  out.bytes[out.at++] = 0x7b;
+  // One child (a chain of nested maps) needs no sorting.
+  const kids = from < to && tree.ends[from] === to ? [from] : sortedKids(tree, from, to);
+  for (let k = 0; k < kids.length; k++) {
+    const i = kids[k]!;
+    const element = tree.elements[i]!;
+    if (k > 0) out.bytes[out.at++] = 0x2c;
+    writeText(element, out);
+    out.bytes[out.at++] = 0x3a;
+    if (tree.isLeaf(i)) writeText(element.startsWith('"k:') ? '{".":{}}' : "{}", out);
+    else writeKids(tree, i + 1, tree.ends[i]!, tree.owns[i] === 1, out);
   }
-  return ownMark ? `${text},".":{}}` : `${text}}`;
+  writeText(ownMark ? ',".":{}}' : "}", out);
 }
 
-const inOrder: readonly number[][] = [[], [0]];
+/** Appends `text` as UTF-8: ASCII byte by byte (most elements), anything else through the encoder. */
+function writeText(text: string, out: Written): void {
+  const { bytes } = out;
+  let at = out.at;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) {
+      out.at += bytes.write(text, out.at, "utf8");
+      return;
+    }
+    bytes[at++] = c;
+  }
+  out.at = at;
+}
 
-/** The indices of `elements` in the order of their texts. */
-function sortedOrder(elements: readonly string[]): readonly number[] {
-  if (elements.length < 2) return inOrder[elements.length]!;
-  const order = elements.map((_, i) => i);
-  return order.sort((a, b) => (elements[a]! < elements[b]! ? -1 : elements[a]! > elements[b]! ? 1 : 0));
+/** The indices of the sibling nodes `from` to `to`, in the order of their elements' texts. */
+function sortedKids(tree: FieldTree, from: number, to: number): number[] {
+  const kids: number[] = [];
+  for (let i = from; i < to; i = tree.ends[i]!) kids.push(i);
+  if (kids.length < 2) return kids;
+  const elements = tree.elements;
+  return kids.sort((a, b) => (elements[a]! < elements[b]! ? -1 : elements[a]! > elements[b]! ? 1 : 0));
 }
 
 /** `toFieldsV1` of a tree's fields: the same tree of objects, members in the same order. */
 export function fieldTreeV1(tree: FieldTree): Json {
-  return v1Node(tree.root);
+  return v1Object(tree, 0, tree.elements.length);
 }
 
-function v1Node(node: FieldNode): Json {
+function v1Object(tree: FieldTree, from: number, to: number): Json {
   const out: Json = {};
-  const { elements, kids } = node;
-  if (elements === undefined || kids === undefined) return out;
-  for (const i of sortedOrder(elements)) {
-    const kid = kids[i]!;
-    const element = elementOfText(elements[i]!);
-    const inner = kid.kids === undefined ? {} : v1Node(kid);
-    if (kid.own && (kid.kids !== undefined || element.startsWith("k:"))) setKey(inner, ".", {});
+  for (const i of sortedKids(tree, from, to)) {
+    const element = elementOfText(tree.elements[i]!);
+    const inner = v1Object(tree, i + 1, tree.ends[i]!);
+    if (tree.owns[i] && (!tree.isLeaf(i) || element.startsWith("k:"))) setKey(inner, ".", {});
     setKey(out, element, inner);
   }
   return out;
@@ -236,15 +270,9 @@ function elementOfText(text: string): string {
 
 /** True when both trees hold the same fields in the same order: what comparing their texts in order says. */
 export function sameFieldTrees(a: FieldTree, b: FieldTree): boolean {
-  return a.size === b.size && sameNodes(a.root, b.root);
-}
-
-function sameNodes(a: FieldNode, b: FieldNode): boolean {
-  if (a === b) return true;
-  if (a.own !== b.own || a.kids?.length !== b.kids?.length) return false;
-  if (a.elements === undefined || b.elements === undefined || a.kids === undefined || b.kids === undefined) return true;
-  for (let i = 0; i < a.kids.length; i++) {
-    if (a.elements[i] !== b.elements[i] || !sameNodes(a.kids[i]!, b.kids[i]!)) return false;
+  if (a.size !== b.size || a.elements.length !== b.elements.length) return false;
+  for (let i = 0; i < a.elements.length; i++) {
+    if (a.elements[i] !== b.elements[i] || a.ends[i] !== b.ends[i] || a.owns[i] !== b.owns[i]) return false;
   }
   return true;
 }
@@ -255,42 +283,46 @@ function sameNodes(a: FieldNode, b: FieldNode): boolean {
  */
 export function fieldTreeMinus(tree: FieldTree, other: FieldTree): string[] {
   const out: string[] = [];
-  minus(tree.root, other.root, new PathText(), out);
+  minus({ tree, other, tables: new Map(), out }, 0, tree.elements.length, 0, other.elements.length, new PathText());
   return out;
 }
 
-function minus(node: FieldNode, other: FieldNode | undefined, path: PathText, out: string[]): void {
-  const { elements, kids } = node;
-  if (elements === undefined || kids === undefined) return;
-  for (let i = 0; i < kids.length; i++) {
-    const kid = kids[i]!;
-    const otherKid = other === undefined ? undefined : kidOf(other, elements[i]!);
-    path.pushText(elements[i]!);
-    if (kid.own && otherKid?.own !== true) out.push(path.text());
-    if (kid.kids !== undefined) minus(kid, otherKid, path, out);
+interface Minus {
+  tree: FieldTree;
+  other: FieldTree;
+  /** Tables of `other`'s children by element, for sibling runs long enough to need one (by their first index). */
+  tables: Map<number, Map<string, number>>;
+  out: string[];
+}
+
+/** Siblings in a run longer than this are found through a table of them rather than a search. */
+const kidTableNodesMin = 32;
+
+function minus(m: Minus, from: number, to: number, otherFrom: number, otherTo: number, path: PathText): void {
+  const { tree, other } = m;
+  for (let i = from; i < to; i = tree.ends[i]!) {
+    const j = kidOf(m, otherFrom, otherTo, tree.elements[i]!);
+    path.pushText(tree.elements[i]!);
+    if (tree.owns[i] && (j < 0 || !other.owns[j])) m.out.push(path.text());
+    if (!tree.isLeaf(i)) minus(m, i + 1, tree.ends[i]!, j < 0 ? 0 : j + 1, j < 0 ? 0 : other.ends[j]!, path);
     path.pop();
   }
 }
 
-/** Children of a node past which a lookup goes through a table of them rather than a search. */
-const kidTableLengthMin = 16;
-const kidTables = new WeakMap<FieldNode, Map<string, FieldNode>>();
-
-/** The child of `node` at `element`, or undefined. */
-function kidOf(node: FieldNode, element: string): FieldNode | undefined {
-  const { elements, kids } = node;
-  if (elements === undefined || kids === undefined) return undefined;
-  if (elements.length < kidTableLengthMin) {
-    const at = elements.indexOf(element);
-    return at < 0 ? undefined : kids[at];
+/** The index of the node at `element` among `other`'s siblings `from` to `to`, or -1. */
+function kidOf(m: Minus, from: number, to: number, element: string): number {
+  const { elements, ends } = m.other;
+  if (to - from < kidTableNodesMin) {
+    for (let j = from; j < to; j = ends[j]!) if (elements[j] === element) return j;
+    return -1;
   }
-  let table = kidTables.get(node);
+  let table = m.tables.get(from);
   if (table === undefined) {
     table = new Map();
-    for (let i = 0; i < elements.length; i++) table.set(elements[i]!, kids[i]!);
-    kidTables.set(node, table);
+    for (let j = from; j < to; j = ends[j]!) table.set(elements[j]!, j);
+    m.tables.set(from, table);
   }
-  return table.get(element);
+  return table.get(element) ?? -1;
 }
 
 /** The field names of `f:` elements' texts, as `fieldElementText` made them. */
@@ -312,15 +344,12 @@ function fieldNameOf(text: string): string {
  * walk down the object (list elements found through `tables`, as the lookups find them).
  */
 export function hasEveryField(tree: FieldTree, object: unknown, schema: SchemaNode, tables: ElementTables): boolean {
-  return present(tree.root, object, schema, tables);
+  return present(tree, 0, tree.elements.length, object, schema, tables);
 }
 
-function present(node: FieldNode, value: unknown, schema: SchemaNode, tables: ElementTables): boolean {
-  const { elements, kids } = node;
-  if (elements === undefined || kids === undefined) return true;
-  for (let i = 0; i < kids.length; i++) {
-    const text = elements[i]!;
-    const kid = kids[i]!;
+function present(tree: FieldTree, from: number, to: number, value: unknown, schema: SchemaNode, tables: ElementTables): boolean {
+  for (let i = from; i < to; i = tree.ends[i]!) {
+    const text = tree.elements[i]!;
     let next: unknown;
     let nextSchema: SchemaNode = schema;
     if (text.startsWith('"f:')) {
@@ -337,7 +366,7 @@ function present(node: FieldNode, value: unknown, schema: SchemaNode, tables: El
       continue;
     }
     if (next === undefined) return false;
-    if (kid.kids !== undefined && !present(kid, next, nextSchema, tables)) return false;
+    if (!tree.isLeaf(i) && !present(tree, i + 1, tree.ends[i]!, next, nextSchema, tables)) return false;
   }
   return true;
 }

@@ -122,3 +122,23 @@ test("two field trees answer an apply's questions as their sets of texts do: sam
   );
   assert.ok(same > 50 && dropping > 50 && missing > 50, `same ${same}, dropping ${dropping}, missing ${missing}`);
 });
+
+test("a field tree of thousands of fields (a long list, wide and deep maps) answers as fieldsOf's texts", () => {
+  const env = Array.from({ length: 3000 }, (_, i) => ({ name: `E${i}`, value: i % 7 === 0 ? null : String(i) }));
+  const deployment = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" }, spec: { template: { spec: { containers: [{ name: "c", env }] } } } };
+  const chain = (j: number) => {
+    let node: Record<string, unknown> = { leaf: j };
+    for (let d = 0; d < 40; d++) node = { [`n${d}`]: node };
+    return node;
+  };
+  const tree = { apiVersion: "bench.settle.dev/v1", kind: "Tree", metadata: { name: "t" }, spec: Object.fromEntries(Array.from({ length: 300 }, (_, j) => [`c${j}`, chain(j)])) };
+  for (const [object, schema] of [[deployment, deploymentSchema], [tree, freeSchema]] as const) {
+    const texts = fieldsOf(object as never, schema, () => true);
+    const fields = fieldTreeOf(object as never, schema, () => true);
+    assert.ok(fields instanceof FieldTree && texts.size >= 300);
+    assert.deepEqual([...fields], [...texts]);
+    assert.equal(fieldTreeV1Text(fields), fieldsV1Text(texts));
+    assert.ok(hasEveryField(fields, object, schema, new ElementTables()));
+    assert.ok(sameFieldTrees(fields, fieldTreeOf(structuredClone(object) as never, schema, () => true) as FieldTree));
+  }
+});
