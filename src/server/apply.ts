@@ -13,9 +13,9 @@ import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { describePath, ElementTables, fieldChanges, fieldsV1Text, fromFieldsV1, mergeApplied, PathCursor, removeAll, toFieldsV1, valueAt } from "./fields.ts";
+import { describePath, ElementTables, fieldChanges, fieldsV1Text, fromFieldsV1, mergeAppliedSteps, PathCursor, removeAll, stepBudget, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
-import { FieldTree, fieldTreeMinus, fieldTreeOf, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "./field-tree.ts";
+import { FieldTree, fieldTreeMinus, fieldTreeSteps, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "./field-tree.ts";
 import { schemaOf } from "./schema.ts";
 import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
 import type { SchemaNode } from "./schema.ts";
@@ -474,15 +474,18 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
 
 /**
  * `computeApply` in steps, each proportional to the object (its fields; the live object's owned fields; the
- * conflicts; the merge; the removals; the new field set's `fieldsV1` text): a caller that lets other work run
- * between them does so at each `yield`, and
+ * conflicts; the merge; the removals; the new field set's `fieldsV1` text), and the walks of the body's fields and
+ * of the merge themselves in steps of a bounded number of members (`walkUnitsPerStep`): a caller that lets other
+ * work run between them does so at each `yield`, and
  * before it writes the result checks that the stored object is still `live` (a write changes both it and the table's
  * entries for it), computing again if not.
  */
 export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<void, ApplyResult, void> {
   const schema = schemaOf(a.resource);
   const include = includeFor(a.resource, a.subresource);
-  const appliedFields = fieldTreeOf(a.applied, schema, include);
+  // One budget for the apply's walks in steps: each pauses where the last one's share was spent.
+  const budget = stepBudget();
+  const appliedFields = yield* fieldTreeSteps(a.applied, schema, include, budget);
   yield;
   const base = a.live === undefined ? { apiVersion: a.applied.apiVersion, kind: a.applied.kind, metadata: {} } : a.live;
   const tables = new ElementTables();
@@ -515,7 +518,7 @@ export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<vo
   });
   yield;
   const appliedBody = include("status") ? a.applied : { ...a.applied, status: undefined };
-  const merged = mergeApplied(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema) as KubeObject;
+  const merged = (yield* mergeAppliedSteps(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema, budget)) as KubeObject;
   yield;
   const othersOwn = ownership(entries);
   // Shortest paths first: an element goes whole, and its fields (keys included) are not looked for again.

@@ -7,8 +7,8 @@
 import { assert } from "../api/assert.ts";
 import { isRecord, type JsonObject as Json } from "../api/json.ts";
 import { setKey } from "./strategic.ts";
-import { elementKey, ElementTables, fieldElementText, fieldsOf, PathText, pathDepthMax, unownedMeta, unownedTop } from "./fields.ts";
-import type { FieldSet } from "./fields.ts";
+import { elementKey, ElementTables, fieldElementText, fieldsOf, PathText, pathDepthMax, spent, stepBudget, unownedMeta, unownedTop, walkStepDepthMax } from "./fields.ts";
+import type { FieldSet, StepBudget } from "./fields.ts";
 import { childOf } from "./schema.ts";
 import type { SchemaNode } from "./schema.ts";
 
@@ -116,13 +116,31 @@ const duplicate = Symbol("duplicate list key");
  * after everything walked in between) gets the set of texts `fieldsOf` makes.
  */
 export function fieldTreeOf(object: Json, schema: SchemaNode, include: (field: string) => boolean): FieldSet {
+  const steps = fieldTreeSteps(object, schema, include, stepBudget());
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/**
+ * `fieldTreeOf` in steps: a pause (`yield`) after every `budget.unitsPerStep` members and elements met in the maps
+ * and lists of the top `walkStepDepthMax` levels, so that a big map or list near the top is walked a part at a time.
+ */
+export function* fieldTreeSteps(object: Json, schema: SchemaNode, include: (field: string) => boolean, budget: StepBudget): Generator<void, FieldSet, void> {
   const tree = new Growing();
   try {
     for (const key of Object.keys(object)) {
       const value = object[key];
       if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
-      if (key === "metadata" && isRecord(value)) growMetadata(value, childOf(schema, key), tree);
-      else grow(fieldElementText(key), value, childOf(schema, key), 1, tree);
+      if (key === "metadata" && isRecord(value)) {
+        const at = tree.open(fieldElementText("metadata"), false);
+        for (const member of Object.keys(value)) {
+          if (unownedMeta.has(member) || value[member] === null || value[member] === undefined) continue;
+          yield* growSteps(fieldElementText(member), value[member], childOf(childOf(schema, key), member), 2, tree, budget);
+        }
+        tree.close(at);
+      } else yield* growSteps(fieldElementText(key), value, childOf(schema, key), 1, tree, budget);
     }
   } catch (error) {
     if (error !== duplicate) throw error;
@@ -132,14 +150,40 @@ export function fieldTreeOf(object: Json, schema: SchemaNode, include: (field: s
   return new FieldTree(tree.elements, tree.owns.slice(0, nodes), tree.ends.slice(0, nodes), tree.fields);
 }
 
-function growMetadata(metadata: Json, schema: SchemaNode, tree: Growing): void {
-  const at = tree.open(fieldElementText("metadata"), false);
-  for (const key of Object.keys(metadata)) {
-    const value = metadata[key];
-    if (unownedMeta.has(key) || value === null || value === undefined) continue;
-    grow(fieldElementText(key), value, childOf(schema, key), 2, tree);
+/** `grow`, a part at a time for a map or list in the top levels (see `fieldTreeSteps`). */
+function* growSteps(element: string, value: unknown, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget): Generator<void, void, void> {
+  if (depth >= walkStepDepthMax || value === null || typeof value !== "object") return grow(element, value, schema, depth, tree);
+  if (Array.isArray(value)) {
+    if (schema.t !== "list" || schema.listType !== "map") return grow(element, value, schema, depth, tree);
+    const at = tree.open(element, false);
+    const seen = new Set<string>();
+    for (const item of value) {
+      if (spent(budget)) yield;
+      if (!isRecord(item)) continue;
+      const text = JSON.stringify(elementKey(item, schema));
+      if (seen.has(text)) throw duplicate;
+      seen.add(text);
+      const itemAt = tree.open(text, true);
+      yield* growMembersSteps(item, schema.item, depth + 1, tree, budget);
+      tree.close(itemAt);
+    }
+    return void tree.close(at);
   }
-  tree.close(at);
+  if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return tree.leaf(element);
+  const at = tree.open(element, false);
+  yield* growMembersSteps(value as Json, schema, depth, tree, budget);
+  if (!tree.close(at) && Object.keys(value).length === 0) tree.leaf(element);
+}
+
+function* growMembersSteps(value: Json, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget): Generator<void, void, void> {
+  for (const key of Object.keys(value)) {
+    if (spent(budget)) yield;
+    const child = value[key];
+    if (child === null || child === undefined) continue;
+    // A scalar is a leaf: no walk of its own (nor a generator).
+    if (typeof child === "object") yield* growSteps(fieldElementText(key), child, childOf(schema, key), depth + 1, tree, budget);
+    else grow(fieldElementText(key), child, childOf(schema, key), depth + 1, tree);
+  }
 }
 
 /** Adds the node of a value at `depth` under `element`, with what `walk` adds below its path; nothing when that is nothing. */

@@ -552,6 +552,84 @@ export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode
 }
 
 /**
+ * How much of a big body's walk runs between two pauses: a walk in steps (`mergeAppliedSteps`, `fieldTreeSteps`)
+ * counts the members and elements it meets in the maps and lists near the top, and pauses when `unitsPerStep` are met.
+ */
+export interface StepBudget {
+  left: number;
+  readonly unitsPerStep: number;
+}
+
+/** Members and elements a walk in steps meets between two pauses: a few milliseconds of work. */
+export const walkUnitsPerStep = 4000;
+/** Depth to which a walk in steps looks for maps and lists to take a part at a time; deeper ones are taken whole. */
+export const walkStepDepthMax = 8;
+
+export function stepBudget(unitsPerStep = walkUnitsPerStep): StepBudget {
+  return { left: unitsPerStep, unitsPerStep };
+}
+
+/** True when the budget is spent (and renewed): the walk pauses. */
+export function spent(budget: StepBudget): boolean {
+  if (--budget.left > 0) return false;
+  budget.left = budget.unitsPerStep;
+  return true;
+}
+
+/**
+ * `mergeApplied` in steps: the same result, with a pause (`yield`) after every `budget.unitsPerStep` members and
+ * elements met in the maps and lists of the top `walkStepDepthMax` levels, so that a body with a big map or list
+ * anywhere near the top is merged a part at a time. Below those levels it is `mergeApplied` itself.
+ */
+export function* mergeAppliedSteps(live: unknown, applied: unknown, schema: SchemaNode, budget: StepBudget, depth = 0): Generator<void, unknown, void> {
+  if (depth >= walkStepDepthMax || applied === null || typeof applied !== "object") return mergeApplied(live, applied, schema);
+  if (Array.isArray(applied)) {
+    if (schema.t !== "list" || schema.listType === "atomic" || schema.listType === "set" || !Array.isArray(live)) return mergeApplied(live, applied, schema);
+    const out: unknown[] = [...live];
+    const indexOf = new Map<string, number>();
+    for (let i = out.length - 1; i >= 0; i--) {
+      const l = out[i];
+      if (isRecord(l)) indexOf.set(elementKey(l, schema), i);
+    }
+    const merged = new Set<number>();
+    for (const item of applied) {
+      if (spent(budget)) yield;
+      if (!isRecord(item)) continue;
+      const key = elementKey(item, schema);
+      const index = indexOf.get(key);
+      if (index === undefined) {
+        indexOf.set(key, out.length);
+        merged.add(out.length);
+        out.push(yield* mergeAppliedSteps(undefined, item, schema.item, budget, depth + 1));
+      } else {
+        merged.add(index);
+        out[index] = yield* mergeAppliedSteps(out[index], item, schema.item, budget, depth + 1);
+      }
+    }
+    for (let i = 0; i < live.length; i++) if (!merged.has(i)) out[i] = cloneJson(out[i]);
+    return out;
+  }
+  if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return applied;
+  const record = applied as Json;
+  const out: Json = {};
+  if (isRecord(live)) {
+    for (const key of Object.keys(live)) {
+      const value = record[key];
+      setKey(out, key, value === null || value === undefined ? cloneJson(live[key]) : live[key]);
+    }
+  }
+  for (const key of Object.keys(record)) {
+    if (spent(budget)) yield;
+    const value = record[key];
+    if (value === null || value === undefined) continue;
+    // A scalar needs no walk of its own (nor a generator).
+    const child = typeof value === "object" ? yield* mergeAppliedSteps(out[key], value, childOf(schema, key), budget, depth + 1) : value;
+    setKey(out, key, child);
+  }
+  return out;
+}
+
+/**
  * A set's union: the live items (copied), then the applied ones no live item equals (as `jsonEqual`). Scalars are
  * found in a set of them; a container item is compared with the live containers only.
  */

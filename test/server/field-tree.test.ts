@@ -4,8 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ElementTables, fieldsOf, fieldsV1Text, PathCursor, toFieldsV1 } from "../../src/server/fields.ts";
-import { FieldTree, fieldTreeMinus, fieldTreeOf, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "../../src/server/field-tree.ts";
+import { ElementTables, fieldsOf, fieldsV1Text, mergeApplied, mergeAppliedSteps, PathCursor, stepBudget, toFieldsV1 } from "../../src/server/fields.ts";
+import { FieldTree, fieldTreeMinus, fieldTreeOf, fieldTreeSteps, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "../../src/server/field-tree.ts";
 import { schemaOf } from "../../src/server/schema.ts";
 
 const deploymentSchema = schemaOf({ group: "apps", version: "v1", kind: "Deployment" });
@@ -141,4 +141,39 @@ test("a field tree of thousands of fields (a long list, wide and deep maps) answ
     assert.ok(hasEveryField(fields, object, schema, new ElementTables()));
     assert.ok(sameFieldTrees(fields, fieldTreeOf(structuredClone(object) as never, schema, () => true) as FieldTree));
   }
+});
+
+/** Runs a walk in steps to its end; its result and how many times it paused. */
+function finish<T>(steps: Generator<void, T, void>): { value: T; pauses: number } {
+  let pauses = 0;
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return { value: step.value, pauses };
+    pauses++;
+  }
+}
+
+test("the walks in steps (the body's fields, the merge) give what the whole walks give, pausing along the way", () => {
+  let paused = 0;
+  fc.assert(
+    fc.property(pairs, fc.integer({ min: 1, max: 9 }), ({ schema, a, b }, units) => {
+      const include = () => true;
+      const fields = finish(fieldTreeSteps(a as never, schema, include, stepBudget(units)));
+      assert.deepEqual([...fields.value], [...fieldsOf(a as never, schema, include)]);
+      // The live object is a stored one: frozen, and left as it was.
+      const live = JSON.parse(JSON.stringify(b));
+      const merge = finish(mergeAppliedSteps(Object.freeze(live), a, schema, stepBudget(units)));
+      // As JSON: a cloned `__proto__` member becomes a prototype (cloneJson's way), a different object each time.
+      assert.equal(JSON.stringify(merge.value), JSON.stringify(mergeApplied(b, a, schema)));
+      assert.equal(JSON.stringify(live), JSON.stringify(b));
+      if (fields.pauses > 0 && merge.pauses > 0) paused++;
+    }),
+    { seed: 32_0303, numRuns: 400 },
+  );
+  assert.ok(paused > 200, `only ${paused} runs paused in both walks`);
+  // A long list and a wide map near the top are taken a part at a time.
+  const env = Array.from({ length: 5000 }, (_, i) => ({ name: `E${i}`, value: String(i) }));
+  const big = { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "d" }, spec: { template: { spec: { containers: [{ name: "c", env }] } } } };
+  assert.ok(finish(fieldTreeSteps(big as never, deploymentSchema, () => true, stepBudget(1000))).pauses >= 10);
+  assert.ok(finish(mergeAppliedSteps(structuredClone(big), big, deploymentSchema, stepBudget(1000))).pauses >= 5);
 });
