@@ -13,8 +13,9 @@ import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
 import type { Clock } from "../api/clock.ts";
 import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
-import { describePath, ElementTables, fieldChanges, fieldsOf, fieldsV1Text, fromFieldsV1, mergeApplied, PathCursor, removeAll, toFieldsV1, valueAt } from "./fields.ts";
+import { describePath, ElementTables, fieldChanges, fieldsV1Text, fromFieldsV1, mergeAppliedSteps, PathCursor, removeAll, stepBudget, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
+import { FieldTree, fieldTreeMinus, fieldTreeSteps, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "./field-tree.ts";
 import { schemaOf } from "./schema.ts";
 import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
 import type { SchemaNode } from "./schema.ts";
@@ -199,7 +200,7 @@ const fieldsV1Trees = new WeakMap<FieldSet, Record<string, unknown>>();
 function fieldsV1Of(fields: FieldSet): Record<string, unknown> {
   let tree = fieldsV1Trees.get(fields);
   if (tree === undefined) {
-    tree = deepFreeze(toFieldsV1(fields));
+    tree = deepFreeze(fields instanceof FieldTree ? fieldTreeV1(fields) : toFieldsV1(fields));
     fieldsV1Trees.set(fields, tree);
   }
   return tree;
@@ -250,7 +251,8 @@ function fieldsV1Json(fields: FieldSet): string {
   let text = fieldsV1Texts.get(fields);
   if (text === undefined) {
     const tree = fieldsV1Trees.get(fields);
-    text = tree === undefined ? fieldsV1Text(fields) : JSON.stringify(tree);
+    if (tree !== undefined) text = JSON.stringify(tree);
+    else text = fields instanceof FieldTree ? fieldTreeV1Text(fields) : fieldsV1Text(fields);
     fieldsV1Texts.set(fields, text);
   }
   return text;
@@ -290,6 +292,8 @@ const everyField = () => true;
 function prune(entries: ManagedEntry[], live: KubeObject, schema: SchemaNode, tables: ElementTables): ManagedEntry[] {
   const cursor = new PathCursor(live, schema, tables);
   return entries.map((e) => {
+    // An apply's fields, held as a tree, are checked in one walk down the object when the object still has them all.
+    if (e.fields instanceof FieldTree && hasEveryField(e.fields, live, schema, tables)) return e;
     const fields = keptWhere(e.fields, (p) => cursor.valueAt(p) !== undefined);
     return fields === e.fields ? e : entryOf(e.manager, e.operation, e.apiVersion, e.time, e.subresource, fields);
   });
@@ -314,7 +318,8 @@ function keptWhere(fields: FieldSet, keep: (path: string) => boolean): FieldSet 
 /** `next`, or `previous` when it holds the same fields in the same order (its wire form is made already). */
 function sameOrNew(previous: FieldSet | undefined, next: FieldSet): FieldSet {
   if (previous === undefined || previous.size !== next.size) return next;
-  const order = next.values();
+  if (previous instanceof FieldTree && next instanceof FieldTree) return sameFieldTrees(previous, next) ? previous : next;
+  const order = next[Symbol.iterator]();
   for (const p of previous) if (order.next().value !== p) return next;
   return previous;
 }
@@ -468,19 +473,24 @@ export function computeApply(table: ManagedFields, a: ApplyRequest): ApplyResult
 }
 
 /**
- * `computeApply` in steps, each proportional to the object (its fields; the live object's owned fields and the
- * conflicts; the merge and removals): a caller that lets other work run between them does so at each `yield`, and
+ * `computeApply` in steps, each proportional to the object (its fields; the live object's owned fields; the
+ * conflicts; the merge; the removals; the new field set's `fieldsV1` text), and the walks of the body's fields and
+ * of the merge themselves in steps of a bounded number of members (`walkUnitsPerStep`): a caller that lets other
+ * work run between them does so at each `yield`, and
  * before it writes the result checks that the stored object is still `live` (a write changes both it and the table's
  * entries for it), computing again if not.
  */
 export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<void, ApplyResult, void> {
   const schema = schemaOf(a.resource);
   const include = includeFor(a.resource, a.subresource);
-  const appliedFields = fieldsOf(a.applied, schema, include);
+  // One budget for the apply's walks in steps: each pauses where the last one's share was spent.
+  const budget = stepBudget();
+  const appliedFields = yield* fieldTreeSteps(a.applied, schema, include, budget);
   yield;
   const base = a.live === undefined ? { apiVersion: a.applied.apiVersion, kind: a.applied.kind, metadata: {} } : a.live;
   const tables = new ElementTables();
   let entries = a.live === undefined ? [] : prune(table.entries(a.live.metadata.uid), a.live, schema, tables);
+  if (a.live !== undefined) yield;
   const isMine = (e: ManagedEntry) => e.manager === a.manager && e.operation === "Apply" && e.subresource === a.subresource;
   const conflicts: Array<{ entry: ManagedEntry; path: string }> = [];
   for (const entry of entries) {
@@ -508,10 +518,12 @@ export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<vo
   });
   yield;
   const appliedBody = include("status") ? a.applied : { ...a.applied, status: undefined };
-  const merged = mergeApplied(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema) as KubeObject;
+  const merged = (yield* mergeAppliedSteps(base, a.subresource === "status" ? { status: a.applied.status } : appliedBody, schema, budget)) as KubeObject;
+  yield;
   const othersOwn = ownership(entries);
   // Shortest paths first: an element goes whole, and its fields (keys included) are not looked for again.
-  const dropped = [...previous].filter((p) => !appliedFields.has(p) && !othersOwn(p)).sort((x, y) => x.length - y.length);
+  const notApplied = previous instanceof FieldTree && appliedFields instanceof FieldTree ? fieldTreeMinus(previous, appliedFields) : [...previous].filter((p) => !appliedFields.has(p));
+  const dropped = notApplied.filter((p) => !othersOwn(p)).sort((x, y) => x.length - y.length);
   const removed = new Set<string>();
   const removals: string[][] = [];
   for (const p of dropped) {
@@ -521,8 +533,14 @@ export function* applySteps(table: ManagedFields, a: ApplyRequest): Generator<vo
     removed.add(p);
   }
   removeAll(merged as unknown as Record<string, unknown>, removals, schema, tables);
-  entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields: sameOrNew(previousFields, appliedFields) });
+  const fields = sameOrNew(previousFields, appliedFields);
+  entries.push({ manager: a.manager, operation: "Apply", apiVersion: a.applied.apiVersion, time: table.now(), ...(a.subresource === undefined ? {} : { subresource: a.subresource }), fields });
   refreshLastApplied(a.manager, a.applied, merged);
+  if (fields !== previousFields) {
+    // The answer shows the new set's `fieldsV1`: written now, as a step of its own, not within the answer's.
+    yield;
+    fieldsV1Json(fields);
+  }
   return { object: merged, entries };
 }
 

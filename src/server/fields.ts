@@ -7,13 +7,20 @@ import { anyNode, childOf } from "./schema.ts";
 import type { ListNode, SchemaNode } from "./schema.ts";
 import { setKey } from "./strategic.ts";
 
-export type FieldSet = Set<string>;
+/**
+ * A set of fields, each named by the JSON text of its path: a `Set` of the texts, or a `FieldTree` (field-tree.ts)
+ * that makes them only when asked.
+ */
+export interface FieldSet extends Iterable<string> {
+  readonly size: number;
+  has(path: string): boolean;
+}
 
 /** Fields no manager owns: identity and server-set metadata. */
-const unownedTop = new Set(["apiVersion", "kind"]);
-const unownedMeta = new Set(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"]);
+export const unownedTop: ReadonlySet<string> = new Set(["apiVersion", "kind"]);
+export const unownedMeta: ReadonlySet<string> = new Set(["name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink", "managedFields"]);
 
-const pathDepthMax = 64;
+export const pathDepthMax = 64;
 
 /** The key of an associative-list element: its key fields that are present (or defaulted), in key order. */
 export function elementKey(item: Json, list: ListNode): string {
@@ -109,8 +116,8 @@ export class ElementTables {
 }
 
 /** Every field `object` sets, below the top-level fields `include` allows. */
-export function fieldsOf(object: Json, schema: SchemaNode, include: (field: string) => boolean): FieldSet {
-  const out: FieldSet = new Set();
+export function fieldsOf(object: Json, schema: SchemaNode, include: (field: string) => boolean): Set<string> {
+  const out = new Set<string>();
   const path = new PathText();
   for (const [key, value] of Object.entries(object)) {
     if (unownedTop.has(key) || !include(key) || value === null || value === undefined) continue;
@@ -142,6 +149,17 @@ export function fieldsOf(object: Json, schema: SchemaNode, include: (field: stri
 const fieldElementTexts = new Map<string, string>();
 const fieldElementTextsMax = 4096;
 
+/** The JSON text of the path element `f:<field>`, made once per field name (a list's elements repeat them). */
+export function fieldElementText(field: string): string {
+  let text = fieldElementTexts.get(field);
+  if (text === undefined) {
+    if (fieldElementTexts.size >= fieldElementTextsMax) fieldElementTexts.clear();
+    text = JSON.stringify(`f:${field}`);
+    fieldElementTexts.set(field, text);
+  }
+  return text;
+}
+
 export class PathText {
   readonly #parts: string[] = ["["];
 
@@ -152,12 +170,11 @@ export class PathText {
 
   /** `push(\`f:${field}\`)`, with the element's text made once per field name (a list's elements repeat them). */
   pushField(field: string): void {
-    let text = fieldElementTexts.get(field);
-    if (text === undefined) {
-      if (fieldElementTexts.size >= fieldElementTextsMax) fieldElementTexts.clear();
-      text = JSON.stringify(`f:${field}`);
-      fieldElementTexts.set(field, text);
-    }
+    this.pushText(fieldElementText(field));
+  }
+
+  /** `push` of the element whose JSON text is `text`. */
+  pushText(text: string): void {
     if (this.#parts.length > 1) this.#parts.push(",");
     this.#parts.push(text);
   }
@@ -183,7 +200,7 @@ export class PathText {
   }
 }
 
-function walk(value: unknown, schema: SchemaNode, path: PathText, depth: number, out: FieldSet): void {
+function walk(value: unknown, schema: SchemaNode, path: PathText, depth: number, out: Set<string>): void {
   if (depth > pathDepthMax) return void out.add(path.text());
   if (Array.isArray(value)) {
     if (schema.t !== "list" || schema.listType === "atomic") return void out.add(path.text());
@@ -206,7 +223,7 @@ function walk(value: unknown, schema: SchemaNode, path: PathText, depth: number,
   walkMap(value, schema, path, depth, out);
 }
 
-function walkMap(value: Json, schema: SchemaNode, path: PathText, depth: number, out: FieldSet): void {
+function walkMap(value: Json, schema: SchemaNode, path: PathText, depth: number, out: Set<string>): void {
   for (const key of Object.keys(value)) {
     const child = value[key];
     if (child === null || child === undefined) continue;
@@ -218,8 +235,8 @@ function walkMap(value: Json, schema: SchemaNode, path: PathText, depth: number,
 
 /** The fields `after` sets (`fieldsOf`), and those of them whose value differs from `before`'s at the same path. */
 export interface FieldChanges {
-  now: FieldSet;
-  changed: FieldSet;
+  now: Set<string>;
+  changed: Set<string>;
   /** The tables the walk looked list elements up in. */
   tables: ElementTables;
 }
@@ -535,6 +552,84 @@ export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode
 }
 
 /**
+ * How much of a big body's walk runs between two pauses: a walk in steps (`mergeAppliedSteps`, `fieldTreeSteps`)
+ * counts the members and elements it meets in the maps and lists near the top, and pauses when `unitsPerStep` are met.
+ */
+export interface StepBudget {
+  left: number;
+  readonly unitsPerStep: number;
+}
+
+/** Members and elements a walk in steps meets between two pauses: a few milliseconds of work. */
+export const walkUnitsPerStep = 4000;
+/** Depth to which a walk in steps looks for maps and lists to take a part at a time; deeper ones are taken whole. */
+export const walkStepDepthMax = 8;
+
+export function stepBudget(unitsPerStep = walkUnitsPerStep): StepBudget {
+  return { left: unitsPerStep, unitsPerStep };
+}
+
+/** True when the budget is spent (and renewed): the walk pauses. */
+export function spent(budget: StepBudget): boolean {
+  if (--budget.left > 0) return false;
+  budget.left = budget.unitsPerStep;
+  return true;
+}
+
+/**
+ * `mergeApplied` in steps: the same result, with a pause (`yield`) after every `budget.unitsPerStep` members and
+ * elements met in the maps and lists of the top `walkStepDepthMax` levels, so that a body with a big map or list
+ * anywhere near the top is merged a part at a time. Below those levels it is `mergeApplied` itself.
+ */
+export function* mergeAppliedSteps(live: unknown, applied: unknown, schema: SchemaNode, budget: StepBudget, depth = 0): Generator<void, unknown, void> {
+  if (depth >= walkStepDepthMax || applied === null || typeof applied !== "object") return mergeApplied(live, applied, schema);
+  if (Array.isArray(applied)) {
+    if (schema.t !== "list" || schema.listType === "atomic" || schema.listType === "set" || !Array.isArray(live)) return mergeApplied(live, applied, schema);
+    const out: unknown[] = [...live];
+    const indexOf = new Map<string, number>();
+    for (let i = out.length - 1; i >= 0; i--) {
+      const l = out[i];
+      if (isRecord(l)) indexOf.set(elementKey(l, schema), i);
+    }
+    const merged = new Set<number>();
+    for (const item of applied) {
+      if (spent(budget)) yield;
+      if (!isRecord(item)) continue;
+      const key = elementKey(item, schema);
+      const index = indexOf.get(key);
+      if (index === undefined) {
+        indexOf.set(key, out.length);
+        merged.add(out.length);
+        out.push(yield* mergeAppliedSteps(undefined, item, schema.item, budget, depth + 1));
+      } else {
+        merged.add(index);
+        out[index] = yield* mergeAppliedSteps(out[index], item, schema.item, budget, depth + 1);
+      }
+    }
+    for (let i = 0; i < live.length; i++) if (!merged.has(i)) out[i] = cloneJson(out[i]);
+    return out;
+  }
+  if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return applied;
+  const record = applied as Json;
+  const out: Json = {};
+  if (isRecord(live)) {
+    for (const key of Object.keys(live)) {
+      const value = record[key];
+      setKey(out, key, value === null || value === undefined ? cloneJson(live[key]) : live[key]);
+    }
+  }
+  for (const key of Object.keys(record)) {
+    if (spent(budget)) yield;
+    const value = record[key];
+    if (value === null || value === undefined) continue;
+    // A scalar needs no walk of its own (nor a generator).
+    const child = typeof value === "object" ? yield* mergeAppliedSteps(out[key], value, childOf(schema, key), budget, depth + 1) : value;
+    setKey(out, key, child);
+  }
+  return out;
+}
+
+/**
  * A set's union: the live items (copied), then the applied ones no live item equals (as `jsonEqual`). Scalars are
  * found in a set of them; a container item is compared with the live containers only.
  */
@@ -620,8 +715,8 @@ export function fieldsV1Text(fields: FieldSet): string {
  * node with children that holds the `.` member (a list element owned for itself). Undefined when the tree is not
  * one (a node that is not an object).
  */
-export function fromFieldsV1(tree: unknown): FieldSet | undefined {
-  const fields: FieldSet = new Set();
+export function fromFieldsV1(tree: unknown): Set<string> | undefined {
+  const fields = new Set<string>();
   const walkTree = (node: unknown, path: string[]): boolean => {
     if (!isRecord(node)) return false;
     for (const [key, child] of Object.entries(node)) {
