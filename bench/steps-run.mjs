@@ -9,6 +9,7 @@ import { loadScenario } from "../dist/explore/load.js";
 import { runScenario } from "../dist/explore/run.js";
 import { explore } from "../dist/explore/explore.js";
 import { loadavg } from "node:os";
+import { execFileSync } from "node:child_process";
 import { randomStrategy } from "../dist/sim/strategy.js";
 
 const warmupSteps = 40_000;
@@ -53,25 +54,41 @@ async function exampleSteps(example, variant, runs) {
  */
 async function boundedSearch(path, variant, preemptions, faultPoints, workers) {
   const scenario = await loadScenario(path);
-  const options = { scenarioPath: path, variant, params: scenario.params, runs: Number.POSITIVE_INFINITY, seed: 1, workers, strategy: "bounded", first: false, bounded: { preemptions, faultPoints } };
+  // Schedules per thread (0: this one), as each task ends: how the search was shared.
+  const byThread = [];
+  const onTask = (thread, schedules) => (byThread[thread] = (byThread[thread] ?? 0) + schedules);
+  const options = { scenarioPath: path, variant, params: scenario.params, runs: Number.POSITIVE_INFINITY, seed: 1, workers, strategy: "bounded", first: false, bounded: { preemptions, faultPoints, onTask } };
   const wall = performance.now();
   const cpu = cpuMs();
   const result = await explore(scenario, options, () => performance.now());
   const wallMs = result.detectMs;
-  return { workers, schedules: result.bounded.schedules, complete: result.bounded.complete, wallMs, mainCpuMs: cpuMs() - cpu, totalWallMs: performance.now() - wall, perWallSecond: (result.bounded.schedules * 1000) / wallMs };
+  // The process's CPU time: every thread, V8's compiler and GC threads included (a search on one thread uses a
+  // second core for them too), but not esbuild's process that bundles the scenario for the workers.
+  const processCpuMs = cpuMs() - cpu;
+  const { schedules } = result.bounded;
+  return { workers, schedules, complete: result.bounded.complete, wallMs, processCpuMs, byThread, totalWallMs: performance.now() - wall, perWallSecond: (schedules * 1000) / wallMs, perCpuSecond: (schedules * 1000) / processCpuMs };
 }
 
 // `node bench/steps-run.mjs bounded <example> <variant> <K> <F> <rounds>`: the bounded search at 1 and 2 workers,
-// alternating (1, 2, 1, 2, ...) so that load from elsewhere on the machine falls on both alike.
+// alternating (1, 2, 1, 2, ...) so that load from elsewhere on the machine falls on both alike. Each search runs in
+// a process of its own (`bounded-search`), as each `settle explore` does: in one process, every search after the
+// first would find this thread's code already optimized by V8 (a second search of the workers case takes half the
+// time of the first), while a worker thread always starts cold, so the rounds would compare warm with cold.
 if (process.argv[2] === "bounded") {
   const [example, variant, k, f, rounds] = process.argv.slice(3);
-  const path = fileURLToPath(new URL(`../examples/${example}/scenario.ts`, import.meta.url));
   const figures = { floor: await rate(immediateLoop), loadBefore: loadavg()[0], searches: [] };
   for (let round = 0; round < Number(rounds ?? 2); round++) {
-    for (const workers of [1, 2]) figures.searches.push(await boundedSearch(path, variant, Number(k), Number(f), workers));
+    for (const workers of [1, 2]) {
+      const args = [fileURLToPath(import.meta.url), "bounded-search", example, variant, k, f, String(workers)];
+      figures.searches.push(JSON.parse(execFileSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 20 })));
+    }
   }
   figures.loadAfter = loadavg()[0];
   process.stdout.write(`${JSON.stringify(figures)}\n`);
+} else if (process.argv[2] === "bounded-search") {
+  const [example, variant, k, f, workers] = process.argv.slice(3);
+  const path = fileURLToPath(new URL(`../examples/${example}/scenario.ts`, import.meta.url));
+  process.stdout.write(`${JSON.stringify(await boundedSearch(path, variant, Number(k), Number(f), Number(workers)))}\n`);
 } else {
   // The machine is shared: the 1-minute load average before and after says how much the figures can be trusted.
   const figures = { loadBefore: loadavg()[0], floor: await rate(immediateLoop), examples: [] };

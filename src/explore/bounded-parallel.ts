@@ -1,7 +1,7 @@
-// The bounded search on worker threads (issue 36). The tree is cut into tasks (src/explore/bounded.ts,
-// `BoundedTask`): each root's own run, then the subtree under each of its children, one preemption each. Idle
-// workers take the first task not yet handed out, in search order; a root's run hands back its children as new
-// tasks. Results are folded into the search's state in search order, root by root, so the state (figures, the
+// The bounded search on several threads (issue 36): this one and `workers - 1` worker threads. The tree is cut into
+// tasks (src/explore/bounded.ts, `BoundedTask`): each root's own run, then the subtree under each of its children,
+// one preemption each. Idle threads take the first task not yet handed out, in search order; a root's run hands
+// back its children as new tasks. Results are folded into the search's state in search order, root by root, so the state (figures, the
 // first run of each finding and its index) is the one-thread search's whatever finished first. No schedule runs
 // twice: a task is handed out once, and each schedule is in exactly one subtree. With `first`, a task stops at its
 // first finding and no task after it is handed out; the ones before still run, and the ones after that were
@@ -17,7 +17,10 @@ import type { Scenario } from "./scenario.ts";
 
 export interface ParallelOptions {
   job: BoundedJob;
+  /** Threads that run tasks, this one included when `ownThreadTasks`. */
   workers: number;
+  ownThreadTasks: boolean;
+  onTask: ((thread: number, schedules: number) => void) | undefined;
   /** Roots under way, from a checkpoint. */
   frontier: RootWork[];
   save: (frontier: RootWork[]) => void;
@@ -92,36 +95,55 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
     search.options.onProgress?.({ done, total: done + pending, findings: state.found.length });
   };
 
-  const entry = await workerBundle(options.job.scenarioPath);
+  /**
+   * This thread is one of the search's threads: it runs tasks too, from the start, with the code it has already
+   * warmed up (the reference runs), while the worker threads start (the bundle is built, each loads it and warms up
+   * its own code). So `--workers N` is this thread and N - 1 worker threads, and no core waits for the others' set-up.
+   */
+  const runners: Runner[] = [];
+  const inFlight = () => runners.reduce((n, runner) => n + runner.queue.length, 0);
   const workers: Worker[] = [];
-  /** Each worker's tasks, in the order it runs them: the one under way and the next, queued in the worker. */
-  const under = new Map<Worker, Place[]>();
-  const inFlight = () => [...under.values()].reduce((n, places) => n + places.length, 0);
   try {
     await new Promise<void>((resolve, reject) => {
+      let failed = false;
+      let failure: unknown;
+      const own = options.ownThreadTasks ? ownThread(search, options.job, (reply) => onReply(own!, reply)) : undefined;
+      if (own !== undefined) runners.push(own);
+      const threads = options.workers - (own === undefined ? 0 : 1);
+      /** With no task in this thread, the search waits for its worker threads. */
+      let threadsStarting = own === undefined;
+      // Rejected only once this thread's task under way has ended: a search that failed leaves no run behind.
+      const fail = (error: unknown) => {
+        if (!failed) failure = error;
+        failed = true;
+        if ((own?.queue.length ?? 0) === 0) reject(failure);
+      };
       const fill = () => {
-        // Two tasks per worker, so that a worker never waits for this thread to hand it the next one.
+        if (failed) return;
+        // Two tasks per worker thread, so that it never waits for this thread to hand it the next one; this thread
+        // takes one at a time (it hands tasks out between its own steps).
         for (let depth = 1; depth <= tasksPerWorker; depth++) {
-          for (const worker of workers) {
-            const queue = under.get(worker)!;
-            if (queue.length >= depth) continue;
+          for (const runner of runners) {
+            if (runner.queue.length >= Math.min(depth, runner.depth)) continue;
             if (!stopping && options.shouldStop()) stopping = true;
             const place = nextTask();
             if (place === undefined) break;
             handedOut.add(name(place));
-            queue.push(place);
+            runner.queue.push(place);
             const children = place.work.rootResult?.children;
-            worker.postMessage(place.child < 0 ? { root: place.work.root } : { root: place.work.root, child: children![place.child]! });
+            runner.send(place.child < 0 ? { root: place.work.root } : { root: place.work.root, child: children![place.child]! });
           }
         }
-        if (inFlight() === 0) resolve();
+        if (inFlight() === 0 && !threadsStarting) resolve();
       };
-      const onReply = (worker: Worker, reply: { result?: TaskResult; error?: string }) => {
-        const place = under.get(worker)!.shift();
+      const onReply = (runner: Runner, reply: TaskReply) => {
+        const place = runner.queue.shift();
         assert(place !== undefined, "a worker answers only the tasks it holds");
+        if (failed) return runner === own ? reject(failure) : undefined;
         handedOut.delete(name(place));
-        if (reply.error !== undefined) return reject(new Error(reply.error));
+        if (reply.error !== undefined) return fail(new Error(reply.error));
         const result = reply.result!;
+        options.onTask?.(runners.indexOf(runner) + (own === undefined ? 1 : 0), result.state.stats.schedules);
         if (place.child < 0) place.work.rootResult = result;
         else place.work.childResults[place.child] = result;
         if (result.stoppedAtFinding && (firstAt === undefined || before(place, firstAt))) firstAt = place;
@@ -134,19 +156,29 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
         progress();
         fill();
       };
-      for (let w = 0; w < options.workers; w++) {
-        const worker = new Worker(entry === undefined ? workerEntry() : pathToFileURL(entry), {
-          workerData: { ...options.job, moduleBundles: loadedModuleBundles() },
-          execArgv: workerExecArgv(),
-          resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
-        });
-        workers.push(worker);
-        under.set(worker, []);
-        worker.on("message", (reply: { result?: TaskResult; error?: string }) => onReply(worker, reply));
-        worker.on("error", reject);
-        worker.on("exit", (code) => ((under.get(worker)?.length ?? 0) > 0 ? reject(new Error(`a bounded search worker exited (code ${code}) with a task under way`)) : undefined));
-      }
       fill();
+      if (threads > 0) {
+        workerBundle(options.job.scenarioPath).then((entry) => {
+          // Done already (a small search), or failed: no thread to start.
+          if (failed || (own !== undefined && inFlight() === 0)) return;
+          const execArgv = workerExecArgv();
+          for (let w = 0; w < threads; w++) {
+            const worker = new Worker(entry === undefined ? workerEntry() : pathToFileURL(entry), {
+              workerData: { ...options.job, moduleBundles: loadedModuleBundles() },
+              ...(execArgv === undefined ? {} : { execArgv }),
+              resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
+            });
+            workers.push(worker);
+            const runner: Runner = { queue: [], depth: tasksPerWorker, send: (task) => worker.postMessage(task) };
+            runners.push(runner);
+            worker.on("message", (reply: TaskReply) => onReply(runner, reply));
+            worker.on("error", fail);
+            worker.on("exit", (code) => (runner.queue.length > 0 ? fail(new Error(`a bounded search worker exited (code ${code}) with a task under way`)) : undefined));
+          }
+          threadsStarting = false;
+          fill();
+        }, fail);
+      }
     });
   } finally {
     await Promise.all(workers.map((w) => w.terminate()));
@@ -163,13 +195,46 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
 
 const tasksPerWorker = 2;
 
+interface TaskReply {
+  result?: TaskResult;
+  error?: string;
+}
+
+/** A thread that runs tasks: the tasks it holds, in the order it runs them, and how to hand it one more. */
+interface Runner {
+  queue: Place[];
+  /** How many tasks it may hold. */
+  depth: number;
+  send: (task: BoundedTask) => void;
+}
+
 /**
- * The worker's node options: this process's, less `--import` when settle runs from its sources. The source worker
- * registers tsx itself (worker-entry.mjs), and an inherited `--import tsx` resolves from the working directory,
- * which fails when a test or a user runs the sources from a directory without node_modules.
+ * This thread as a runner: one task at a time, over its own `Search` of the job (as a worker thread builds one), so
+ * the search's state is only ever changed by folding results. Answers asynchronously, as a worker thread does.
  */
-function workerExecArgv(): string[] {
-  if (!import.meta.url.endsWith(".ts")) return process.execArgv;
+function ownThread(whole: Search, job: BoundedJob, reply: (reply: TaskReply) => void): Runner {
+  const search = jobSearch(whole.scenario, job);
+  return {
+    queue: [],
+    depth: 1,
+    send: (task) => {
+      runTask(search, task).then(
+        (result) => reply({ result }),
+        (error: unknown) => reply({ error: error instanceof Error ? error.message : String(error) }),
+      );
+    },
+  };
+}
+
+/**
+ * The worker's node options: this process's (inherited: passed explicitly, V8 options such as
+ * `--max-semi-space-size` are refused by the Worker constructor, though they hold for the whole process), less
+ * `--import` when settle runs from its sources. The source worker registers tsx itself (worker-entry.mjs), and an
+ * inherited `--import tsx` resolves from the working directory, which fails when a test or a user runs the sources
+ * from a directory without node_modules.
+ */
+function workerExecArgv(): string[] | undefined {
+  if (!import.meta.url.endsWith(".ts")) return undefined;
   const kept: string[] = [];
   for (let i = 0; i < process.execArgv.length; i++) {
     const arg = process.execArgv[i]!;

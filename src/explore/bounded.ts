@@ -68,6 +68,14 @@ export interface BoundedOptions {
   /** Asked before each run: true stops the search there, incomplete (a wall-time budget for benchmarks). */
   shouldStop?: () => boolean;
   /**
+   * On worker threads: whether this thread runs tasks too (default true: `--workers N` is this thread and N - 1
+   * worker threads; false: N worker threads). Not on the command line: tests turn it off so that a search smaller
+   * than a worker's start-up still runs on the worker threads.
+   */
+  ownThreadTasks?: boolean;
+  /** On worker threads: called as each task ends, with the thread that ran it (0: this one, 1..: the workers) and its schedules. For benchmarks. */
+  onTask?: (thread: number, schedules: number) => void;
+  /**
    * The constant latency (whole ms) every request takes in every run of the search. Default: the scenario's when
    * it pins one (`timing.requestLatencyMs: [L, L]`), else the middle of its range, rounded down (10 ms for the
    * default 1-20 ms), and at least 1 ms when the range allows it, so retry loops still move the clock.
@@ -597,7 +605,9 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
     let stoppedBy: BoundedStats["stoppedBy"];
     if (engine === "tasks") {
       const job: BoundedJob = { kind: "bounded", scenarioPath: options.scenarioPath, variant: options.variant, workload: options.workload, params: options.params, seed: options.seed, shard: options.shard, first: options.first, stats, byOrigin, workloads, points, latencyMs };
-      stoppedBy = await searchOnWorkers(search, { job, workers: options.workers, frontier: saved?.frontier ?? [], save, saveEveryRuns, shouldStop, youngGenerationMb: options.youngGenerationMb });
+      const frontier = saved?.frontier ?? [];
+      const { ownThreadTasks = true, onTask } = bounded;
+      stoppedBy = await searchOnWorkers(search, { job, workers: options.workers, ownThreadTasks, onTask, frontier, save, saveEveryRuns, shouldStop, youngGenerationMb: options.youngGenerationMb });
     } else {
       const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
       stoppedBy = await searchRoots(search, runsMax, () => save(), saveEveryRuns, shouldStop);

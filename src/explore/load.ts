@@ -199,12 +199,12 @@ export async function loadScenario(path: string): Promise<Scenario> {
 
 /**
  * Worker threads load the scenario again. Through tsx each one would start its own loader thread and compile
- * every file once more, and it would load settle's hundred modules one by one: a worker start of several
- * hundred milliseconds. Instead the main thread bundles, once, the whole worker: settle's compiled worker with
- * the scenario and its own files, settle's modules included once (the scenario's `settle/sim` is the worker's,
- * so a worker thread holds one copy, as the main thread does). Other packages stay imports, pinned to the files
- * they resolve to from where they are imported. Each bundled file keeps its own `import.meta.url`, and a
- * CommonJS file its `require`. The bundle is named by its content in the temporary directory, so concurrent
+ * every file once more: a worker start of several hundred milliseconds. Instead the main thread bundles, once,
+ * the scenario and its own files, with an entry that hands the scenario to settle's compiled worker. settle's
+ * compiled modules stay outside, imported by file URL (see settleOutside): the scenario's `settle/sim` is the
+ * worker's, so a worker thread holds one copy, as the main thread does, and runs the same code. Other packages
+ * stay imports, pinned to the files they resolve to from where they are imported. Each bundled file keeps its own
+ * `import.meta.url`, and a CommonJS file its `require`. The bundle is named by its content in the temporary directory, so concurrent
  * explorations share it safely. Returns undefined from source (the tests' workers load TypeScript through
  * tsx) or when the bundle cannot be built (the worker then loads the scenario through tsx).
  */
@@ -274,12 +274,11 @@ export function preloadScenario(path: string, module: Record<string, unknown>): 
 
 async function buildWorkerBundle(path: string): Promise<string> {
   const esbuild = await import("esbuild");
-  const here = fileURLToPath(import.meta.url);
   const entry = [
     `import * as scenarioModule from ${JSON.stringify(path)};`,
-    `import { preloadScenario } from ${JSON.stringify(here)};`,
+    `import { preloadScenario } from ${JSON.stringify(import.meta.url)};`,
     `preloadScenario(${JSON.stringify(path)}, scenarioModule);`,
-    `await import(${JSON.stringify(join(dirname(here), "worker.js"))});`,
+    `await import(${JSON.stringify(new URL("./worker.js", import.meta.url).href)});`,
   ].join("\n");
   const result = await esbuild.build({
     stdin: { contents: entry, resolveDir: dirname(path), sourcefile: "settle-worker-entry.mjs", loader: "js" },
@@ -292,7 +291,7 @@ async function buildWorkerBundle(path: string): Promise<string> {
     write: false,
     logLevel: "silent",
     banner: { js: 'import { createRequire as __settleCreateRequire } from "node:module"; const require = __settleCreateRequire(import.meta.url);' },
-    plugins: [pinPackages, ownImportMeta],
+    plugins: [settleOutside, pinPackages, ownImportMeta],
   });
   const text = result.outputFiles[0]!.text;
   const dir = join(tmpdir(), "settle-worker-bundles");
@@ -307,6 +306,30 @@ async function buildWorkerBundle(path: string): Promise<string> {
   return file;
 }
 
+/** Marks the plugins' own calls to esbuild's resolver, which the plugins pass on. */
+const innerResolve = "settle-inner-resolve";
+
+/**
+ * settle's own compiled modules (this `dist/`) stay outside the bundle, imported by file URL: the worker runs the
+ * code the main thread runs. Bundled, settle's functions would be wrapped for `keepNames` (esbuild renames clashing
+ * names, and a class's name can show in a trace), and the wrapper runs each time a closure is made: 4% of a
+ * simulation step. Importing dist/'s modules one by one costs a worker about 0.15 CPU seconds once.
+ */
+const settleOutside: Plugin = {
+  name: "settle-outside",
+  setup(build) {
+    const distDir = fileURLToPath(new URL("../", import.meta.url));
+    build.onResolve({ filter: /^file:/ }, (args) => ({ path: args.path, external: true }));
+    build.onResolve({ filter: /.*/ }, async (args) => {
+      if (args.pluginData === innerResolve || args.kind === "entry-point") return undefined;
+      const found = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: innerResolve });
+      if (found.errors.length > 0 || found.external || !found.path.startsWith(distDir)) return undefined;
+      const required = args.kind === "require-call" || args.kind === "require-resolve";
+      return { path: required ? found.path : pathToFileURL(found.path).href, external: true };
+    });
+  },
+};
+
 /**
  * The scenario's packages other than settle, and any package imported lazily, stay outside the bundle, imported from the file
  * they resolve to from their importer (a file URL for an import, a path for a CommonJS require), so the
@@ -317,15 +340,16 @@ const pinPackages: Plugin = {
   setup(build) {
     const distDir = fileURLToPath(new URL("../", import.meta.url));
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
-      if (args.pluginData === "pinning" || args.kind === "entry-point" || args.path.startsWith("node:") || args.path.startsWith("file:")) return undefined;
-      // settle is bundled, except where imported lazily: a bundle hoists the imports of lazily bundled code to
-      // its top, and `await import("settle/kube")` in a branch the worker never takes would load
-      // @kubernetes/client-node in every worker.
+      if (args.pluginData === innerResolve || args.kind === "entry-point" || args.path.startsWith("node:") || args.path.startsWith("file:")) return undefined;
+      // Another copy of settle than this one (settleOutside keeps this one outside) is bundled, except where
+      // imported lazily: a bundle hoists the imports of lazily bundled code to its top, and
+      // `await import("settle/kube")` in a branch the worker never takes would load @kubernetes/client-node in
+      // every worker.
       if (/^settle(\/|$)/.test(args.path) && args.kind !== "dynamic-import") return undefined;
-      // settle's own dependencies (and theirs) are bundled too: one file to read instead of hundreds.
+      // That copy's own dependencies (and theirs) are bundled too: one file to read instead of hundreds.
       const usersFile = !args.importer.startsWith(distDir) && !args.importer.includes(`${sep}node_modules${sep}`);
       if (!usersFile && args.kind !== "dynamic-import") return undefined;
-      const found = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: "pinning" });
+      const found = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, importer: args.importer, pluginData: innerResolve });
       if (found.errors.length > 0 || !isAbsolute(found.path)) return undefined;
       const required = args.kind === "require-call" || args.kind === "require-resolve";
       return { path: required ? found.path : pathToFileURL(found.path).href, external: true };

@@ -72,27 +72,36 @@ test("shards of zoo searches add up to the unsharded search: schedules, pruned, 
   }
 });
 
-test("two worker threads give the one-thread search exactly, run indexes of the findings included", async () => {
+test("two threads give the one-thread search exactly, run indexes of the findings included", async () => {
   for (const [path, variant, bounds] of [
     [fixturePath, "racy", { preemptions: 3, faultPoints: 0 }],
     [zooPath("time-travel"), "buggy", { preemptions: 1, faultPoints: 1 }],
   ] as const) {
     const scenario = await loadScenario(path);
     const one = await explore(scenario, options(path, scenario, variant, bounds), () => 0);
-    const two = await explore(scenario, options(path, scenario, variant, bounds, { workers: 2 }), () => 0);
     assert.ok(one.findings.length > 0, `${variant}: something to find`);
-    assert.deepEqual(essence(two), essence(one), `${path} ${variant}`);
-    assert.equal(two.bounded!.runs, one.bounded!.runs, "no schedule ran twice");
+    // This thread and a worker thread (what --workers 2 runs), then two worker threads with every task.
+    for (const ownThreadTasks of [true, false]) {
+      const byThread = new Map<number, number>();
+      const onTask = (thread: number, schedules: number) => byThread.set(thread, (byThread.get(thread) ?? 0) + schedules);
+      const two = await explore(scenario, options(path, scenario, variant, { ...bounds, ownThreadTasks, onTask }, { workers: 2 }), () => 0);
+      assert.deepEqual(essence(two), essence(one), `${path} ${variant}, own thread ${ownThreadTasks}`);
+      assert.equal(two.bounded!.runs, one.bounded!.runs, "no schedule ran twice");
+      assert.equal([...byThread.values()].reduce((a, b) => a + b, 0), one.bounded!.schedules, "each task's schedules counted once");
+      if (!ownThreadTasks) assert.deepEqual([...byThread.keys()].filter((thread) => thread === 0), [], "no task in this thread");
+    }
   }
 });
 
-test("with --first, two worker threads stop at the finding the one-thread search stops at, with its figures", async () => {
+test("with --first, two threads stop at the finding the one-thread search stops at, with its figures", async () => {
   const scenario = await loadScenario(fixturePath);
   const bounds = { preemptions: 2, faultPoints: 1 };
   const one = await explore(scenario, options(fixturePath, scenario, "racy", bounds, { first: true }), () => 0);
-  const two = await explore(scenario, options(fixturePath, scenario, "racy", bounds, { first: true, workers: 2 }), () => 0);
   assert.equal(one.bounded!.stoppedBy, "first");
-  assert.deepEqual(essence(two), essence(one));
+  for (const ownThreadTasks of [true, false]) {
+    const two = await explore(scenario, options(fixturePath, scenario, "racy", { ...bounds, ownThreadTasks }, { first: true, workers: 2 }), () => 0);
+    assert.deepEqual(essence(two), essence(one), `own thread ${ownThreadTasks}`);
+  }
 });
 
 test("a shard on two worker threads is the same shard on one", async () => {
@@ -100,8 +109,10 @@ test("a shard on two worker threads is the same shard on one", async () => {
   const scenario = await loadScenario(path);
   const bounds = { preemptions: 1, faultPoints: 1 };
   const one = await explore(scenario, options(path, scenario, "fixed", bounds, { shard: { index: 1, count: 2 } }), () => 0);
-  const two = await explore(scenario, options(path, scenario, "fixed", bounds, { shard: { index: 1, count: 2 }, workers: 2 }), () => 0);
-  assert.deepEqual(essence(two), essence(one));
+  for (const ownThreadTasks of [true, false]) {
+    const two = await explore(scenario, options(path, scenario, "fixed", { ...bounds, ownThreadTasks }, { shard: { index: 1, count: 2 }, workers: 2 }), () => 0);
+    assert.deepEqual(essence(two), essence(one), `own thread ${ownThreadTasks}`);
+  }
 });
 
 test("shards interrupted and resumed from their checkpoints, on one thread and on two, add up to the whole", async () => {
