@@ -39,6 +39,8 @@ export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillT
 function evaluationErrors(scenario: YamlScenario, view: WorldView): string {
   const errors: string[] = [];
   scenario.expressions.forEach((expression, i) => {
+    // Evaluated once more on this run's final world: the property monitor evaluates through views of its own.
+    expression.test(view);
     const error = expression.lastError(view);
     if (error !== undefined) errors.push(`properties[${i}] ${scenario.properties[i]!.name}: ${error}`);
   });

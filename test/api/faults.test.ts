@@ -23,7 +23,7 @@ const kindTable: ReadonlyArray<{ kind: BuiltinFaultKind; params: Record<string, 
   { kind: "pause", params: { durationMs: 1000 }, onServer: false },
   { kind: "stale-read", params: { lagRevisions: 1 }, onServer: true },
   { kind: "delay-watch", params: { delayMs: 1000 }, onServer: true },
-  { kind: "close-watch", params: { relistAtRevision: 0, relistCatchUpMs: 0 }, onServer: true },
+  { kind: "close-watch", params: { relistAtRevision: 0, relistCatchUpMs: 0, expired: 0 }, onServer: true },
   { kind: "fail-request", params: { code: 500 }, onServer: true },
   { kind: "lost-response", params: {}, onServer: true },
 ];
