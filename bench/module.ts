@@ -18,6 +18,7 @@ import { compileModule } from "../src/module/loader.ts";
 import { makeBindings } from "../src/module/env.ts";
 import { loadYamlExplore } from "../src/explore/yaml.ts";
 import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
+import { quietly } from "../test/module/quietly.ts";
 
 const operator = fileURLToPath(new URL("../test/module/fixtures/client-node-operator.mjs", import.meta.url));
 const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
@@ -111,16 +112,6 @@ const examplesDir = fileURLToPath(new URL("../examples/frameworks/", import.meta
 /** The framework examples, as the issue names them. */
 const frameworks = ["client-node", "dot-i-operator", "fluent-client"] as const;
 
-/** Runs `fn` with the process's stderr silenced: the examples log there themselves, once per event. */
-async function quietly<T>(fn: () => Promise<T>): Promise<T> {
-  const write = process.stderr.write;
-  process.stderr.write = (() => true) as typeof process.stderr.write;
-  try {
-    return await fn();
-  } finally {
-    process.stderr.write = write;
-  }
-}
 
 /**
  * Time to the first finding of an example's delta variant as `settle explore --first --workers 1` finds it, in

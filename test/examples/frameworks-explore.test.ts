@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { explore, type ExploreOptions } from "../../src/explore/explore.ts";
 import { loadYamlExplore } from "../../src/explore/yaml.ts";
 import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
+import { quietly } from "../module/quietly.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 /** Runs of each level variant: every one clean. */
@@ -19,16 +20,6 @@ const deltaRunsMax = 40;
 /** Runs the level-no-retry variant may take (client-node: found at run 24 of seed 1; dot-i-operator: run 2). */
 const noRetryRunsMax = 40;
 
-/** The examples log to the process's stderr themselves (once per event): not this test's output. */
-async function quietly<T>(fn: () => Promise<T>): Promise<T> {
-  const write = process.stderr.write;
-  process.stderr.write = (() => true) as typeof process.stderr.write;
-  try {
-    return await fn();
-  } finally {
-    process.stderr.write = write;
-  }
-}
 
 for (const example of ["client-node", "dot-i-operator"]) {
   test(`${example}: explore finds the delta and level-no-retry variants' lost scale-up and leaves the level variant clean over ${levelRuns} runs`, async () => {
