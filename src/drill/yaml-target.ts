@@ -5,10 +5,11 @@ import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
 import { isApiError, isNotFound } from "../api/errors.ts";
 import { cloneJson } from "../api/json.ts";
-import type { KindRef, KubeObject, ObjectRef } from "../api/object.ts";
+import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { DrillTarget, WorkloadEvents } from "./target.ts";
 import type { WorldView } from "../sim/types.ts";
 import { createWorld, ScenarioYamlError, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
+import { kindIn } from "../scenario-yaml/world.ts";
 
 export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillTarget {
   const declared = scenario.variants[variant];
@@ -47,15 +48,8 @@ function evaluationErrors(scenario: YamlScenario, view: WorldView): string {
   return errors.length === 0 ? "" : `CEL errors: ${errors.join("; ")}`;
 }
 
-function kindOf(scenario: YamlScenario, ref: Ref | KubeObject): KindRef {
-  if (ref.apiVersion !== undefined) return { apiVersion: ref.apiVersion, kind: ref.kind };
-  const found = scenario.kinds.get(ref.kind.toLowerCase());
-  if (found === undefined) throw new Error(`unknown kind "${ref.kind}"`);
-  return found;
-}
-
 function objectRef(scenario: YamlScenario, ref: Ref): ObjectRef {
-  return { ...kindOf(scenario, ref), name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) };
+  return { ...kindIn(scenario.kinds, ref), name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) };
 }
 
 async function runSteps(scenario: YamlScenario, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
@@ -109,7 +103,7 @@ async function waitFor(step: Extract<WorkloadStep, { kind: "waitFor" }>, view: W
 
 /** Creates the object, or merges it into the existing one (what `kubectl apply` amounts to for a workload). */
 async function apply(scenario: YamlScenario, client: Client, source: KubeObject): Promise<KubeObject> {
-  const object = { ...cloneJson(source), ...kindOf(scenario, source) };
+  const object = { ...cloneJson(source), ...kindIn(scenario.kinds, source) };
   const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name ?? "", ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) };
   try {
     return await client.create({ object });

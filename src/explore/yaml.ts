@@ -3,7 +3,7 @@
 // only a `command:` runs a process, which only `settle drill` can run.
 import { dirname, relative, resolve } from "node:path";
 import { isApiError, isNotFound } from "../api/errors.ts";
-import type { KindRef, KubeObject, ObjectRef } from "../api/object.ts";
+import type { ObjectRef } from "../api/object.ts";
 import { createStore } from "../store/index.ts";
 import { kernelAccess } from "../sim/access.ts";
 import { createSimulation } from "../sim/simulation.ts";
@@ -11,6 +11,7 @@ import type { WorldView } from "../sim/types.ts";
 import { scenario, type Scenario, type VariantInfo, type WorkloadContext } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
 import { createWorld, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
+import { kindIn } from "../scenario-yaml/world.ts";
 import { checkModule, moduleActor } from "../module/actor.ts";
 import { ModuleLoadError } from "../module/loader.ts";
 import { cloneJson } from "../api/json.ts";
@@ -103,15 +104,8 @@ export async function loadYamlExplore(yaml: YamlScenario): Promise<Scenario> {
   return built;
 }
 
-function kindOf(yaml: YamlScenario, ref: Ref | KubeObject): KindRef {
-  if (ref.apiVersion !== undefined) return { apiVersion: ref.apiVersion, kind: ref.kind };
-  const found = yaml.kinds.get(ref.kind.toLowerCase());
-  if (found === undefined) throw new Error(`unknown kind "${ref.kind}"`);
-  return found;
-}
-
 function objectRef(yaml: YamlScenario, ref: Ref): ObjectRef {
-  return { ...kindOf(yaml, ref), name: ref.name, namespace: ref.namespace ?? "default" };
+  return { ...kindIn(yaml.kinds, ref), name: ref.name, namespace: ref.namespace ?? "default" };
 }
 
 async function runSteps(yaml: YamlScenario, ctx: WorkloadContext): Promise<void> {
@@ -141,7 +135,7 @@ async function runStep(yaml: YamlScenario, step: WorkloadStep, ctx: WorkloadCont
     case "sleep":
       return ctx.clock.sleep(step.ms);
     case "apply": {
-      const object = { ...cloneJson(step.object), ...kindOf(yaml, step.object) };
+      const object = { ...cloneJson(step.object), ...kindIn(yaml.kinds, step.object) };
       object.metadata.namespace ??= "default";
       try {
         await client.create({ object });

@@ -14,6 +14,14 @@ import type { Store } from "../store/types.ts";
 /** Kind names (lower case: kind, plural, `kind.group`, `plural.group`) to the served kind. */
 export type KindTable = ReadonlyMap<string, KindRef>;
 
+/** The kind of a workload's reference or object: its own apiVersion when it gives one, else the table's entry for its kind. */
+export function kindIn(kinds: KindTable, ref: { readonly apiVersion?: string | undefined; readonly kind: string }): KindRef {
+  if (ref.apiVersion !== undefined) return { apiVersion: ref.apiVersion, kind: ref.kind };
+  const found = kinds.get(ref.kind.toLowerCase());
+  if (found === undefined) throw new Error(`unknown kind "${ref.kind}"`);
+  return found;
+}
+
 export function kindTable(store: Store): KindTable {
   const table = new Map<string, KindRef>();
   for (const r of store.resources()) {
