@@ -165,6 +165,14 @@ interface CompiledSearch {
   byThread: number[];
 }
 
+/** Two shards of the workers case run as two processes (bench/steps-run.mjs `shardPair`). */
+interface ShardPair {
+  schedules: number;
+  sideBySideWallMs: number;
+  aloneWallMs: number[];
+  perWallSecond: number;
+}
+
 /** The search of the workers figures: 6,312 schedules, 7-8 s on one thread of this machine when idle. */
 const workersCase = { example: "zoo/stale-update", variant: "fixed", preemptions: 3, faultPoints: 1 };
 
@@ -178,7 +186,7 @@ export function compiledWorkers(rounds = 2): Record<string, string | number> {
   const { example, variant, preemptions, faultPoints } = workersCase;
   const args = [runner, "bounded", example, variant, String(preemptions), String(faultPoints), String(rounds)];
   const output = execFileSync(process.execPath, args, { encoding: "utf8", maxBuffer: 1 << 20 });
-  const figures = JSON.parse(output) as { floor: { perCpuSecond: number }; loadBefore: number; loadAfter: number; searches: CompiledSearch[] };
+  const figures = JSON.parse(output) as { floor: { perCpuSecond: number }; loadBefore: number; loadAfter: number; searches: CompiledSearch[]; shardPairs: ShardPair[] };
   const name = `compiled: ${example} ${variant} K=${preemptions}, F=${faultPoints}`;
   const best = (workers: number) => Math.max(...figures.searches.filter((s) => s.workers === workers).map((s) => s.perWallSecond));
   const out: Record<string, string | number> = {};
@@ -191,6 +199,11 @@ export function compiledWorkers(rounds = 2): Record<string, string | number> {
     if (workers > 1) out[`${name}: schedules by thread (this one, then workers), ${workers} workers, each round`] = searches.map((s) => s.byThread.join("/")).join(", ");
   }
   out[`${name}: 2 workers / 1, best rounds (goal >= 1.7)`] = (best(2) / best(1)).toFixed(2);
+  const pairs = figures.shardPairs;
+  out[`${name}: its 2 shards, each a process on one thread, side by side, wall time, each round`] = pairs.map((p) => seconds(p.sideBySideWallMs)).join(", ");
+  out[`${name}: the same shards one after the other, wall time of each, each round`] = pairs.map((p) => p.aloneWallMs.map(seconds).join(" + ")).join(", ");
+  const pairBest = Math.max(...pairs.map((p) => p.perWallSecond));
+  out[`${name}: 2 shard processes side by side / 1 worker, best rounds (the machine's ceiling for any 2-way design)`] = (pairBest / best(1)).toFixed(2);
   out[`${name}: load average (1 min) before, after`] = `${figures.loadBefore.toFixed(1)}, ${figures.loadAfter.toFixed(1)}`;
   return out;
 }
