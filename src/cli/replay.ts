@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { readReplayFile, replayParams, replayScenario, replayScenarioPath } from "../explore/findings.ts";
+import { readReplayFile, replayRunSpec, replayScenario, replayScenarioPath } from "../explore/findings.ts";
 import { loadScenario } from "../explore/load.ts";
 import { runScenario } from "../explore/run.ts";
 import { firstDivergence } from "../sim/trace.ts";
@@ -35,21 +35,12 @@ export async function replayCommand(argv: string[]): Promise<number> {
   if (unknown !== undefined) throw new UsageError(`${positionals[0]}: fault kind "${unknown.kind}" is not one of ${[...kinds].join(", ")}`);
   if (!(file.variant in scenario.variants)) throw new UsageError(`${positionals[0]}: unknown variant "${file.variant}" (scenario ${scenario.name} has ${Object.keys(scenario.variants).join(", ")})`);
   if (!(file.workload in scenario.workloads)) throw new UsageError(`${positionals[0]}: unknown workload "${file.workload}" (scenario ${scenario.name} has ${Object.keys(scenario.workloads).join(", ")})`);
-  const params = replayParams(scenario, file, positionals[0]!);
+  const spec = replayRunSpec(scenario, file, positionals[0]!);
   // Only the replayed run's module output, never that of the load-time check of every variant.
   const previousOutput = values["module-output"] === true ? setModuleOutput((_fd, chunk) => process.stderr.write(chunk)) : undefined;
   let outcome;
   try {
-    outcome = await runScenario(scenario, {
-      variant: file.variant,
-      workload: file.workload,
-      params,
-      seed: file.seed,
-      choices: file.choices,
-      faults: file.faults,
-      traceMode: "full",
-      semantics: file.version,
-    });
+    outcome = await runScenario(scenario, { ...spec, traceMode: "full" });
   } finally {
     if (values["module-output"] === true) setModuleOutput(previousOutput);
   }

@@ -9,6 +9,7 @@ import { toJsonl } from "../sim/trace.ts";
 import type { ThrownError, VerdictKind } from "../check/verdict.ts";
 import type { Params, Scenario } from "./scenario.ts";
 import type { BoundedStats, SearchPosition, Unit } from "./bounded.ts";
+import type { RunSpec } from "./run.ts";
 
 /**
  * The version of the replay format and of the semantics a replay depends on (scheduling, the trace's hashed
@@ -151,6 +152,16 @@ export function replayParams(scenario: { name: string; params: Params }, file: R
     params[key] = value;
   }
   return params;
+}
+
+/**
+ * The run a replay file asks for: its variant, workload, seed, choices and faults, its parameters over the
+ * scenario's (`replayParams`), at the semantics version it was recorded with. `settle replay` and the report both
+ * run exactly this, so the report shows the run the replay reproduces.
+ */
+export function replayRunSpec(scenario: Scenario, file: ReplayFile, path: string): Omit<RunSpec, "traceMode"> {
+  const params = replayParams(scenario, file, path);
+  return { variant: file.variant, workload: file.workload, params, seed: file.seed, choices: file.choices, faults: file.faults, semantics: file.version };
 }
 
 /**

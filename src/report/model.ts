@@ -6,7 +6,7 @@ import type { TraceRecord } from "../sim/trace.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import type { Verdict } from "../check/verdict.ts";
 import type { Params } from "../explore/scenario.ts";
-import { readReplayFile, replayParams, replayScenario, replayScenarioPath, type ReplayFile } from "../explore/findings.ts";
+import { readReplayFile, replayRunSpec, replayScenario, replayScenarioPath, type ReplayFile } from "../explore/findings.ts";
 import { loadScenario } from "../explore/load.ts";
 import { captureRun, type Change, type ObjectVersion } from "./capture.ts";
 
@@ -54,16 +54,8 @@ export async function reportDataFromReplayFile(replayPath: string, options: Repo
   const absolute = resolve(cwd, replayPath);
   const { file } = readReplayFile(absolute);
   const scenario = replayScenario(await loadScenario(replayScenarioPath(cwd, file)), file);
-  const params = replayParams(scenario, file, replayPath);
-  const capture = await captureRun(scenario, {
-    variant: file.variant,
-    workload: file.workload,
-    params,
-    seed: file.seed,
-    choices: file.choices,
-    faults: file.faults,
-    semantics: file.version,
-  });
+  const spec = replayRunSpec(scenario, file, replayPath);
+  const capture = await captureRun(scenario, spec);
   const shownPath = absolute.startsWith(resolve(cwd)) ? relative(cwd, absolute) : absolute;
   const { outcome } = capture;
   const changes: Array<[number, Change[]]> = [];
@@ -76,7 +68,7 @@ export async function reportDataFromReplayFile(replayPath: string, options: Repo
     scenarioPath: file.scenario,
     variant: file.variant,
     workload: file.workload,
-    params,
+    params: spec.params,
     seed: file.seed,
     verdict: outcome.verdict,
     counters: capture.counters,

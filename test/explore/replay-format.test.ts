@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { readReplayFile, replayParams, replayScenarioPath, ReplayFileError } from "../../src/explore/findings.ts";
+import { readReplayFile, replayRunSpec, replayScenarioPath, ReplayFileError } from "../../src/explore/findings.ts";
 import { loadScenario } from "../../src/explore/load.ts";
 import { runScenario } from "../../src/explore/run.ts";
 
@@ -16,16 +16,7 @@ test("the version 1 replay file committed in test/report/fixtures still reproduc
   const { file } = readReplayFile(fixture);
   assert.equal(file.version, 1);
   const scenario = await loadScenario(replayScenarioPath(repo, file));
-  const outcome = await runScenario(scenario, {
-    variant: file.variant,
-    workload: file.workload,
-    params: replayParams(scenario, file, fixture),
-    seed: file.seed,
-    choices: file.choices,
-    faults: file.faults,
-    traceMode: "full",
-    semantics: file.version,
-  });
+  const outcome = await runScenario(scenario, { ...replayRunSpec(scenario, file, fixture), traceMode: "full" });
   assert.equal(outcome.verdict.kind, file.verdict);
   assert.equal(outcome.verdict.property, file.property);
   assert.equal(outcome.traceHash, file.traceHash);

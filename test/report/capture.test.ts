@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
-import { readReplayFile, replayParams } from "../../src/explore/findings.ts";
+import { readReplayFile, replayRunSpec } from "../../src/explore/findings.ts";
 import { loadScenario } from "../../src/explore/load.ts";
 import { runScenario } from "../../src/explore/run.ts";
 import { captureProperty, captureRun } from "../../src/report/capture.ts";
@@ -20,7 +20,7 @@ const fixture = join(repo, "test", "report", "fixtures", "ensemble-delta.json");
 async function load() {
   const { file } = readReplayFile(fixture);
   const scenario = await loadScenario(join(repo, file.scenario));
-  const spec = { variant: file.variant, workload: file.workload, params: replayParams(scenario, file, fixture), seed: file.seed, choices: file.choices, faults: file.faults, semantics: file.version };
+  const spec = replayRunSpec(scenario, file, fixture);
   return { file, scenario, spec };
 }
 
