@@ -47,8 +47,9 @@ for (const example of ["client-node", "fluent-client"]) {
 // "clean over 500 runs" can only mean: the 410 is the one thing that goes wrong. Excluding the expire-watch class
 // from the plan would also be clean, but would no longer show that the crash is there; so the sweep keeps it and
 // checks that the runs with a finding are exactly the runs of the expire-watch points, each of them that crash,
-// and that every other run, systematic or random, is clean. Randomly drawn watch closes never set `expired`, so
-// no random run can meet the 410.
+// and that every other run, systematic or random, is clean (every verdict but ok is a finding, so a run that went
+// wrong in any other way would add a key or an occurrence). Randomly drawn watch closes never set `expired`, so no
+// random run meets the 410.
 test(`dot-i-operator: over ${levelRuns} runs of the level variant, the only finding is the framework's death on the 410 Expired points, in exactly their runs`, async () => {
   const scenario = await loadYamlExplore(loadYamlScenario(options("dot-i-operator").scenarioPath));
   assert.equal(scenario.variants.level?.expect, "finding");
@@ -71,7 +72,8 @@ test(`dot-i-operator: over ${levelRuns} runs of the level variant, the only find
     assert.equal(run.verdict.kind, "actor-error", `run ${run.index}`);
     assert.match(run.verdict.detail ?? "", /Malformed event object/, `run ${run.index}`);
   }
-  // Its minimal run is the 410 alone, on a schedule with no choices.
+  // Its minimal run is the 410 alone, on a schedule with no choices (findings/level-expire-watch.json).
   const [finding] = result.findings;
   assert.deepEqual(finding!.minimal.faults.map(({ kind, expired }) => ({ kind, expired })), [{ kind: "close-watch", expired: 1 }]);
+  assert.deepEqual(finding!.minimal.choices, []);
 });
