@@ -3,7 +3,7 @@
 // drawn from the default budget), seed 1. A sweep file (scripts/run-tests.mjs runs it beside the other files, at
 // the lowest priority): CPU only, in virtual time, about 200 CPU-s in all. Two worker threads: the results do not
 // depend on the thread count (test/explore/ensemble.test.ts, test/module/bundle-once.test.ts). The first 40 runs of
-// each sweep are the runs test/examples/frameworks-explore.test.ts used to check (the same seed and plan).
+// each sweep are the runs test/examples/frameworks-explore.sweep.test.ts used to check (the same seed and plan).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";

@@ -3,7 +3,8 @@
 // K=2 reaches exactly the final worlds of the plain one, and so it does with one planned fault of the default budget
 // placed at each systematic point. Each actor ends by writing what it saw into a ConfigMap of its own, so a world
 // records the order of what happened, not only its result. A canary drops the origin order the reduction's argument
-// rests on and must miss a world.
+// rests on and must miss a world. A sweep file (CPU only, in virtual time), which scripts/run-tests.mjs runs beside
+// the other files.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";

@@ -2,7 +2,8 @@
 // level-no-retry variants are found (the scale-up they lose) with the default fault budget, seeds pinned. The level
 // variants' 500-run sweeps are test/examples/frameworks-level.sweep.test.ts (a level run of these examples costs
 // about 0.1 s of CPU: the fresh module load of every incarnation and Node's HTTP on both ends). fluent-client's
-// delta variant is covered by test/module/fluent-client.test.ts.
+// delta variant is covered by test/module/fluent-client.test.ts. A sweep file (CPU only, in virtual time), which
+// scripts/run-tests.mjs runs beside the other files.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
