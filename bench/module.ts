@@ -19,6 +19,7 @@ import { makeBindings } from "../src/module/env.ts";
 import { loadYamlExplore } from "../src/explore/yaml.ts";
 import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
 import { quietly } from "../test/module/quietly.ts";
+import { profileCpuSplit, type CpuSplit } from "./module-split.ts";
 
 const operator = fileURLToPath(new URL("../test/module/fixtures/client-node-operator.mjs", import.meta.url));
 const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
@@ -108,6 +109,36 @@ async function loadMs(count: number): Promise<number> {
   return times[Math.floor(times.length / 2)]!;
 }
 
+const percent = (share: number) => `${(share * 100).toFixed(0)}%`;
+
+/**
+ * What a module run's CPU split says about the ratio: the rate the operator's own code path alone would allow (its
+ * fresh load, its libraries, Node's HTTP client and their part of the collections, with settle's side costing
+ * nothing), as a ratio to the runtime figure of the same run, and whether that rules the 0.3 target out.
+ */
+function ceilingFigures(split: CpuSplit, moduleRate: number, runtimeRate: number): Record<string, string> {
+  const s = split.share;
+  const own = moduleRate / split.moduleOwnShare;
+  const steady = moduleRate / split.steadyOwnShare;
+  // CPU µs per step: the whole module run, its own path, and what 0.3 of the runtime's rate allows.
+  const wholeUs = 1e6 / moduleRate;
+  const ownUs = 1e6 / own;
+  const allowedUs = 1e6 / (0.3 * runtimeRate);
+  const verdict = ownUs > allowedUs
+    ? `ruled out by the module's own code path: ${ownUs.toFixed(0)} µs per step before any of settle's, ${allowedUs.toFixed(0)} µs allowed`
+    : `reachable only if settle's side per step (with the undecided) falls from ${(wholeUs - ownUs).toFixed(0)} µs to ${(allowedUs - ownUs).toFixed(0)} µs`;
+  return {
+    "module run, profiled CPU split (seeds 1-30): fresh load / libraries / Node's HTTP client | settle / Node's HTTP server | collections | undecided":
+      `${percent(s.load)} / ${percent(s.libraries)} / ${percent(s["http-client"])} | ${percent(s.settle)} / ${percent(s["http-server"])} | ${percent(split.gcShare)} | ${percent(s.undecided)}`,
+    "allocated bytes: fresh load / libraries / Node's HTTP client | settle / Node's HTTP server | undecided":
+      `${percent(split.allocShare.load)} / ${percent(split.allocShare.libraries)} / ${percent(split.allocShare["http-client"])} | ${percent(split.allocShare.settle)} / ${percent(split.allocShare["http-server"])} | ${percent(split.allocShare.undecided)}`,
+    "the operator's own path alone (fresh load, libraries, Node's HTTP client, their collections): steps/CPU-s, ratio to runtime":
+      `${own.toFixed(0)}, ${(own / runtimeRate).toFixed(3)}`,
+    "the same without the fresh load per incarnation (issue item 4 requires it): steps/CPU-s, ratio": `${steady.toFixed(0)}, ${(steady / runtimeRate).toFixed(3)}`,
+    "target 0.3": verdict,
+  };
+}
+
 const examplesDir = fileURLToPath(new URL("../examples/frameworks/", import.meta.url));
 /** The framework examples, as the issue names them. */
 const frameworks = ["client-node", "dot-i-operator", "fluent-client"] as const;
@@ -157,6 +188,8 @@ export async function benchModule(): Promise<Record<string, string | number>> {
   // Warm both paths, then measure them in the same run.
   await compareRates(5, 5);
   const { module, runtime } = await compareRates(100, 10);
+  const moduleOperator = () => moduleActor({ name: "op", module: operator, args: ["--mode=level"] });
+  const split = await profileCpuSplit(async () => void (await stepsAndCpu(moduleOperator, 1, 30)), operator);
   const load = await loadMs(21);
   const findings: Record<string, string> = {};
   for (const example of frameworks) {
@@ -171,6 +204,7 @@ export async function benchModule(): Promise<Record<string, string | number>> {
     "steps/CPU-s, same operator on settle's runtime": runtime.rate.toFixed(0),
     "ratio (target >= 0.3)": (module.rate / runtime.rate).toFixed(3),
     "CPU ms per run (1 simulated minute, default faults): module / runtime": `${module.cpuMsPerRun.toFixed(1)} / ${runtime.cpuMsPerRun.toFixed(1)}`,
+    ...ceilingFigures(split, module.rate, runtime.rate),
     "load average (1 min) at the end": loadavg()[0]!.toFixed(1),
     ...findings,
   };
