@@ -1,6 +1,7 @@
 // Module benchmark: an unmodified client-node operator in the simulator against the same operator written on
-// settle's runtime (steps per CPU-second, in one run), the cost of one incarnation's fresh load, and the time to
-// the first finding of each framework example's delta variant under the default fault budget. Benchmarks may read
+// settle's runtime (steps per CPU-second, in one run), the ceiling of that ratio (what the operator's own code path
+// alone allows, from a profiled module run: module-split.ts), the cost of one incarnation's fresh load, and the time
+// to the first finding of each framework example's delta variant under the default fault budget. Benchmarks may read
 // real time. Runnable alone: `node --conditions=settle-source --import tsx bench/index.ts module`; the determinism
 // check across processes is the section `module-determinism`.
 import { spawn } from "node:child_process";
@@ -114,27 +115,30 @@ const percent = (share: number) => `${(share * 100).toFixed(0)}%`;
 /**
  * What a module run's CPU split says about the ratio: the rate the operator's own code path alone would allow (its
  * fresh load, its libraries, Node's HTTP client and their part of the collections, with settle's side costing
- * nothing), as a ratio to the runtime figure of the same run, and whether that rules the 0.3 target out.
+ * nothing), as a ratio to the runtime figure of the same run; the same counting none of the collections as the
+ * module's (the most generous bound); and whether that bound rules the 0.3 target out.
  */
 function ceilingFigures(split: CpuSplit, moduleRate: number, runtimeRate: number): Record<string, string> {
   const s = split.share;
   const own = moduleRate / split.moduleOwnShare;
+  const generous = moduleRate / (s.load + s.libraries + s["http-client"]);
   const steady = moduleRate / split.steadyOwnShare;
-  // CPU µs per step: the whole module run, its own path, and what 0.3 of the runtime's rate allows.
+  // CPU µs per step: the whole module run, its own path at the most generous, and what 0.3 of the runtime's rate allows.
   const wholeUs = 1e6 / moduleRate;
-  const ownUs = 1e6 / own;
+  const generousUs = 1e6 / generous;
   const allowedUs = 1e6 / (0.3 * runtimeRate);
-  const verdict = ownUs > allowedUs
-    ? `ruled out by the module's own code path: ${ownUs.toFixed(0)} µs per step before any of settle's, ${allowedUs.toFixed(0)} µs allowed`
-    : `reachable only if settle's side per step (with the undecided) falls from ${(wholeUs - ownUs).toFixed(0)} µs to ${(allowedUs - ownUs).toFixed(0)} µs`;
+  const verdict = generousUs > allowedUs
+    ? `ruled out by the module's own code path: even without collections it takes ${generousUs.toFixed(0)} CPU µs per step, 0.3 allows ${allowedUs.toFixed(0)}`
+    : `not ruled out: settle's side (collections and undecided included) would have to fall from ${(wholeUs - generousUs).toFixed(0)} to at most ${(allowedUs - generousUs).toFixed(0)} CPU µs per step`;
+  const figure = (rate: number) => `${rate.toFixed(0)} = ${(rate / runtimeRate).toFixed(3)} of the runtime figure`;
   return {
-    "module run, profiled CPU split (seeds 1-30): fresh load / libraries / Node's HTTP client | settle / Node's HTTP server | collections | undecided":
+    "module run, profiled CPU split (seeds 1-30): load / libraries / Node's HTTP client | settle / Node's HTTP server | GC | undecided":
       `${percent(s.load)} / ${percent(s.libraries)} / ${percent(s["http-client"])} | ${percent(s.settle)} / ${percent(s["http-server"])} | ${percent(split.gcShare)} | ${percent(s.undecided)}`,
-    "allocated bytes: fresh load / libraries / Node's HTTP client | settle / Node's HTTP server | undecided":
-      `${percent(split.allocShare.load)} / ${percent(split.allocShare.libraries)} / ${percent(split.allocShare["http-client"])} | ${percent(split.allocShare.settle)} / ${percent(split.allocShare["http-server"])} | ${percent(split.allocShare.undecided)}`,
-    "the operator's own path alone (fresh load, libraries, Node's HTTP client, their collections): steps/CPU-s, ratio to runtime":
-      `${own.toFixed(0)}, ${(own / runtimeRate).toFixed(3)}`,
-    "the same without the fresh load per incarnation (issue item 4 requires it): steps/CPU-s, ratio": `${steady.toFixed(0)}, ${(steady / runtimeRate).toFixed(3)}`,
+    "its allocated bytes, same columns (GC is split by them)":
+      `${percent(split.allocShare.load)} / ${percent(split.allocShare.libraries)} / ${percent(split.allocShare["http-client"])} | ${percent(split.allocShare.settle)} / ${percent(split.allocShare["http-server"])} | - | ${percent(split.allocShare.undecided)}`,
+    "the operator's own path alone (load, libraries, HTTP client, their GC): steps/CPU-s": figure(own),
+    "the same counting no GC as the module's (most generous bound)": figure(generous),
+    "the same without the fresh load per incarnation (item 4 requires it)": figure(steady),
     "target 0.3": verdict,
   };
 }
