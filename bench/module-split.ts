@@ -1,7 +1,7 @@
 // Where a module run's CPU goes, split between the module's own code path and settle's side, from V8's sampling
 // profilers in this process (node:inspector): the module's own path is its bundle (the operator and its libraries,
-// fresh load included) and Node's HTTP client (`_http_client`, `_http_agent`); settle's side is everything of
-// settle's sources (kernel, wire, framing, socket, the server's request handling, the store) and Node's HTTP server
+// fresh load included, esbuild's keepNames helper excepted) and Node's HTTP client (`_http_client`, `_http_agent`);
+// settle's side is that helper and everything of settle's sources (kernel, wire, framing, socket, the server's request handling, the store) and Node's HTTP server
 // that parses the requests for it. A sample belongs to the nearest frame on its stack, from the leaf up, that is one
 // of those: a stream or event emitter of Node's, `_http_common`, `_http_outgoing` or `_http_incoming` (used by both
 // ends) belongs to whoever called it. Collections are split by the bytes each side allocated (the sampling heap
@@ -38,12 +38,17 @@ const settleRoot = fileURLToPath(new URL("../", import.meta.url));
 /**
  * The side a frame decides, or undefined when it belongs to whoever called it. The bundle's own top level (the
  * function each incarnation calls: line 0, no name) and what it runs is the fresh load; a library frame under it
- * stays `load` (`inherited`), one outside it is `libraries`.
+ * stays `load` (`inherited`), one outside it is `libraries`. A frame of settle's under the load (a builtin's
+ * binding, the keepNames helper) is settle's, and what it calls stays settle's until a bundle frame again.
  */
 function frameSide(frame: CallFrame, bundlePath: string, inherited: Side): Side | undefined {
   const url = frame.url.startsWith("file://") ? fileURLToPath(frame.url) : frame.url;
   if (url === "") return undefined;
-  if (url === bundlePath) return frame.lineNumber === 0 && frame.functionName === "" ? "load" : inherited === "load" ? "load" : "libraries";
+  if (url === bundlePath) {
+    // esbuild's keepNames helper is the loader's doing (Node never runs it): settle's side.
+    if (frame.functionName === "__name") return "settle";
+    return frame.lineNumber === 0 && frame.functionName === "" ? "load" : inherited === "load" ? "load" : "libraries";
+  }
   if (url === "node:_http_client" || url === "node:_http_agent") return "http-client";
   if (url === "node:_http_server") return "http-server";
   if (url.startsWith(settleRoot) && !url.includes("/node_modules/")) return "settle";
