@@ -33,6 +33,8 @@ interface FaultClass {
   /** The kinds the random runs may draw (the default budget's count of each); none: the class has points only. */
   kinds: readonly string[];
   failCode?: number;
+  /** The chance a drawn close-watch expires its watch (410 mid-stream), so that the two watch classes stay apart. */
+  closeWatchExpired?: readonly [number, number];
   /** The class's systematic points, from the points planned for every kind. */
   points(all: readonly FaultPoint[]): FaultPoint[];
 }
@@ -51,9 +53,10 @@ export const faultClasses: readonly FaultClass[] = [
   { name: "fail-429", kinds: ["fail-request"], failCode: 429, points: failedWith(429) },
   { name: "fail-504", kinds: ["fail-request"], failCode: 504, points: failedWith(504) },
   { name: "lost-response", kinds: ["lost-response"], points: ofClass("lost-response") },
-  { name: "close-watch", kinds: ["close-watch"], points: ofClass("close-watch") },
-  // A drawn close-watch ends the watch; only the planner expires one (a 410 ERROR event mid-stream).
-  { name: "expire-watch", kinds: [], points: ofClass("expire-watch") },
+  // The default budget expires one drawn close-watch in four (a 410 ERROR event mid-stream); each class here draws
+  // one of the two only.
+  { name: "close-watch", kinds: ["close-watch"], closeWatchExpired: [0, 1], points: ofClass("close-watch") },
+  { name: "expire-watch", kinds: ["close-watch"], closeWatchExpired: [1, 1], points: ofClass("expire-watch") },
   { name: "stale-read", kinds: ["stale-read"], points: ofClass("stale-read") },
   { name: "delay-watch", kinds: ["delay-watch"], points: ofClass("delay-watch") },
   { name: "crash", kinds: ["crash"], points: ofClass("crash") },
@@ -64,7 +67,12 @@ export const faultClasses: readonly FaultClass[] = [
 function budgetOf(cls: FaultClass): FaultBudget {
   const counts: Record<string, number> = {};
   for (const kind of cls.kinds) counts[kind] = defaultFaultBudget.counts[kind]!;
-  return { chance: defaultFaultBudget.chance, counts, ...(cls.failCode === undefined ? {} : { failCodes: [cls.failCode] }) };
+  return {
+    chance: defaultFaultBudget.chance,
+    counts,
+    ...(cls.failCode === undefined ? {} : { failCodes: [cls.failCode] }),
+    ...(cls.closeWatchExpired === undefined ? {} : { closeWatchExpired: cls.closeWatchExpired }),
+  };
 }
 
 /** One cell: a framework's variant under one fault class. */

@@ -124,18 +124,21 @@ export const faultParams: { readonly [K in BuiltinFaultKind]: readonly FaultPara
 
 /**
  * The ranges a fault budget draws parameters from where it sets none (see `FaultBudget` in `sim/types.ts`):
- * pauses of 1 to 30 s, watch delays of 0.1 to 5 s, stale reads up to 5 revisions behind, and every fail code.
+ * pauses of 1 to 30 s, watch delays of 0.1 to 5 s, stale reads up to 5 revisions behind, every fail code, and one
+ * closed watch in four failed with a 410 Expired (a watch behind compaction) rather than ended.
  */
 export const faultDrawDefaults = {
   pauseMs: [1000, 30_000],
   delayWatchMs: [100, 5000],
   staleLagRevisionsMax: 5,
   failCodes,
+  closeWatchExpired: [1, 4],
 } as const satisfies {
   pauseMs: readonly [number, number];
   delayWatchMs: readonly [number, number];
   staleLagRevisionsMax: number;
   failCodes: readonly number[];
+  closeWatchExpired: readonly [number, number];
 };
 
 export function isBuiltinFaultKind(kind: unknown): kind is BuiltinFaultKind {

@@ -137,7 +137,8 @@ export function workloadContext(actor: ActorContext, timing: Timing, startMs: nu
  * - pause (1, 1-30 s): a process stalls (GC pause, CPU throttling, a stopped VM) while time and others go on;
  * - stale-read (2, up to 5 revisions): an informer's list or watch is served by a lagging API server cache;
  * - delay-watch (2, 0.1-5 s): watch events arrive late, after other requests have seen newer state;
- * - close-watch (1): the server ends a watch (timeout, restart); the client resumes or relists;
+ * - close-watch (1): the server ends a watch (timeout, restart), the client resumes; one in four is expired instead
+ *   (a 410 ERROR event: the watch fell behind compaction), and the client must relist;
  * - fail-request (2: 409, 429, 500 or 504): conflicts, throttling and server errors every client meets;
  * - lost-response (1): a write is applied but its response never arrives (a timeout after the commit).
  * One chance in 30 per step keeps runs long enough between faults for the system to make progress.

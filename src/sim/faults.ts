@@ -187,7 +187,33 @@ export function drawFault({ kernel, custom, view, rng, budget, remaining, step }
   remaining.set(kind, (remaining.get(kind) ?? 0) - 1);
   assert(remaining.get(kind)! >= 0, "a drawn fault stays within its kind's budget");
   const fault: PlannedFault = { atStep: step, kind, target: rng.pick(targets) };
-  return Object.assign(fault, drawParams(budget, custom.get(kind), rng, kind));
+  Object.assign(fault, drawParams(budget, custom.get(kind), rng, kind));
+  if (kind === "close-watch" && custom.get(kind) === undefined && drawsExpired({ kernel, budget, rng, fault })) fault.expired = 1;
+  return fault;
+}
+
+interface DrawExpiredOptions {
+  kernel: Kernel;
+  budget: FaultBudget;
+  /** The "faults" stream: only its seed is used, never its position. */
+  rng: Rng;
+  /** The drawn close-watch fault, its step and target set. */
+  fault: PlannedFault;
+}
+
+/**
+ * Whether a drawn close-watch fails its watch with a 410 Expired ERROR event (`expired: 1`) rather than ending it.
+ * The choice comes from a stream of its own, forked from the faults stream's seed and labelled with the fault's
+ * step (at most one fault is drawn per step, so the label names this fault), instead of one more draw from the
+ * faults stream: that draw would move every later fault of the run, and with them the trace of every seed that
+ * reached a close-watch before another fault. Forked this way, a run whose close-watch stays a plain end draws
+ * exactly the faults it drew before. A watch that cannot fail mid-stream is only ever ended.
+ */
+function drawsExpired({ kernel, budget, rng, fault }: DrawExpiredOptions): boolean {
+  const [numerator, denominator] = budget.closeWatchExpired ?? faultDrawDefaults.closeWatchExpired;
+  if (numerator === 0) return false;
+  if (kernel.watch(fault.target)?.error === undefined) return false;
+  return rng.fork(`close-watch-expired/${fault.atStep}`).chance(numerator, denominator);
 }
 
 function drawParams(budget: FaultBudget, custom: FaultKind | undefined, rng: Rng, kind: string): Record<string, string | number | boolean> {

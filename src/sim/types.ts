@@ -120,6 +120,11 @@ export interface FaultBudget {
   staleLagRevisionsMax?: number;
   /** Codes a failed request gets. Default [409, 429, 500, 504]. */
   failCodes?: readonly number[];
+  /**
+   * Chance, as `[numerator, denominator]`, that a drawn close-watch fails its watch with a 410 Expired ERROR event
+   * (`expired: 1`) instead of ending it. Default [1, 4]; [0, 1] never does.
+   */
+  closeWatchExpired?: readonly [number, number];
 }
 
 export interface SimulationOptions {

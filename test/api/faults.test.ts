@@ -55,6 +55,9 @@ test("the default draw ranges of a budget lie inside the parameters' bounds", ()
   for (const ms of faultDrawDefaults.delayWatchMs) assert.ok(within("delay-watch", "delayMs", ms));
   assert.ok(within("stale-read", "lagRevisions", faultDrawDefaults.staleLagRevisionsMax));
   for (const code of faultDrawDefaults.failCodes) assert.ok(within("fail-request", "code", code));
+  // A drawn close-watch sometimes expires its watch: a proper chance, neither never nor always.
+  const [numerator, denominator] = faultDrawDefaults.closeWatchExpired;
+  assert.ok(numerator > 0 && numerator < denominator, `${numerator}/${denominator}`);
 });
 
 const invalidTable: ReadonlyArray<{ kind: BuiltinFaultKind; fault: Record<string, unknown>; field: string; type: string; message: string }> = [

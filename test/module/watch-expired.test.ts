@@ -1,17 +1,20 @@
 // A module's watch expired mid-stream (close-watch with `expired`): the server sends the 410 Expired ERROR event that
 // kube-apiserver sends when a watch's resource version falls behind compaction, then ends the response. client-node
 // 1.4's ListWatch (cache.js) clears its resourceVersion on that event and, when the stream ends, lists again before
-// watching: a relist, where a plainly closed watch is resumed from its last resourceVersion. Seed pinned.
+// watching: a relist, where a plainly closed watch is resumed from its last resourceVersion. Random runs reach it too:
+// a drawn close-watch sometimes expires its watch. Seeds pinned.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { explore } from "../../src/explore/explore.ts";
 import { runScenario } from "../../src/explore/run.ts";
 import { referencePlan } from "../../src/explore/runs.ts";
-import { yamlExploreScenario } from "../../src/explore/yaml.ts";
+import { loadYamlExplore, yamlExploreScenario } from "../../src/explore/yaml.ts";
 import { setModuleOutput } from "../../src/module/output.ts";
 import { loadYamlScenario } from "../../src/scenario-yaml/load.ts";
 import type { PlannedFault, TraceRecord } from "../../src/sim/index.ts";
+import { quietly } from "./quietly.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const clientNode = yamlExploreScenario(loadYamlScenario(join(repo, "examples/frameworks/client-node/scenario.yaml")));
@@ -70,4 +73,23 @@ test("the systematic plan expires each module watch after its first event, after
   // Each expire point sits where the plain close-watch point of the same watch does.
   const closes = points.filter((p) => p.pointClass === "close-watch").map((p) => `${p.fault.target}@${p.fault.atStep}`);
   assert.deepEqual(expire.map((p) => `${p.fault.target}@${p.fault.atStep}`), closes);
+});
+
+test("random runs reach the 410 too: a drawn close-watch sometimes expires, and @dot-i/k8s-operator's watch dies of it", async () => {
+  const path = join(repo, "examples/frameworks/dot-i-operator/scenario.yaml");
+  const scenario = await loadYamlExplore(loadYamlScenario(path));
+  // Random strategy: no systematic point is planned, so only the default budget's drawn close-watch can expire a watch.
+  const result = await quietly(() => explore(scenario, { scenarioPath: path, variant: "level", params: {}, runs: 40, seed: 1, workers: 1, strategy: "random", first: true }, () => 0));
+  assert.equal(result.findings.length, 1, `after ${result.runs} runs`);
+  const finding = result.findings[0]!;
+  assert.match(finding.key, /^actor-error:controller/);
+  assert.match(finding.run.verdict.detail ?? "", /Malformed event object/);
+  // Shrunk to the one fault that matters, recorded with its parameter: replaying the fault list reproduces the 410.
+  // (Byte-identical replay of a drawn fault list is checked in test/sim/faults.test.ts.)
+  const expired = finding.minimal.faults.filter((f) => f.kind === "close-watch" && f.expired === 1);
+  assert.equal(expired.length, 1, JSON.stringify(finding.minimal.faults));
+  const replay = await quietly(() => runScenario(scenario, { variant: "level", workload: finding.run.workload, params: {}, seed: finding.run.seed, choices: finding.minimal.choices, faults: finding.minimal.faults, traceMode: "full" }));
+  assert.equal(replay.verdict.kind, "actor-error");
+  assert.ok(replay.trace.some((r) => r.kind === "fault" && r.result === "failed with 410 Expired"));
+  assert.match(replay.verdict.detail ?? "", /Malformed event object/);
 });

@@ -387,3 +387,37 @@ test("a watch closed with relistAtRevision fails, and only its kind's next cache
   const ended = await run({ atStep, relistAtRevision: 0 });
   assert.deepEqual(ended.seen, [`Secret@${ended.latest}`, `ConfigMap@${ended.latest}`, `ConfigMap@${ended.latest}`]);
 });
+
+test("a drawn close-watch sometimes expires its watch (410), from a stream of its own: other seeds draw what they drew before", async () => {
+  const budget = { chance: [1, 3] as const, counts: { "close-watch": 2, "fail-request": 2 } };
+  const never = { ...budget, closeWatchExpired: [0, 1] as const };
+  let expiredSeeds = 0;
+  let plainSeeds = 0;
+  for (let seed = 1; seed <= 24; seed++) {
+    const run = await smallWorld({ seed }).run({ faultBudget: budget });
+    const closes = run.faults.filter((f) => f.kind === "close-watch");
+    const expired = closes.filter((f) => f.expired === 1);
+    assert.ok(closes.every((f) => f.expired === undefined || f.expired === 1), JSON.stringify(closes));
+    // The run's fault list (what a replay file records) carries the parameter, and replaying it reproduces the run.
+    const replay = await smallWorld({ seed }).run({ choices: run.choices, faults: run.faults });
+    assert.equal(replay.traceHash, run.traceHash, `seed ${seed}`);
+    const without = await smallWorld({ seed }).run({ faultBudget: never });
+    if (expired.length === 0) {
+      // Nothing expired: the run is the one a budget that never expires a watch gives, byte for byte.
+      assert.equal(run.traceHash, without.traceHash, `seed ${seed}`);
+      if (closes.length > 0) plainSeeds++;
+      continue;
+    }
+    expiredSeeds++;
+    const results = run.trace.filter((r) => r.kind === "fault" && r.label.includes("expired=1")).map((r) => r.result);
+    assert.ok(results.includes("failed with 410 Expired"), `seed ${seed}: ${results.join(", ")}`);
+    // carol relists after the 410, as an informer must.
+    assert.ok(run.trace.some((r) => r.kind === "log" && r.actor === "carol" && r.fields?.code === 410), `seed ${seed}`);
+    // Up to the first expired watch, the faults drawn are those of the never-expiring budget: the choice moved no draw.
+    const first = run.faults.indexOf(expired[0]!);
+    const { expired: _, ...plain } = expired[0]!;
+    assert.deepEqual(without.faults.slice(0, first + 1), [...run.faults.slice(0, first), plain], `seed ${seed}`);
+  }
+  assert.ok(expiredSeeds > 0, "some seed draws an expired watch");
+  assert.ok(plainSeeds > 0, "some seed draws a plain close");
+});
