@@ -12,7 +12,7 @@ import { assert } from "../api/assert.ts";
 import { foldState, jobSearch, rootAt, runTask, type BoundedJob, type BoundedStats, type BoundedTask, type RootWork, type Search, type TaskResult } from "./bounded.ts";
 import { workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
-import { moduleBundles as loadedModuleBundles } from "../module/loader.ts";
+import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
 import type { Scenario } from "./scenario.ts";
 
 export interface ParallelOptions {
@@ -164,7 +164,7 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
           const execArgv = workerExecArgv();
           for (let w = 0; w < threads; w++) {
             const worker = new Worker(entry === undefined ? workerEntry() : pathToFileURL(entry), {
-              workerData: { ...options.job, moduleBundles: loadedModuleBundles() },
+              workerData: { ...options.job, moduleBundles: loadedModuleBundles(), preflightedModules: preflightedModules() },
               ...(execArgv === undefined ? {} : { execArgv }),
               resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
             });

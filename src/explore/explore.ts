@@ -10,7 +10,7 @@ import { runScenario, type RunOutcome } from "./run.ts";
 import type { Params, Scenario } from "./scenario.ts";
 import { collectFindings, referencePlan, summarize, workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
-import { moduleBundles as loadedModuleBundles } from "../module/loader.ts";
+import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
 import { exploreBounded, type BoundedOptions, type SearchOnWorkers, type BoundedStats, type SearchPosition, type Unit } from "./bounded.ts";
 
 export interface ExploreOptions {
@@ -232,7 +232,8 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
   const workers: Worker[] = [];
   // The worker with the scenario bundled once here, so each worker starts from one plain JavaScript file.
   const bundle = await workerBundle(options.scenarioPath);
-  // The scenario's modules as this thread bundled them (loading the scenario did): no worker bundles them again.
+  // The scenario's modules as this thread bundled them (loading the scenario did): no worker bundles them again,
+  // nor evaluates their variants again (preflightedModules).
   const moduleBundles = loadedModuleBundles();
   const bound = options.first ? new FirstFindingBound() : undefined;
   const jobs = Array.from({ length: count }, (_, w) => {
@@ -249,6 +250,7 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
         indexes: mine,
         firstBound: bound?.buffer,
         moduleBundles,
+        preflightedModules: preflightedModules(),
       },
       resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: mine.length }) },
     });

@@ -7,7 +7,7 @@ import type { FaultPoint, StrategyName } from "./plan.ts";
 import type { Params } from "./scenario.ts";
 import type { BoundedJob } from "./bounded.ts";
 import { serveTasks } from "./bounded-parallel.ts";
-import { adoptModuleBundles, type ModuleBundle } from "../module/loader.ts";
+import { adoptModuleBundles, adoptPreflightedModules, type ModuleBundle } from "../module/loader.ts";
 
 interface Job {
   scenarioPath: string;
@@ -22,9 +22,11 @@ interface Job {
   firstBound: SharedArrayBuffer | undefined;
 }
 
-const job = workerData as (Job | BoundedJob) & { moduleBundles?: ModuleBundle[] };
-// The main thread's bundles of the scenario's modules: loading the scenario here compiles them without esbuild.
+const job = workerData as (Job | BoundedJob) & { moduleBundles?: ModuleBundle[]; preflightedModules?: string[] };
+// The main thread's bundles of the scenario's modules: loading the scenario here compiles them without esbuild. And
+// the module variants it found to load: loading the scenario here does not evaluate each of them again.
 adoptModuleBundles(job.moduleBundles ?? []);
+adoptPreflightedModules(job.preflightedModules ?? []);
 const scenario = await loadScenario(job.scenarioPath);
 if ("kind" in job) serveTasks(scenario, job);
 else await runPlanned(job);

@@ -13,7 +13,7 @@ import { ScenarioError } from "./run.ts";
 import { createWorld, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
 import { kindIn } from "../scenario-yaml/world.ts";
 import { checkModule, moduleActor } from "../module/actor.ts";
-import { ModuleLoadError } from "../module/loader.ts";
+import { ModuleLoadError, notePreflight, preflightKey, preflightPassed } from "../module/loader.ts";
 import { cloneJson } from "../api/json.ts";
 
 /** The actor name of a YAML scenario's module. */
@@ -94,12 +94,15 @@ export async function loadYamlExplore(yaml: YamlScenario): Promise<Scenario> {
   const built = yamlExploreScenario(yaml);
   const shown = relative(process.cwd(), yaml.path) || yaml.path;
   for (const { path, args, env } of pendingPreflights.splice(0)) {
+    // Passed before in this thread, or in the main thread that started this worker (src/explore/worker.ts).
+    const key = preflightKey(path, args, env);
+    if (preflightPassed(key)) continue;
     const sim = createSimulation({ seed: 0, traceMode: "hash-only" });
     sim.addActor(moduleActor({ name: MODULE_ACTOR, module: path, args, env }));
     const result = await sim.run({ maxSteps: 1 });
-    if (result.status === "actor-error" && result.message !== undefined && result.message.includes("threw while loading")) {
-      throw new ScenarioError(`${shown}: ${result.message.replace(/^actor \S+ failed: /, "")}`);
-    }
+    const threw = result.status === "actor-error" && result.message !== undefined && result.message.includes("threw while loading");
+    notePreflight(key, !threw);
+    if (threw) throw new ScenarioError(`${shown}: ${result.message!.replace(/^actor \S+ failed: /, "")}`);
   }
   return built;
 }

@@ -98,6 +98,48 @@ function noteBundled(absolute: string): void {
   if (log !== undefined && log !== "") appendFileSync(log, `${absolute}\n`);
 }
 
+/**
+ * Module variants found to load (the preflight of src/explore/yaml.ts passed), by `preflightKey`: the explorer hands
+ * the main thread's to its worker threads with the bundles, so that no worker evaluates them again.
+ */
+const preflighted = new Set<string>();
+
+/** What a preflight is about: the module's absolute path and modification time, its args and env. */
+export function preflightKey(path: string, args: readonly string[], env: Readonly<Record<string, string>>): string {
+  const absolute = resolve(path);
+  const mtimeMs = existsSync(absolute) ? statSync(absolute).mtimeMs : -1;
+  return JSON.stringify([absolute, mtimeMs, args, env]);
+}
+
+export function preflightPassed(key: string): boolean {
+  return preflighted.has(key);
+}
+
+/**
+ * Notes a passed preflight. With `SETTLE_DEBUG_PREFLIGHT_LOG` set to a file, each preflight run appends the key to it
+ * whether or not it passes: how a test sees across the threads of an exploration that it ran once.
+ */
+export function notePreflight(key: string, passed: boolean): void {
+  const log = process.env.SETTLE_DEBUG_PREFLIGHT_LOG;
+  if (log !== undefined && log !== "") appendFileSync(log, `${key}\n`);
+  if (!passed) return;
+  if (preflighted.size >= compiledMax) preflighted.clear();
+  preflighted.add(key);
+}
+
+/** The preflights passed in this thread: run here or handed over. */
+export function preflightedModules(): string[] {
+  return [...preflighted];
+}
+
+/** Takes the preflights another thread passed. */
+export function adoptPreflightedModules(keys: readonly string[]): void {
+  for (const key of keys) {
+    if (preflighted.size >= compiledMax) preflighted.clear();
+    preflighted.add(key);
+  }
+}
+
 /** The module's bundle: handed over or made before for this modification time, or made now by esbuild. */
 function bundleOf(absolute: string, mtimeMs: number): ModuleBundle {
   const known = bundles.get(absolute);
