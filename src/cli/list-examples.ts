@@ -1,13 +1,90 @@
-import { existsSync, statSync } from "node:fs";
-import { relative } from "node:path";
-import { findExampleDirs, loadScenario, resolveScenarioPath } from "../explore/load.ts";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { findExampleDirs, hasScenario, loadScenario, resolveScenarioPath } from "../explore/load.ts";
+import { ScenarioError } from "../explore/run.ts";
+import type { Params } from "../explore/scenario.ts";
 import { parse, UsageError } from "./args.ts";
 
 export const listExamplesUsage = `Usage: settle list-examples [dir] [--json]
 
-Lists the example scenarios under dir (default: ./examples, as in a clone of settle), with their variants,
-workloads and params.
+Lists the example scenarios under dir (default: ./examples, as in a clone of settle): each folder right under it
+that holds a scenario file or a scenario.yaml, and those one level further down in a folder of examples (as
+examples/frameworks and examples/zoo). For each, its variants, workloads and params; for a scenario.yaml, also
+which variants settle explore runs (those that give a Node.js module) and which only settle drill runs (those that
+give only a command), with the command that runs each.
 `;
+
+/** Where a variant runs: settle explore (a code scenario, or a scenario.yaml variant with a module) and settle drill. */
+type Runner = "explore" | "drill";
+
+interface VariantRow {
+  expect: "finding" | "ok";
+  description?: string;
+  /** The commands that run it, the first the one to reach for. */
+  runsIn: Runner[];
+  /** How to run it, as a command line. */
+  run: string;
+}
+
+interface Row {
+  /** The example's folder, relative to the working directory. */
+  path: string;
+  /** Its scenario file, relative to the working directory. */
+  scenario: string;
+  kind: "code" | "yaml";
+  name: string;
+  description: string;
+  variants: Record<string, VariantRow>;
+  workloads: string[];
+  params: Params;
+}
+
+/** Folders of examples within `dir`: those right under it and, in a subfolder holding no scenario, those under that. */
+function exampleDirs(dir: string): string[] {
+  const found = findExampleDirs(dir, { yaml: true });
+  for (const name of readdirSync(dir)) {
+    const sub = join(dir, name);
+    if (!statSync(sub).isDirectory() || hasScenario(sub)) continue;
+    found.push(...findExampleDirs(sub, { yaml: true }));
+  }
+  return found.sort();
+}
+
+async function codeRow(exampleDir: string, scenarioPath: string): Promise<Row> {
+  const s = await loadScenario(scenarioPath);
+  const shown = relative(process.cwd(), scenarioPath);
+  const variants: Record<string, VariantRow> = {};
+  for (const [name, info] of Object.entries(s.variants)) {
+    variants[name] = { ...info, runsIn: ["explore"], run: `settle explore ${shown} --variant ${name}` };
+  }
+  return { path: relative(process.cwd(), exampleDir), scenario: shown, kind: "code", name: s.name, description: s.description ?? "", variants, workloads: Object.keys(s.workloads), params: s.params };
+}
+
+/** A scenario.yaml, read without running anything: its modules are not loaded (settle explore checks them). */
+async function yamlRow(exampleDir: string, scenarioPath: string): Promise<Row> {
+  const { loadYamlScenario, ScenarioYamlError } = await import("../scenario-yaml/load.ts");
+  let yaml;
+  try {
+    yaml = loadYamlScenario(scenarioPath);
+  } catch (error) {
+    if (error instanceof ScenarioYamlError) throw new ScenarioError(error.message);
+    throw error;
+  }
+  const shown = relative(process.cwd(), scenarioPath);
+  const variants: Record<string, VariantRow> = {};
+  for (const [name, variant] of Object.entries(yaml.variants)) {
+    // A module runs in the simulator, and under settle drill as `node MODULE ARGS...` when no command is given.
+    const explored = variant.module !== undefined;
+    variants[name] = {
+      expect: variant.expect ?? "ok",
+      ...(variant.description === undefined ? {} : { description: variant.description }),
+      runsIn: explored ? ["explore", "drill"] : ["drill"],
+      run: `settle ${explored ? "explore" : "drill"} ${shown} --variant ${name}`,
+    };
+  }
+  // The explorable form of a scenario.yaml has one workload, its steps, and no params.
+  return { path: relative(process.cwd(), exampleDir), scenario: shown, kind: "yaml", name: yaml.name, description: yaml.description ?? "", variants, workloads: ["steps"], params: {} };
+}
 
 export async function listExamplesCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { json: { type: "boolean" } });
@@ -17,24 +94,41 @@ export async function listExamplesCommand(argv: string[]): Promise<number> {
     const hint = positionals[0] === undefined ? " (the bundled examples are in settle's source repository, not in the npm package; give the folder of your own scenarios)" : "";
     throw new UsageError(`${dir}: no such directory${hint}`);
   }
-  const rows = [];
-  for (const exampleDir of findExampleDirs(dir)) {
-    const s = await loadScenario(resolveScenarioPath(exampleDir));
-    rows.push({ path: relative(process.cwd(), exampleDir), name: s.name, description: s.description ?? "", variants: s.variants, workloads: Object.keys(s.workloads), params: s.params });
+  const rows: Row[] = [];
+  for (const exampleDir of exampleDirs(dir)) {
+    const scenarioPath = resolveScenarioPath(exampleDir);
+    rows.push(/\.ya?ml$/i.test(scenarioPath) ? await yamlRow(exampleDir, scenarioPath) : await codeRow(exampleDir, scenarioPath));
   }
   if (values.json === true) {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return 0;
   }
   if (rows.length === 0) process.stderr.write(`no example scenarios under ${dir}\n`);
-  for (const row of rows) {
-    process.stdout.write(`${row.path}  (${row.name}) ${row.description}\n`);
-    for (const [variant, info] of Object.entries(row.variants)) {
-      process.stdout.write(`  --variant ${variant.padEnd(10)} expect ${info.expect.padEnd(8)} ${info.description ?? ""}\n`);
-    }
+  for (const row of rows) writeRow(row);
+  return 0;
+}
+
+function writeRow(row: Row): void {
+  process.stdout.write(`${row.path}  (${row.name}) ${row.description}\n`);
+  const variants = Object.entries(row.variants);
+  const width = Math.max(10, ...variants.map(([name]) => name.length));
+  for (const [variant, info] of variants) {
+    const where = row.kind === "code" ? "" : (info.runsIn.includes("explore") ? "explore+drill" : "drill only").padEnd(14);
+    process.stdout.write(`  --variant ${variant.padEnd(width)} expect ${info.expect.padEnd(8)} ${where}${info.description ?? ""}\n`);
+  }
+  if (row.kind === "code") {
     process.stdout.write(`  workloads: ${row.workloads.join(", ")}\n`);
     const params = Object.entries(row.params).map(([k, v]) => `${k}=${String(v)}`);
     if (params.length > 0) process.stdout.write(`  params: ${params.join(" ")}\n`);
   }
-  return 0;
+  // How to run them: the command for the variants of each kind, with V for the variant's name.
+  const explored = variants.filter(([, info]) => info.runsIn.includes("explore")).map(([name]) => name);
+  if (explored.length > 0) {
+    const which = row.kind === "yaml" && explored.length < variants.length ? ` (V: ${explored.join(", ")})` : "";
+    process.stdout.write(`  explore: settle explore ${row.scenario} --variant V${which}\n`);
+  }
+  if (row.kind === "yaml") {
+    const modules = explored.length > 0 ? " (a module runs as node MODULE ARGS)" : "";
+    process.stdout.write(`  drill:   settle drill ${row.scenario} --variant V${modules}\n`);
+  }
 }

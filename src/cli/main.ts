@@ -11,7 +11,7 @@ Commands:
   explore <scenario-or-dir>   run many seeded schedules with faults; report and shrink what fails
   replay <file>               re-run a finding from its replay file, byte for byte
   merge <dirs...>             combine the findings of shards (settle explore --shard i/n)
-  list-examples [dir]         list the bundled example scenarios and their variants
+  list-examples [dir]         list the example scenarios (code and scenario.yaml), their variants and how to run each
   serve                       a Kubernetes-compatible API server over a store, for kubectl, helm, any client
   report <file>               render a finding as an HTML timeline or JUnit XML
   drill <scenario> -- <cmd>   kill a real controller process after each of its writes and check it converges
