@@ -496,6 +496,12 @@ export class Connection {
     releaseParser(this.client);
     releaseParser(this.server);
     this.owner.hub.connections.delete(this);
+    // An idle keep-alive socket sits in its agent's pool, and `http.globalAgent` (keep-alive since Node 19) is the
+    // process's, not the incarnation's: the next incarnation's request, or the next simulation's, would take it and go
+    // into a connection nobody serves (the request lost, the run depending on the one before it in the process).
+    // Destroyed, the pool passes it over. Only an idle socket: no code of the module listens on it (Node removed the
+    // request's listeners when it went idle), so nothing of the dead incarnation runs.
+    if ((this.client as unknown as { _httpMessage?: unknown })._httpMessage === null) this.client.destroy();
     if (this.closed) return;
     this.closed = true;
     this.deliveries.length = 0;
