@@ -28,13 +28,21 @@ for (const example of ["client-node", "dot-i-operator"]) {
     // @dot-i/k8s-operator's own watch dies on a 410 Expired ERROR event (its replay is findings/level-expire-watch.json),
     // so its level variant declares a finding; the operator's logic is clean (frameworks-level.sweep.test.ts).
     assert.equal(scenario.variants.level?.expect, example === "dot-i-operator" ? "finding" : "ok");
-    const options = (variant: string, runs: number): ExploreOptions => ({ scenarioPath: path, variant, params: {}, runs, seed: 1, workers: 1, strategy: "mix", first: true });
+    // Drawn close-watches expire one time in four, and @dot-i/k8s-operator dies on the 410 in any variant, so its
+    // search may meet that crash first: it runs all its runs, and the lost scale-up must be among its findings,
+    // beside nothing but the crash.
+    const first = example !== "dot-i-operator";
+    const options = (variant: string, runs: number): ExploreOptions => ({ scenarioPath: path, variant, params: {}, runs, seed: 1, workers: 1, strategy: "mix", first });
+    const lostScaleUp = "silent-divergence:children == spec.voices";
+    const expected = (keys: string[]) => (first ? [lostScaleUp] : [lostScaleUp, ...keys.filter((key) => key === "actor-error:controller")]);
     const delta = await quietly(() => explore(scenario, options("delta", deltaRunsMax), () => 0));
-    assert.deepEqual(delta.findings.map((f) => f.key), ["silent-divergence:children == spec.voices"], `after ${delta.runs} runs`);
+    const deltaKeys = delta.findings.map((f) => f.key).sort();
+    assert.deepEqual(deltaKeys, expected(deltaKeys).sort(), `after ${delta.runs} runs`);
     // The handler without a retry of its own loses work under the default budget's failed requests: the variant
     // declares the finding, so a tour of examples/frameworks counts it as expected.
     assert.equal(scenario.variants["level-no-retry"]?.expect, "finding");
     const noRetry = await quietly(() => explore(scenario, options("level-no-retry", noRetryRunsMax), () => 0));
-    assert.deepEqual(noRetry.findings.map((f) => f.key), ["silent-divergence:children == spec.voices"], `after ${noRetry.runs} runs`);
+    const noRetryKeys = noRetry.findings.map((f) => f.key).sort();
+    assert.deepEqual(noRetryKeys, expected(noRetryKeys).sort(), `after ${noRetry.runs} runs`);
   });
 }
