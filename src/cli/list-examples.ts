@@ -113,7 +113,7 @@ function writeRow(row: Row): void {
   const variants = Object.entries(row.variants);
   const width = Math.max(10, ...variants.map(([name]) => name.length));
   for (const [variant, info] of variants) {
-    const where = row.kind === "code" ? "" : (info.runsIn.includes("explore") ? "explore+drill" : "drill only").padEnd(14);
+    const where = row.kind === "code" ? "" : (info.runsIn.includes("explore") ? "explore+drill" : "drill only").padEnd(15);
     process.stdout.write(`  --variant ${variant.padEnd(width)} expect ${info.expect.padEnd(8)} ${where}${info.description ?? ""}\n`);
   }
   if (row.kind === "code") {

@@ -97,3 +97,9 @@ properties:
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("a reader that stops early (settle list-examples | head -1) ends settle quietly with SIGPIPE's status, no EPIPE stack", () => {
+  const result = spawnSync("bash", ["-c", `set -o pipefail; "${process.execPath}" "${bin}" list-examples | head -1 > /dev/null`], { cwd: repo, encoding: "utf8" });
+  assert.equal(result.status, 141, result.stderr);
+  assert.doesNotMatch(result.stderr, /EPIPE|Unhandled/);
+});
