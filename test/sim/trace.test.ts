@@ -99,3 +99,20 @@ test("canonical lines stay JSON.stringify's past the memo's bounds: more distinc
     assert.equal(canonicalLine(r), stringifiedLine(r));
   }
 });
+
+test("a canonical line writes every virtual time as String does: across the million boundaries, with zeros inside, and off the fast path", () => {
+  const times = [0, 5, 999_999, 1_000_000, 1_000_001, 1_767_225_600_000, 1_767_225_600_007, 1_767_225_600_070, 1_767_225_999_999, 1_767_226_000_000, 1_767_226_000_001, 2.5, 1_767_225_600_000.5, -1, -1_767_225_600_000, 2 ** 53 - 1, 2 ** 53, 1e21];
+  // Each time twice and after each other one: the remembered last time and its leading digits are both met.
+  for (const a of times) {
+    for (const b of times) {
+      for (const timeMs of [a, b, b]) {
+        const r = record(0, { timeMs });
+        assert.equal(canonicalLine(r), stringifiedLine(r));
+      }
+    }
+  }
+  for (let i = 0; i < 20_000; i++) {
+    const r = record(i, { timeMs: 1_767_225_600_000 + i * 7_919 });
+    assert.equal(canonicalLine(r), stringifiedLine(r));
+  }
+});
