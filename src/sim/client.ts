@@ -92,6 +92,7 @@ export class SimClient implements Client {
         write,
         facts,
         owner: state,
+        storeOnly: true,
         run: () => {
           const { ok, value, result } = this.apply(ref, apply);
           kernel.enqueueAfter(kernel.drawLatencyMs(state), {
@@ -244,6 +245,7 @@ export class SimClient implements Client {
       write: false,
       facts,
       owner: state,
+      storeOnly: true,
       run: () => this.openWatch(watch, copy),
     });
     return watch;
@@ -288,7 +290,8 @@ export class SimClient implements Client {
     const holdMs = this.kernel.takeWatchHold(this.state, options.kind, fromRevision);
     if (holdMs > 0) watch.delay(holdMs);
     const { apiVersion, kind, namespace, labelSelector, fieldSelector } = options;
-    watch.attach(store.watch({ apiVersion, kind, namespace, labelSelector, fieldSelector, fromRevision }, (event) => watch.push(event)));
+    // Inert: `push` only queues the event for a delivery step of its own.
+    watch.attach(store.watch({ apiVersion, kind, namespace, labelSelector, fieldSelector, fromRevision, inert: true }, (event) => watch.push(event)));
   }
 }
 

@@ -54,6 +54,12 @@ export interface Step extends ReadyStep {
   origin?: StepOrigin;
   /** For a watch delivery: the collection its watch follows (see `ReadyStep.collection`). */
   collection?: StepFacts["object"];
+  /**
+   * The step runs only the simulator's and the store's code (a client request applied to the store, a garbage
+   * collection): it settles no actor's promise. When the store runs no code of others either
+   * (`Store.selfContained`), it leaves nothing to wait for, and the next step follows without a wait.
+   */
+  storeOnly?: boolean;
   run(): string;
 }
 
@@ -788,11 +794,18 @@ export class Kernel {
     const revisionBefore = this.store.revision;
     this.currentActor = step.actor;
     if (this.origins) this.maker = { origin: step.origin, steps: 0, timers: 0 };
+    // Asked before the step runs: only code the store runs (an admission plugin, a listener) could open a watch
+    // that is not inert, and a self-contained store runs none. After such a step both queues are as empty as the
+    // last wait left them, and no rejection was made, so a wait would end at once having run nothing: the trace
+    // is the same without it. (Its actor awaits its response: it is never judged to await the outside here.)
+    const waits = step.storeOnly !== true || this.store.selfContained?.() !== true;
     const result = step.run();
-    await this.waits.released();
-    // An actor that waits on nothing of ours may wait on real I/O or a real timer: it gets the event-loop turn every
-    // step had before steps waited in the microtask queue, so it is judged as it was then.
-    if (this.awaitsOutside(step) !== undefined) await this.waits.turn();
+    if (waits) {
+      await this.waits.released();
+      // An actor that waits on nothing of ours may wait on real I/O or a real timer: it gets the event-loop turn
+      // every step had before steps waited in the microtask queue, so it is judged as it was then.
+      if (this.awaitsOutside(step) !== undefined) await this.waits.turn();
+    }
     const revisionAfter = this.store.revision;
     this.checkActor(step);
     if (revisionAfter !== revisionBefore || step.kind === "gc") this.queueGc();
@@ -856,6 +869,7 @@ export class Kernel {
       actor: "gc",
       kind: "gc",
       label: "collect garbage",
+      storeOnly: true,
       run: () => {
         this.gcQueued = false;
         return this.store.collectGarbage() ?? "nothing";

@@ -100,6 +100,8 @@ export class MemoryStore implements Store {
   readonly #namespaces: KindState;
   #uidCount = 0;
   #nameCount = 0;
+  /** Open watches not opened `inert`: their listeners may run any code (see `selfContained`). */
+  #activeWatches = 0;
 
   constructor(options: StoreOptions = {}) {
     this.#now = options.now ?? (() => 0);
@@ -250,6 +252,10 @@ export class MemoryStore implements Store {
     const equality = first === undefined ? undefined : { ...first, read: indexValue(first.index, resource) };
     const filter = { namespace, name: selector.name, matches: selector.matches, view: (o: KubeObject) => this.#view(o, resource), equality };
     const watcher = new Watcher(state.watchers, filter, listener, from);
+    if (options.inert !== true) {
+      this.#activeWatches++;
+      watcher.onClose = () => this.#activeWatches--;
+    }
     state.watchers.add(watcher);
     const end = this.#log.revision;
     const one = filter.name !== undefined && (!resource.namespaced || namespace !== undefined);
@@ -387,6 +393,10 @@ export class MemoryStore implements Store {
   }
 
   // ---- garbage collection ----
+
+  selfContained(): boolean {
+    return this.#activeWatches === 0 && this.#admission.size === 0;
+  }
 
   hasGarbage(): boolean {
     return this.#gc.next() !== undefined;

@@ -82,6 +82,11 @@ export interface StoreWatchOptions extends KindRef {
   fieldSelector?: string;
   /** Deliver every matching event after this revision (replayed from history first). Before compaction: 410. */
   fromRevision: number;
+  /**
+   * The listener only keeps the events for later (the simulator's own watches queue them for delivery steps): it
+   * runs no other code and settles no promise. While a watch without it is open, `selfContained` is false.
+   */
+  inert?: boolean;
 }
 
 export interface StoreWatcher {
@@ -130,4 +135,10 @@ export interface Store {
   hasGarbage(): boolean;
   /** Performs one garbage-collection action and describes it; undefined when there is nothing to do. */
   collectGarbage(): string | undefined;
+  /**
+   * True when a write runs nothing but the store's own code: no admission plugin, and every open watch `inert`.
+   * The simulator then knows that a step which only writes leaves no microtask behind. Optional: a store without
+   * it is never taken to be self-contained.
+   */
+  selfContained?(): boolean;
 }

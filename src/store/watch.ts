@@ -61,10 +61,14 @@ export class Watcher implements StoreWatcher {
     return this.#closed;
   }
 
+  /** Called once, when it closes (the store's count of watches that are not inert). */
+  onClose: (() => void) | undefined = undefined;
+
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     this.index.remove(this);
+    this.onClose?.();
   }
 
   /** Delivers one recorded write, turned into what this watcher sees (or nothing). */

@@ -160,3 +160,66 @@ test("under --unhandled-rejections=strict every step waits by an event-loop turn
   assert.equal(here.status, "idle");
   assert.deepEqual(JSON.parse(child.stdout.trim()), [here.status, here.steps, here.traceHash]);
 });
+
+/** Counts the quiet waits steps take while `body` runs (the host's `released`, which every waiting step calls). */
+async function countWaits<T>(body: () => Promise<T>): Promise<{ value: T; waits: number }> {
+  const { simulationHost } = await import("../../src/sim/host.ts");
+  const released = simulationHost.released;
+  let waits = 0;
+  simulationHost.released = function (this: typeof simulationHost) {
+    waits++;
+    return released.call(this);
+  };
+  try {
+    return { value: await body(), waits };
+  } finally {
+    simulationHost.released = released;
+  }
+}
+
+/** A poller's 50 rounds: a request, its response and a timer each, after its start. */
+const poller = defineActor({
+  name: "poller",
+  async start(ctx) {
+    for (let i = 0; i < 50; i++) {
+      await ctx.client.get(target);
+      await ctx.clock.sleep(10);
+    }
+  },
+});
+
+test("a client request applied to a store that runs no code of others takes no wait: it settles nothing, so the next step follows at once", async () => {
+  const s = make();
+  s.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "a" }, data: {} });
+  s.addActor(poller);
+  const { value: run, waits } = await countWaits(() => s.run({ strategy: fifoStrategy() }));
+  assert.equal(run.steps, 1 + 50 * 3);
+  assert.equal(waits, run.steps - 50, "every step but the 50 requests waits");
+});
+
+test("with a store watch that is not the simulator's own open, or an admission plugin, every step waits, and the trace is the same", async () => {
+  const plain = make();
+  plain.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "a" }, data: {} });
+  plain.addActor(poller);
+  const reference = await plain.run({ strategy: fifoStrategy() });
+
+  // A listener of the scenario's own may run any code: each event settles a promise here.
+  const watched = make();
+  watched.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "a" }, data: {} });
+  let settled = 0;
+  const watcher = watched.store.watch({ apiVersion: "v1", kind: "ConfigMap", fromRevision: watched.store.revision }, () => void Promise.resolve().then(() => settled++));
+  watched.addActor(poller);
+  const { value: run, waits } = await countWaits(() => watched.run({ strategy: fifoStrategy() }));
+  assert.equal(waits, run.steps, "every step waits while the watch is open");
+  assert.equal(run.traceHash, reference.traceHash);
+  watcher.close();
+  assert.equal(watched.store.selfContained?.(), true, "closing it gives the store back its own");
+
+  const admitted = createSimulation({ seed: 1, admission: [{ name: "nothing", validate: () => undefined }] });
+  admitted.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  admitted.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "a" }, data: {} });
+  admitted.addActor(poller);
+  const { value: admittedRun, waits: admittedWaits } = await countWaits(() => admitted.run({ strategy: fifoStrategy() }));
+  assert.equal(admittedWaits, admittedRun.steps, "every step waits: a plugin is code of others");
+  assert.equal(admittedRun.traceHash, reference.traceHash);
+});
