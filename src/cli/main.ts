@@ -23,7 +23,8 @@ Options:
   -h, --help        show help
   -V, --version     print the version
 
-Exit codes: 0 no finding, 1 a finding, 2 usage or input error, 3 a replay diverged.
+Exit codes: 0 no finding, 1 a finding, 2 usage or input error, 3 a replay diverged, 141 the reader of the
+output stopped early (settle ... | head).
 `;
 
 interface Command {
