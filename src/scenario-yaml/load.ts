@@ -37,8 +37,12 @@ export interface YamlVariant {
   command?: string[];
   /** The controller module, absolute (resolved against the scenario's folder at load; the file exists then). */
   module?: string;
-  /** The module's process.argv after its path. */
+  /** The Go main package's folder, absolute (resolved against the scenario's folder at load; a folder then). */
+  go?: string;
+  /** The module's process.argv after its path, or the Go program's arguments. */
   args?: string[];
+  /** How many instances of the module or Go program run (default 1). */
+  replicas?: number;
   expect?: "finding" | "ok";
   env?: Record<string, string>;
 }
@@ -202,6 +206,15 @@ function variants(raw: Record<string, YamlVariant>, dir: string, at: (p: readonl
   const out: Record<string, YamlVariant> = {};
   for (const [name, variant] of Object.entries(raw)) {
     out[name] = { ...variant };
+    for (const field of ["args", "replicas"] as const) {
+      if (variant[field] !== undefined && variant.module === undefined && variant.go === undefined) {
+        throw new ScenarioYamlError(`${at(["variants", name, field])}: variants.${name}.${field}: given without module or go (it is the program's ${field === "args" ? "arguments" : "instance count"})`);
+      }
+    }
+    if (variant.go !== undefined && variant.module !== undefined) {
+      throw new ScenarioYamlError(`${at(["variants", name, "go"])}: variants.${name}: module and go both given (a variant runs one program: a Node.js module or a Go package)`);
+    }
+    if (variant.go !== undefined) out[name]!.go = goPackageDir(variant.go, dir, ["variants", name, "go"], at);
     if (variant.module === undefined) continue;
     const path = resolve(dir, variant.module);
     const stat = statSafe(path);
@@ -212,6 +225,21 @@ function variants(raw: Record<string, YamlVariant>, dir: string, at: (p: readonl
     out[name]!.module = path;
   }
   return out;
+}
+
+/** A `go:` folder resolved against the scenario's folder; it must be a folder with Go files inside a Go module. */
+function goPackageDir(given: string, dir: string, path: readonly (string | number)[], at: (p: readonly (string | number)[]) => string): string {
+  const abs = resolve(dir, given);
+  const stat = statSafe(abs);
+  const where = `${at(path)}: ${path.join(".")}: ${given}`;
+  if (stat === undefined || !stat.isDirectory()) {
+    throw new ScenarioYamlError(`${where}: ${stat === undefined ? "no such folder" : "not a folder"} (resolved against the scenario's folder: ${abs})`);
+  }
+  for (let up = abs; ; up = dirname(up)) {
+    if (statSafe(join(up, "go.mod"))?.isFile() === true) return abs;
+    if (dirname(up) === up) break;
+  }
+  throw new ScenarioYamlError(`${where}: no go.mod in ${abs} or any folder above it (a go: variant names a main package inside a Go module)`);
 }
 
 function property(raw: Record<string, unknown>, expr: WorldExpression, where: string): Property {

@@ -79,11 +79,17 @@ export const scenarioSchema = {
             minLength: 1,
             description: "A Node.js controller module, relative to the scenario: settle explore runs it in the simulator; settle drill runs `node MODULE ARGS...` unless a command is given.",
           },
-          args: { type: "array", items: { type: "string" }, description: "module only: its process.argv after the module's path." },
+          go: {
+            type: "string",
+            minLength: 1,
+            description:
+              "A Go main package (a folder inside a Go module), relative to the scenario: settle explore builds it for js/wasm and runs it in the simulator; settle drill runs a native build of it unless a command is given.",
+          },
+          args: { type: "array", items: { type: "string" }, description: "module or go only: the program's arguments." },
+          replicas: { type: "integer", minimum: 1, maximum: 16, description: "module or go only: how many instances run, each with its own identity and crashes (default 1)." },
           expect: { enum: ["finding", "ok"] },
           env: { type: "object", additionalProperties: { type: "string" }, description: "Extra environment variables for the controller (command or module)." },
         },
-        dependencies: { args: ["module"] },
       },
     },
     world: {

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createStore } from "../../src/store/index.ts";
 import type { Store } from "../../src/store/types.ts";
@@ -174,9 +174,22 @@ test("a module that is not there fails the load naming the variant, the path as 
   assert.throws(() => loadYamlScenario(folder), /variants\.mod\.module: \.: not a file/);
 });
 
-test("args without a module, and a module that is not a string, are schema errors", () => {
-  assert.throws(() => loadYamlScenario(scenarioFile(minimal.replace("variants:\n", "variants:\n  a: { command: [x], args: [y] }\n"))), /variants\.a: must have property module when property args is present/);
+test("args or replicas without a module or go, both module and go, and a module that is not a string, are errors", () => {
+  assert.throws(() => loadYamlScenario(scenarioFile(minimal.replace("variants:\n", "variants:\n  a: { command: [x], args: [y] }\n"))), /variants\.a\.args: given without module or go/);
+  assert.throws(() => loadYamlScenario(scenarioFile(minimal.replace("variants:\n", "variants:\n  a: { command: [x], replicas: 2 }\n"))), /variants\.a\.replicas: given without module or go/);
+  assert.throws(() => loadYamlScenario(scenarioFile(minimal.replace("variants:\n", "variants:\n  a: { module: x.mjs, go: . }\n"))), /variants\.a: module and go both given/);
   assert.throws(() => loadYamlScenario(scenarioFile(minimal.replace("variants:\n", "variants:\n  a: { module: [x] }\n"))), /variants\.a\.module: must be string/);
+});
+
+test("a go variant names a folder inside a Go module, resolved against the scenario's folder", () => {
+  const file = scenarioFile(minimal.replace("variants:\n", "variants:\n  g: { go: ./op, args: [--x] }\n"));
+  const dir = dirname(file);
+  assert.throws(() => loadYamlScenario(file), /variants\.g\.go: \.\/op: no such folder/);
+  mkdirSync(join(dir, "op"));
+  writeFileSync(join(dir, "op", "main.go"), "package main\nfunc main() {}\n");
+  assert.throws(() => loadYamlScenario(file), /variants\.g\.go: \.\/op: no go\.mod in .* or any folder above it/);
+  writeFileSync(join(dir, "go.mod"), "module example.com/op\n\ngo 1.26\n");
+  assert.equal(loadYamlScenario(file).variants.g!.go, join(dir, "op"));
 });
 
 test("a scenario text is told apart from a manifest file", () => {
