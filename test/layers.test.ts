@@ -1,4 +1,4 @@
-// The layering of src/ as the README states it, checked against the imports. The README's "Layers, bottom-up"
+// The layering of src/ as docs/architecture.md states it, checked against the imports. Its "Layers, bottom-up"
 // list names every folder of src/ once; a file may import only from its own folder or from a folder listed
 // before its own. Type-only imports (`import type`, `export type`) count too: a lower layer that names an upper
 // layer's types is coupled to it all the same, and none is needed. Inside a folder no run-time cycle is allowed
@@ -50,10 +50,10 @@ function sourceFiles(dir: string): string[] {
     });
 }
 
-/** The folders of the README's "Layers, bottom-up" list, in its order. */
+/** The folders of docs/architecture.md's "Layers, bottom-up" list, in its order. */
 export function readmeLayers(readme: string): string[] {
   const start = readme.indexOf("Layers, bottom-up:");
-  assert.ok(start >= 0, "README.md has a 'Layers, bottom-up:' list");
+  assert.ok(start >= 0, "docs/architecture.md has a 'Layers, bottom-up:' list");
   const end = readme.indexOf("Public entry points", start);
   assert.ok(end > start, "the layer list ends where 'Public entry points' begins");
   return [...readme.slice(start, end).matchAll(/`src\/([a-z-]+)`/g)].map((m) => m[1]!);
@@ -141,8 +141,8 @@ function allEdges(): ImportEdge[] {
   return sourceFiles("src").flatMap((file) => importsOf(file, readFileSync(join(repo, file), "utf8")));
 }
 
-test("the README's layer list names every folder of src/ once", () => {
-  const layers = readmeLayers(readFileSync(join(repo, "README.md"), "utf8"));
+test("docs/architecture.md's layer list names every folder of src/ once", () => {
+  const layers = readmeLayers(readFileSync(join(repo, "docs", "architecture.md"), "utf8"));
   const folders = readdirSync(join(repo, "src"))
     .filter((name) => statSync(join(repo, "src", name)).isDirectory())
     .sort();
@@ -150,8 +150,8 @@ test("the README's layer list names every folder of src/ once", () => {
   assert.equal(new Set(layers).size, layers.length, "no folder is listed twice");
 });
 
-test("no import runs up the README's layer list", () => {
-  const layers = readmeLayers(readFileSync(join(repo, "README.md"), "utf8"));
+test("no import runs up docs/architecture.md's layer list", () => {
+  const layers = readmeLayers(readFileSync(join(repo, "docs", "architecture.md"), "utf8"));
   const edges = allEdges();
   assert.ok(edges.length > 500, `the parser finds the imports (${edges.length})`);
   assert.deepEqual(upwardArrows(edges, layers), []);
