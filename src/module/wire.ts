@@ -139,6 +139,8 @@ interface InFlight {
   watch: WireWatch | undefined;
   /** Under a lost-response fault: the answer is dropped and the connection reset. */
   lose: boolean;
+  /** A watch answered in protobuf (client-go's default for built-in kinds): one binary frame per chunk, no lines. */
+  protobuf?: boolean;
 }
 
 /** One in-process connection of a module incarnation. */
@@ -306,6 +308,7 @@ export class Connection {
         this.responseHead = undefined;
         this.inFlight.shift();
         this.streaming = flight;
+        flight.protobuf = /protobuf/i.test(head.headers.get("content-type") ?? "");
         if (flight.lose) {
           this.deliver({ type: "reset", label: flight.label, facts: flight.facts, latency: true });
           return;
@@ -341,7 +344,7 @@ export class Connection {
       this.deliver({ type: "end", kind: "watch", label, facts, ...(collection === undefined ? {} : { collection }) });
       return true;
     }
-    for (const line of splitLines(chunk.data)) {
+    for (const line of flight.protobuf === true ? [chunk.data] : splitLines(chunk.data)) {
       this.deliver({ type: "bytes", bytes: encodeChunk(line), kind: "watch", label, result: describeEvent(line), facts, latency: false, ...(collection === undefined ? {} : { collection }) });
     }
     return true;
@@ -607,6 +610,8 @@ function describeRequest(kernel: Kernel, method: string, target: string): Descri
   let query: URLSearchParams;
   try {
     ({ pathname, query } = requestTarget(target));
+    // A client that sends the token as the path prefix the server accepts for plain HTTP (client-go: src/go/).
+    if (pathname.startsWith("/token/")) pathname = pathname.replace(/^\/token\/[^/]+/, "");
   } catch {
     return { verb: method === "GET" ? "get" : "write", ref: `${method} ${target}`, write: method !== "GET", cached: false };
   }
