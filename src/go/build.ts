@@ -192,22 +192,58 @@ function runBuild(dir: string, wasmPath: string, toolchain: GoToolchain): void {
 }
 
 /**
- * The compiler's first errors, said for what they are: a package that cannot build for js/wasm (a build constraint
- * or a missing syscall, with the chain of imports `go` prints) or an error in the program's code.
+ * The compiler's first errors, said for what they are: a package that cannot build for js/wasm (no file for js, or
+ * a system call js does not have), named with the chain of imports that brought it in, or an error in the program.
  */
 export function describeBuildFailure(dir: string, stderr: string): string {
   const lines = stderr.split("\n").filter((line) => line.trim() !== "");
   const shown = lines.slice(0, BUILD_ERROR_LINES_MAX).join("\n");
   const more = lines.length > BUILD_ERROR_LINES_MAX ? `\n(${lines.length - BUILD_ERROR_LINES_MAX} more lines)` : "";
-  const excluded = /build constraints exclude all Go files in (\S+)/.exec(stderr);
+  const excluded = /imports (\S+): build constraints exclude all Go files in (\S+)/.exec(stderr);
   if (excluded !== null) {
-    return `go build for js/wasm of ${dir} failed: a package it imports cannot build for js/wasm (no files for GOOS=js GOARCH=wasm in ${excluded[1]}); the import chain:\n${shown}${more}`;
+    const chain = lines.filter((line) => /^\s*(package|imports) /.test(line)).map((line) => line.trim().replace(/^package /, "").replace(/^imports /, "").replace(/: build constraints.*$/, ""));
+    return `go build for js/wasm of ${dir} failed: package ${excluded[1]} cannot build for js/wasm (no file for GOOS=js GOARCH=wasm in ${excluded[2]}; cgo is off); imported by ${chain.join(" -> ")}`;
   }
-  const cgo = /(\S+): (?:C source files not allowed|import "C")|cgo/.test(stderr);
-  const undefinedSyscall = /undefined: (?:syscall|unix)\.\w+/.exec(stderr);
-  if (cgo || undefinedSyscall !== null) {
-    const pkg = /^# (\S+)/m.exec(stderr)?.[1] ?? "a dependency";
-    return `go build for js/wasm of ${dir} failed: package ${pkg} cannot build for js/wasm (${undefinedSyscall?.[0] ?? "cgo"}); settle's overlay does not supply a js variant of it (see src/go/README.md). The compiler said:\n${shown}${more}`;
+  const missing = /undefined: ((?:syscall|unix)\.\w+)/.exec(stderr);
+  const pkg = /^# (\S+)/m.exec(stderr)?.[1];
+  if (missing !== null && pkg !== undefined) {
+    const chain = importChain(dir, pkg);
+    return `go build for js/wasm of ${dir} failed: package ${pkg} cannot build for js/wasm (it uses ${missing[1]}, which js does not have; settle's overlay supplies no js variant of it); imported by ${chain.join(" -> ")}. The compiler said:\n${shown}${more}`;
   }
   return `go build for js/wasm of ${dir} failed:\n${shown}${more}`;
+}
+
+/** Packages of an import graph searched at most for a chain (a bound on a graph of any size). */
+const IMPORT_GRAPH_PACKAGES_MAX = 50_000;
+
+/** The shortest chain of imports from the main package in `dir` to `target`, for js/wasm (just the two if unknown). */
+function importChain(dir: string, target: string): string[] {
+  const result = spawnSync("go", ["list", "-e", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "."], {
+    cwd: dir,
+    encoding: "utf8",
+    env: { ...process.env, GOOS: "js", GOARCH: "wasm", CGO_ENABLED: "0" },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const imports = new Map<string, string[]>();
+  for (const line of (result.stdout ?? "").split("\n").slice(0, IMPORT_GRAPH_PACKAGES_MAX)) {
+    const [path, ...deps] = line.trim().split(" ");
+    if (path !== undefined && path !== "") imports.set(path, deps.filter((dep) => dep !== ""));
+  }
+  // `go list -deps` prints the package named last, after everything it imports.
+  const main = [...imports.keys()].at(-1);
+  if (main === undefined) return [target];
+  const previous = new Map<string, string>([[main, ""]]);
+  const queue = [main];
+  while (queue.length > 0 && !previous.has(target)) {
+    const at = queue.shift()!;
+    for (const dep of imports.get(at) ?? []) {
+      if (previous.has(dep)) continue;
+      previous.set(dep, at);
+      queue.push(dep);
+    }
+  }
+  if (!previous.has(target)) return [main, target];
+  const chain = [target];
+  for (let at = previous.get(target)!; at !== ""; at = previous.get(at)!) chain.unshift(at);
+  return chain;
 }
