@@ -20,14 +20,15 @@ interface Run {
   stdout: string[];
 }
 
-async function runBasics(mode: string, options: { seed?: number; faults?: PlannedFault[]; untilMs?: number } = {}): Promise<Run> {
+async function runBasics(mode: string, options: { seed?: number; faults?: PlannedFault[]; untilMs?: number; replicas?: number } = {}): Promise<Run> {
   const stdout: string[] = [];
   const previous = setModuleOutput((fd, chunk) => {
     if (fd === 1) stdout.push(...chunk.toString("utf8").split("\n").filter((line) => line !== ""));
   });
   try {
     const sim = createSimulation({ seed: options.seed ?? 1, requestLatencyMs: [1, 20] });
-    for (const actor of goActor({ name: "b", dir: basics, args: [`--mode=${mode}`], env: { SETTLE_TOKEN: API_TOKEN } })) sim.addActor(actor);
+    const replicas = options.replicas === undefined ? {} : { replicas: options.replicas };
+    for (const actor of goActor({ name: "b", dir: basics, args: [`--mode=${mode}`], env: { SETTLE_TOKEN: API_TOKEN }, ...replicas })) sim.addActor(actor);
     const result = await sim.run({ strategy: fifoStrategy(), maxSteps: 200, untilMs: epoch + (options.untilMs ?? 30_000), faults: options.faults ?? [] });
     return { result, stdout };
   } finally {
@@ -97,4 +98,15 @@ test("a program that waits on nothing of the simulation's ends the run with a fi
   const { result } = await runBasics("block");
   assert.equal(result.status, "outside-await");
   assert.match(result.message ?? "", /go program b made no request to the API server and waits on nothing of the simulation's/);
+});
+
+test("replicas: each instance is an actor of its own, with its own host name and its own crashes", async () => {
+  const { result, stdout } = await runBasics("counter", { replicas: 2, faults: [{ atStep: 4, kind: "crash", target: "b-1" }] });
+  assert.equal(result.status, "until", result.message);
+  const starts = stdout.filter((line) => line.startsWith("start ")).map((line) => line.replace(/ now=.*$/, ""));
+  assert.deepEqual(starts.sort(), ["start counter=1 host=b-0", "start counter=1 host=b-1", "start counter=1 host=b-1"]);
+  const actors = new Set(result.trace.filter((r) => r.kind === "start").map((r) => r.actor));
+  assert.deepEqual([...actors].sort(), ["b-0", "b-1"]);
+  const restarts = result.trace.filter((r) => r.kind === "start" && r.label.startsWith("restart "));
+  assert.deepEqual(restarts.map((r) => r.actor), ["b-1"], "only the crashed replica restarted");
 });
