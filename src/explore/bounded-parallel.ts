@@ -13,6 +13,7 @@ import { foldState, jobSearch, rootAt, runTask, type BoundedJob, type BoundedSta
 import { workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
+import { goPrograms } from "../go/build.ts";
 import type { Scenario } from "./scenario.ts";
 
 export interface ParallelOptions {
@@ -164,7 +165,7 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
           const execArgv = workerExecArgv();
           for (let w = 0; w < threads; w++) {
             const worker = new Worker(entry === undefined ? workerEntry() : pathToFileURL(entry), {
-              workerData: { ...options.job, moduleBundles: loadedModuleBundles(), preflightedModules: preflightedModules() },
+              workerData: { ...options.job, moduleBundles: loadedModuleBundles(), preflightedModules: preflightedModules(), goPrograms: goPrograms() },
               ...(execArgv === undefined ? {} : { execArgv }),
               resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
             });

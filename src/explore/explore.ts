@@ -11,6 +11,7 @@ import type { Params, Scenario } from "./scenario.ts";
 import { collectFindings, referencePlan, summarize, workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
+import { goPrograms } from "../go/build.ts";
 import { exploreBounded, type BoundedOptions, type SearchOnWorkers, type BoundedStats, type SearchPosition, type Unit } from "./bounded.ts";
 
 export interface ExploreOptions {
@@ -251,6 +252,7 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
         firstBound: bound?.buffer,
         moduleBundles,
         preflightedModules: preflightedModules(),
+        goPrograms: goPrograms(),
       },
       resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: mine.length }) },
     });

@@ -150,6 +150,8 @@ const compiled = new Map<string, GoProgram>();
 /** Builds (or finds in the cache) the main package in `dir` and compiles it; throws `GoBuildError` for bad input. */
 export function buildGoProgram(dir: string): GoProgram {
   assert(dir.startsWith("/"), "go program folder is absolute");
+  const handed = adopted.get(dir);
+  if (handed !== undefined) return handed;
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new GoBuildError(dir, `${dir}: no such folder`);
   const toolchain = goToolchain(dir);
   const wasmPath = join(goCacheDir(), `${buildKey(dir, toolchain)}.wasm`);
@@ -161,9 +163,24 @@ export function buildGoProgram(dir: string): GoProgram {
   return program;
 }
 
-/** Adopts a program compiled by another thread (explore's workers get the main thread's modules). */
-export function adoptGoProgram(program: GoProgram): void {
-  compiled.set(program.wasmPath, program);
+/** Programs another thread built and compiled, by package folder (explore's workers get the main thread's). */
+const adopted = new Map<string, GoProgram>();
+
+/** The programs this thread built, to hand to worker threads (a compiled `WebAssembly.Module` crosses threads). */
+export function goPrograms(): GoProgram[] {
+  return [...compiled.values()];
+}
+
+/**
+ * Takes the main thread's programs: a worker neither hashes the module nor compiles it again, nor needs the overlay's
+ * files (a worker started from a bundle has no folder beside it to find them in).
+ */
+export function adoptGoPrograms(programs: readonly GoProgram[]): void {
+  for (const program of programs) {
+    assert(typeof program.dir === "string" && program.module !== undefined, "an adopted go program has a folder and a module");
+    adopted.set(program.dir, program);
+    compiled.set(program.wasmPath, program);
+  }
 }
 
 /** `go build` for js/wasm with the overlay, into a temporary file renamed into the cache when complete. */
