@@ -134,3 +134,16 @@ test("determinism: the same seeds (random schedule, drawn faults) give the same 
     burner.kill();
   }
 });
+
+test("a 429 with Retry-After: 1 makes client-go's request code wait one second of virtual time and send again", async () => {
+  const clean = await runController();
+  const atStep = stepOf(clean, /^request create ConfigMap/);
+  const run = await runController([{ atStep, kind: "fail-request", target: "op", code: 429 }]);
+  assert.deepEqual(run.children, ["p1-child", "p2-child"]);
+  const creates = run.result.trace.filter((r) => r.actor === "op" && r.kind === "request" && r.label.startsWith("create ConfigMap"));
+  assert.equal(creates[0]!.result, "429 TooManyRequests (injected)");
+  const answered = run.result.trace.find((r) => r.actor === "op" && r.kind === "response" && r.step > creates[0]!.step)!;
+  // The retry is client-go's own (no error reached the controller): exactly the Retry-After after the answer.
+  assert.equal(creates[1]!.timeMs - answered.timeMs, 1000, opSteps(run).join("\n"));
+  assert.doesNotMatch(run.stdout, /failed/);
+});
