@@ -23,7 +23,7 @@ export class GoBuildError extends Error {
 }
 
 /** What to install when `go` is missing, as the CLI and the tour say it. */
-export const GO_MISSING = "no Go toolchain: `go` is not on PATH (install Go 1.21 or newer from https://go.dev/dl/ or your system's packages, then check `go version`)";
+export const GO_MISSING = "no Go toolchain: `go` is not on PATH (install Go from https://go.dev/dl/ or your system's packages, 1.26 being the release settle's js/wasm overlay is tested with, then check `go version`)";
 
 /** The toolchain as `go env` reports it. */
 export interface GoToolchain {
@@ -216,6 +216,9 @@ export function describeBuildFailure(dir: string, stderr: string): string {
   const lines = stderr.split("\n").filter((line) => line.trim() !== "");
   const shown = lines.slice(0, BUILD_ERROR_LINES_MAX).join("\n");
   const more = lines.length > BUILD_ERROR_LINES_MAX ? `\n(${lines.length - BUILD_ERROR_LINES_MAX} more lines)` : "";
+  if (/net_settle_js\.go|os_hostname_js\.go/.test(stderr)) {
+    return `go build for js/wasm of ${dir} failed in settle's overlay of the standard library, which reaches into package net's js internals: this Go release (${goToolchain(dir).version}) differs from the one it is written for (go1.26); the compiler said:\n${shown}${more}`;
+  }
   const excluded = /imports (\S+): build constraints exclude all Go files in (\S+)/.exec(stderr);
   if (excluded !== null) {
     const chain = lines.filter((line) => /^\s*(package|imports) /.test(line)).map((line) => line.trim().replace(/^package /, "").replace(/^imports /, "").replace(/: build constraints.*$/, ""));

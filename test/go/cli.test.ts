@@ -42,7 +42,7 @@ test("without a Go toolchain: exit 2 saying what to install; the tour skips Go e
   const env = { ...process.env, PATH: dirname(process.execPath) };
   const single = cli(["explore", "test/go/fixtures/clientgo/scenario.yaml"], env);
   assert.equal(single.status, 2, single.stderr);
-  assert.match(single.stderr, /variant level: no Go toolchain: `go` is not on PATH \(install Go 1\.21 or newer from https:\/\/go\.dev\/dl\/ or your system's packages, then check `go version`\)/);
+  assert.match(single.stderr, /variant level: no Go toolchain: `go` is not on PATH \(install Go from https:\/\/go\.dev\/dl\/ or your system's packages, 1\.26 being the release settle's js\/wasm overlay is tested with, then check `go version`\)/);
   const tour = cli(["explore", "test/go/fixtures"], env);
   assert.equal(tour.status, 0, tour.stderr);
   assert.match(tour.stderr, /settle explore: test\/go\/fixtures\/clientgo\/scenario\.yaml: skipped, it runs Go programs and there is no Go toolchain: `go` is not on PATH/);
