@@ -17,7 +17,7 @@ import type { IncomingMessage } from "node:http";
 import type { Kernel, KernelWatch, ActorState, Step } from "../sim/kernel.ts";
 import type { TimerEntry } from "../sim/clock.ts";
 import type { StepFacts, Verb } from "../sim/trace.ts";
-import { completeMessageLength, encodeChunk, isChunked, parseChunk, parseHead, LAST_CHUNK, type Head } from "./framing.ts";
+import { completeMessageLength, describeProtobufEvent, encodeChunk, isChunked, parseChunk, parseHead, protobufObject, LAST_CHUNK, type Head } from "./framing.ts";
 import { WireSocket } from "./socket.ts";
 
 /** The API server's address as the module's kubeconfig names it; nothing else is reachable. */
@@ -345,7 +345,8 @@ export class Connection {
       return true;
     }
     for (const line of flight.protobuf === true ? [chunk.data] : splitLines(chunk.data)) {
-      this.deliver({ type: "bytes", bytes: encodeChunk(line), kind: "watch", label, result: describeEvent(line), facts, latency: false, ...(collection === undefined ? {} : { collection }) });
+      const result = flight.protobuf === true ? (describeProtobufEvent(line) ?? `${line.length} bytes`) : describeEvent(line);
+      this.deliver({ type: "bytes", bytes: encodeChunk(line), kind: "watch", label, result, facts, latency: false, ...(collection === undefined ? {} : { collection }) });
     }
     return true;
   }
@@ -648,6 +649,10 @@ function describeRequest(kernel: Kernel, method: string, target: string): Descri
 
 /** The name (or generateName) in a create's JSON body, for its label: chunked and non-JSON bodies go unnamed. */
 function createdName(head: Head, bytes: Buffer): string | undefined {
+  if (!isChunked(head) && /protobuf/i.test(head.headers.get("content-type") ?? "")) {
+    const object = protobufObject(bytes.subarray(head.length));
+    return object?.name || object?.generateName || undefined;
+  }
   if (isChunked(head) || !/json/i.test(head.headers.get("content-type") ?? "")) return undefined;
   try {
     const body = JSON.parse(bytes.subarray(head.length).toString("utf8")) as { metadata?: { name?: unknown; generateName?: unknown } };

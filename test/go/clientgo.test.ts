@@ -67,8 +67,13 @@ test("client-go's informer, work queue and client run over the real wire: each r
   assert.deepEqual(run.children, ["p1-child", "p2-child"]);
   const kinds = new Set(run.result.trace.filter((r) => r.actor === "op").map((r) => r.kind));
   for (const kind of ["start", "request", "response", "watch", "timer"]) assert.ok(kinds.has(kind as never), `a ${kind} step of the Go program`);
+  // client-go's typed client speaks protobuf: its watch frames are one step each, labelled from the frame, and its
+  // create is named from the protobuf body.
+  const events = run.result.trace.filter((r) => r.actor === "op" && r.kind === "watch").map((r) => r.result);
+  assert.ok(events.some((result) => /^ADDED ConfigMap default\/p1@\d+$/.test(result)), events.join("\n"));
   // The create is written in its request step, after the watch event of the parent reached the informer.
   const create = run.result.trace.find((r) => r.actor === "op" && r.kind === "request" && r.label.startsWith("create ConfigMap"))!;
+  assert.equal(create.label, "create ConfigMap default/p1-child");
   assert.equal(create.revisionAfter, create.revisionBefore + 1);
   assert.match(run.stdout, /^synced\ncreated p1-child 2026-01-01T00:00:02\.\d+Z\ncreated p2-child 2026-01-01T00:00:04\.\d+Z\n$/);
 });
@@ -78,7 +83,7 @@ test("a 500 on the controller's create reaches client-go as an error; the work q
   const atStep = stepOf(clean, /^request create ConfigMap/);
   const run = await runController([{ atStep, kind: "fail-request", target: "op", code: 500 }]);
   assert.deepEqual(run.children, ["p1-child", "p2-child"]);
-  assert.match(run.stdout, /sync p1 failed: internal error: create ConfigMap default\n/);
+  assert.match(run.stdout, /sync p1 failed: internal error: create ConfigMap default\/p1-child\n/);
   const creates = run.result.trace.filter((r) => r.actor === "op" && r.kind === "request" && r.label.startsWith("create ConfigMap"));
   assert.equal(creates[0]!.result, "500 InternalError (injected)");
   // The default controller rate limiter's first backoff is 5 ms: the retry's create comes that much later.
