@@ -74,7 +74,7 @@ function instantiateMs(count: number): number {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
     const started = performance.now();
-    const { runtime } = makeGoRuntime(program.toolchain.wasmExec, { clock: { now: () => 0 }, rng: new Rng(i), cwd: fixture, schedule: () => undefined, cancel() {}, output() {}, lookup: () => undefined, dial: () => undefined, write() {}, close() {}, register() {} });
+    const { runtime } = makeGoRuntime(program.toolchain.wasmExec, { clock: { now: () => 0 }, rng: new Rng(i), cwd: fixture, schedule: () => undefined, cancel() {}, output() {}, lookup: () => undefined, dial: () => undefined, write() {}, close() {}, register() {}, unknownGlobal() {} });
     runtime.argv = ["clientgo"];
     // No kubeconfig: main exits at once, after every package's init ran.
     runtime.env = { KUBECONFIG: "/nonexistent" };

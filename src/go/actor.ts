@@ -142,6 +142,7 @@ class GoInstance implements WireOwner {
       register: (inbox) => {
         this.inbox = inbox;
       },
+      unknownGlobal: (name) => this.refuseGlobal(name),
     });
     this.runtime = made.runtime;
     this.closeFiles = made.closeFiles;
@@ -251,6 +252,16 @@ class GoInstance implements WireOwner {
       status: "actor-error",
       actor: this.name,
       message: `go program ${this.name} ${what}; in the simulator only the API server ${API_SERVER_URL} (its KUBECONFIG) is reachable`,
+    });
+  }
+
+  /** The program asked its JavaScript host for something settle does not provide: a finding naming it. */
+  private refuseGlobal(name: string): void {
+    if (!this.current()) return;
+    this.kernel.fail({
+      status: "actor-error",
+      actor: this.name,
+      message: `go program ${this.name} reached for the JavaScript global ${name} (through syscall/js), which settle's host does not provide: it would act outside the simulation's clock, randomness and wire`,
     });
   }
 

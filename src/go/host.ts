@@ -27,6 +27,8 @@ export interface GoHostSide {
   dial(ip: string, port: number): number | undefined;
   write(id: number, bytes: Uint8Array): void;
   close(id: number): void;
+  /** The program reached for a global the shadow does not have (a JavaScript API outside the simulation). */
+  unknownGlobal(name: string): void;
   /** The overlay's inbox, called by the host with (id, bytes | "eof" | "reset"). */
   register(inbox: (id: number, payload: Uint8Array | string) => void): void;
 }
@@ -64,7 +66,7 @@ function factoryFor(source: string): ShadowFactory {
 /** A `Go` runtime object of the toolchain's wasm_exec.js, bound to a fresh shadow of this incarnation. */
 export function makeGoRuntime(wasmExecSource: string, side: GoHostSide): { runtime: GoRuntime; closeFiles: () => void } {
   const shadow = makeShadow(side);
-  const bindings = BARE_NAMES.map((name) => (name === "globalThis" ? shadow : shadow[name]));
+  const bindings = BARE_NAMES.map((name) => shadow[name]);
   const Go = factoryFor(wasmExecSource)(...bindings);
   assert(typeof Go === "function", "wasm_exec.js defines the Go class");
   const fs = shadow.fs as { settleCloseAll(): void };
@@ -82,6 +84,10 @@ function makeShadow(side: GoHostSide): Record<string, unknown> {
     static override now(): number {
       return clock.now();
     }
+    // A program's local time zone is UTC, as in most containers (Go's time package on js asks Date for it).
+    override getTimezoneOffset(): number {
+      return 0;
+    }
   }
   const shadow: Record<string, unknown> = {
     Object,
@@ -95,6 +101,9 @@ function makeShadow(side: GoHostSide): Record<string, unknown> {
     RangeError,
     Promise,
     JSON,
+    Symbol,
+    Function,
+    Reflect,
     Math: Object.freeze({ ...mathWithout(), random: () => side.rng.int(0x1_0000_0000) / 0x1_0000_0000 }),
     Date: GoDate,
     performance: { now: () => clock.now() - timeOrigin, timeOrigin },
@@ -108,8 +117,24 @@ function makeShadow(side: GoHostSide): Record<string, unknown> {
     fs: makeFs(side),
     settle: makeBridge(side),
   };
-  shadow.globalThis = shadow;
+  shadow.globalThis = guarded(shadow, side);
   return shadow;
+}
+
+/**
+ * Globals the standard library probes for and copes without: net/http looks for `fetch` (and with it `Headers`,
+ * `AbortController`), syscall for `path` (wasm_exec.js then defines its own). Any other missing name is a program
+ * reaching for a JavaScript API outside the simulation (a real timer, a real network), reported by name.
+ */
+const PROBED_GLOBALS: ReadonlySet<string> = new Set(["fetch", "Headers", "AbortController", "path", "document"]);
+
+function guarded(shadow: Record<string, unknown>, side: GoHostSide): Record<string, unknown> {
+  return new Proxy(shadow, {
+    get(target, key) {
+      if (typeof key === "string" && !(key in target) && !PROBED_GLOBALS.has(key)) side.unknownGlobal(key);
+      return target[key as string];
+    },
+  });
 }
 
 function mathWithout(): Record<string, unknown> {

@@ -110,3 +110,9 @@ test("replicas: each instance is an actor of its own, with its own host name and
   const restarts = result.trace.filter((r) => r.kind === "start" && r.label.startsWith("restart "));
   assert.deepEqual(restarts.map((r) => r.actor), ["b-1"], "only the crashed replica restarted");
 });
+
+test("a program that reaches for a JavaScript API settle does not provide (a real timer) is a finding naming it", async () => {
+  const { result } = await runBasics("jsglobal");
+  assert.equal(result.status, "actor-error");
+  assert.match(result.message ?? "", /go program b reached for the JavaScript global setInterval \(through syscall\/js\), which settle's host does not provide/);
+});
