@@ -21,6 +21,12 @@ test("settle explore runs a go: variant of a scenario.yaml in the simulator", ()
   assert.match(run.stdout + run.stderr, /go-clientgo/);
 });
 
+test("a TypeScript scenario's goActor (settle/sim) explores on worker threads, which take the main thread's compiled program", () => {
+  const run = cli(["explore", "test/go/ts-scenario/scenario.ts", "--runs", "4", "--workers", "2"]);
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /go-ts --variant level: 4 runs, no finding/);
+});
+
 test("a compile error exits 2 with the compiler's first errors", () => {
   const run = cli(["explore", yaml("compile-error.yaml")]);
   assert.equal(run.status, 2, run.stderr);
@@ -46,4 +52,9 @@ test("without a Go toolchain: exit 2 saying what to install; the tour skips Go e
   const tour = cli(["explore", "test/go/fixtures"], env);
   assert.equal(tour.status, 0, tour.stderr);
   assert.match(tour.stderr, /settle explore: test\/go\/fixtures\/clientgo\/scenario\.yaml: skipped, it runs Go programs and there is no Go toolchain: `go` is not on PATH/);
+  // A TypeScript scenario's goActor says the same, as bad input.
+  const typescript = cli(["explore", "test/go/ts-scenario/scenario.ts"], env);
+  assert.equal(typescript.status, 2, typescript.stderr);
+  assert.match(typescript.stderr, /^settle explore: no Go toolchain: `go` is not on PATH/m);
+  assert.doesNotMatch(typescript.stderr, /unexpected error/);
 });
