@@ -193,7 +193,7 @@ function runBuild(dir: string, wasmPath: string, toolchain: GoToolchain): void {
   writeFileSync(overlayPath, JSON.stringify({ Replace: replace }));
   const partial = `${wasmPath}.${process.pid}.partial`;
   try {
-    const result = spawnSync("go", ["build", "-trimpath", `-overlay=${overlayPath}`, "-o", partial, "."], {
+    const result = spawnSync("go", ["build", "-trimpath", "-buildvcs=false", `-overlay=${overlayPath}`, "-o", partial, "."], {
       cwd: dir,
       encoding: "utf8",
       env: { ...process.env, GOOS: "js", GOARCH: "wasm", CGO_ENABLED: "0" },
