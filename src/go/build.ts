@@ -62,6 +62,9 @@ const OVERLAY: ReadonlyArray<{ file: string; goroot: string }> = [
   { file: "os_hostname_js.go", goroot: "os/sys_bsd.go" },
 ];
 
+/** Flags of every build (part of the cache key): paths trimmed and no version-control stamp, so a binary depends on its sources only. */
+const BUILD_FLAGS = ["-trimpath", "-buildvcs=false"];
+
 /** Lines of the compiler's output a build error shows at most. */
 const BUILD_ERROR_LINES_MAX = 20;
 
@@ -136,7 +139,7 @@ function moduleFiles(root: string): string[] {
 /** The cache key of a build: toolchain, overlay, the package's place in its module, the module's content. */
 function buildKey(dir: string, toolchain: GoToolchain): string {
   const hash = createHash("sha256");
-  hash.update(`${toolchain.version}\n${toolchain.goroot}\n`);
+  hash.update(`${toolchain.version}\n${toolchain.goroot}\n${BUILD_FLAGS.join(" ")}\n`);
   for (const { file, goroot } of OVERLAY) hash.update(`${goroot}\n`).update(readFileSync(join(overlayDir(), file)));
   const root = moduleRoot(dir);
   hash.update(`package ${relative(root, dir)}\n`);
@@ -193,7 +196,7 @@ function runBuild(dir: string, wasmPath: string, toolchain: GoToolchain): void {
   writeFileSync(overlayPath, JSON.stringify({ Replace: replace }));
   const partial = `${wasmPath}.${process.pid}.partial`;
   try {
-    const result = spawnSync("go", ["build", "-trimpath", "-buildvcs=false", `-overlay=${overlayPath}`, "-o", partial, "."], {
+    const result = spawnSync("go", ["build", ...BUILD_FLAGS, `-overlay=${overlayPath}`, "-o", partial, "."], {
       cwd: dir,
       encoding: "utf8",
       env: { ...process.env, GOOS: "js", GOARCH: "wasm", CGO_ENABLED: "0" },
