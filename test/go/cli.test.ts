@@ -3,6 +3,8 @@
 // compiler's first errors, a package that cannot build for js/wasm named with the import chain that brought it in.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -11,14 +13,36 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "../..");
 const yaml = (name: string) => join("test/go/fixtures/yaml", name);
 
-function cli(args: string[], env: NodeJS.ProcessEnv = process.env) {
-  return spawnSync(process.execPath, ["--conditions=settle-source", "--import", import.meta.resolve("tsx"), join(repo, "test/module/cli-entry.ts"), ...args], { cwd: repo, encoding: "utf8", env });
+function cli(args: string[], env: NodeJS.ProcessEnv = process.env, cwd = repo) {
+  return spawnSync(process.execPath, ["--conditions=settle-source", "--import", import.meta.resolve("tsx"), join(repo, "test/module/cli-entry.ts"), ...args], { cwd, encoding: "utf8", env });
 }
 
 test("settle explore runs a go: variant of a scenario.yaml in the simulator", () => {
   const run = cli(["explore", "test/go/fixtures/clientgo/scenario.yaml", "--variant", "level", "--runs", "4", "--workers", "1"]);
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout + run.stderr, /go-clientgo/);
+});
+
+test("a Go program's bug is found under a fault, shrunk, and replayed byte for byte, its output shown on request", () => {
+  // Findings are written under the working directory: a temporary one.
+  const cwd = mkdtempSync(join(tmpdir(), "settle-go-test-"));
+  try {
+    const found = cli(["explore", join(repo, "test/go/fixtures/clientgo/scenario.yaml"), "--variant", "no-retry", "--first", "--runs", "200", "--workers", "1"], process.env, cwd);
+    assert.equal(found.status, 1, found.stdout + found.stderr);
+    assert.match(found.stdout, /FINDING silent-divergence: every parent has a child/);
+    // The minimal run keeps the fault that shows the bug: a failed request.
+    assert.match(found.stdout, /fault\s+fail-request controller/);
+    const dir = join(cwd, ".settle/findings/go-clientgo");
+    const file = readdirSync(dir).find((name) => name.startsWith("no-retry-") && name.endsWith(".json"));
+    assert.ok(file !== undefined, readdirSync(dir).join(", "));
+    const replayed = cli(["replay", join(dir, file), "--module-output"], process.env, cwd);
+    assert.equal(replayed.status, 1, replayed.stdout + replayed.stderr);
+    assert.match(replayed.stdout, /reproduced: same verdict, byte-identical trace/);
+    // The program's own stdout, on request: its sync failed and the key was dropped.
+    assert.match(replayed.stderr, /sync \w+ failed: /);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
 });
 
 test("a TypeScript scenario's goActor (settle/sim) explores on worker threads, which take the main thread's compiled program", () => {
