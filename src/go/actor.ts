@@ -206,6 +206,7 @@ class GoInstance implements WireOwner {
   }
 
   private schedule(ms: number, fn: () => void): TimerEntry | undefined {
+    assert(Number.isInteger(ms) && ms >= 1, "a go timer's delay is a whole number of ms, at least 1");
     if (!this.current()) return undefined;
     return this.kernel.scheduleFor(this.state, ms, () => {
       if (this.current()) this.guard(fn);
@@ -229,6 +230,7 @@ class GoInstance implements WireOwner {
   }
 
   private dial(ip: string, port: number): number | undefined {
+    assert(Number.isInteger(port), "a dialed port is an integer");
     if (!this.current()) return undefined;
     if (ip !== GO_API_IP || port !== API_PORT) {
       this.refuse(`dialed ${ip}:${port}`);
@@ -267,6 +269,7 @@ class GoInstance implements WireOwner {
 
   /** Bytes, the end or a reset of a connection reach the program (inside the wire's delivery step). */
   private deliver(id: number, payload: Uint8Array | string): void {
+    assert(typeof payload !== "string" || payload === "eof" || payload === "reset", "a delivery is bytes, eof or reset");
     const inbox = this.inbox;
     if (inbox === undefined || !this.current()) return;
     this.guard(() => inbox(id, payload));
