@@ -139,7 +139,7 @@ interface InFlight {
   watch: WireWatch | undefined;
   /** Under a lost-response fault: the answer is dropped and the connection reset. */
   lose: boolean;
-  /** A watch answered in protobuf (client-go's default for built-in kinds): one binary frame per chunk, no lines. */
+  /** A watch answered in protobuf (client-go's default for built-in kinds): length-prefixed frames, no lines. */
   protobuf?: boolean;
 }
 
@@ -344,7 +344,7 @@ export class Connection {
       this.deliver({ type: "end", kind: "watch", label, facts, ...(collection === undefined ? {} : { collection }) });
       return true;
     }
-    for (const line of flight.protobuf === true ? [chunk.data] : splitLines(chunk.data)) {
+    for (const line of flight.protobuf === true ? splitFrames(chunk.data) : splitLines(chunk.data)) {
       const result = flight.protobuf === true ? (describeProtobufEvent(line) ?? `${line.length} bytes`) : describeEvent(line);
       this.deliver({ type: "bytes", bytes: encodeChunk(line), kind: "watch", label, result, facts, latency: false, ...(collection === undefined ? {} : { collection }) });
     }
@@ -692,6 +692,20 @@ function splitLines(data: Buffer): Buffer[] {
   }
   if (start < data.length) lines.push(data.subarray(start));
   return lines;
+}
+
+/** The length-prefixed frames of a protobuf watch chunk (a partial frame at its end stays whole, as received). */
+function splitFrames(data: Buffer): Buffer[] {
+  const frames: Buffer[] = [];
+  let start = 0;
+  while (start + 4 <= data.length) {
+    const end = start + 4 + data.readUInt32BE(start);
+    if (end > data.length) break;
+    frames.push(data.subarray(start, end));
+    start = end;
+  }
+  if (start < data.length) frames.push(data.subarray(start));
+  return frames;
 }
 
 /** `ADDED ConfigMap ns/a@12` for a JSON event line; the frame's size otherwise. */
