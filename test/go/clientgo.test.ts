@@ -22,14 +22,14 @@ interface Run {
   stdout: string;
 }
 
-async function runController(faults: PlannedFault[] = []): Promise<Run> {
+async function runController(faults: PlannedFault[] = [], env: Record<string, string> = {}): Promise<Run> {
   let stdout = "";
   const previous = setModuleOutput((fd, chunk) => {
     if (fd === 1) stdout += chunk.toString("utf8");
   });
   try {
     const sim = createSimulation({ seed: 1, requestLatencyMs: [1, 20] });
-    for (const actor of goActor({ name: "op", dir: fixture })) sim.addActor(actor);
+    for (const actor of goActor({ name: "op", dir: fixture, env })) sim.addActor(actor);
     sim.addActor(
       defineActor({
         name: "user",
@@ -75,7 +75,7 @@ test("client-go's informer, work queue and client run over the real wire: each r
   const create = run.result.trace.find((r) => r.actor === "op" && r.kind === "request" && r.label.startsWith("create ConfigMap"))!;
   assert.equal(create.label, "create ConfigMap default/p1-child");
   assert.equal(create.revisionAfter, create.revisionBefore + 1);
-  assert.match(run.stdout, /^synced\ncreated p1-child 2026-01-01T00:00:02\.\d+Z\ncreated p2-child 2026-01-01T00:00:04\.\d+Z\n$/);
+  assert.match(run.stdout, /^synced at \d+\ncreated p1-child 2026-01-01T00:00:02\.\d+Z\ncreated p2-child 2026-01-01T00:00:04\.\d+Z\n$/);
 });
 
 test("a 500 on the controller's create reaches client-go as an error; the work queue retries after its backoff, on virtual time", async () => {
@@ -153,4 +153,17 @@ test("a 429 with Retry-After: 1 makes client-go's request code wait one second o
   // The retry is client-go's own (no error reached the controller): exactly the Retry-After after the answer.
   assert.equal(creates[1]!.timeMs - answered.timeMs, 1000, opSteps(run).join("\n"));
   assert.doesNotMatch(run.stdout, /failed/);
+});
+
+test("client-go's informers list through a consistent watch; with WatchListClient off they list at resourceVersion=0, which a stale read serves behind", async () => {
+  const watchList = await runController();
+  assert.ok(!opSteps(watchList).some((line) => line.includes("rv=0")), "a watch-list informer makes no cached read");
+  const env = { KUBE_FEATURE_WatchListClient: "false" };
+  const clean = await runController([], env);
+  const list = clean.result.trace.find((r) => r.actor === "op" && r.kind === "request" && r.label === "list ConfigMap default rv=0");
+  assert.ok(list !== undefined && list.cached === true, opSteps(clean).join("\n"));
+  const revision = Number(/^synced at (\d+)$/m.exec(clean.stdout)?.[1]);
+  const stale = await runController([{ atStep: list.step, kind: "stale-read", target: "op", lagRevisions: 2 }], env);
+  assert.match(stale.stdout, new RegExp(`^synced at ${revision - 2}$`, "m"));
+  assert.deepEqual(stale.children, ["p1-child", "p2-child"]);
 });
