@@ -14,7 +14,7 @@ import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.
 import { variantCommand } from "../explore/example-commands.ts";
 
 /** Runs each fixed variant gets in a tour of a folder of examples (the help text says it from here). */
-const tourFixedRuns = 100;
+export const tourFixedRuns = 100;
 
 export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir> [options]
 
