@@ -113,7 +113,7 @@ export const scenarioSchema = {
           type: "object",
           additionalProperties: false,
           properties: {
-            kinds: { type: "array", items: { enum: drillFaultKinds }, description: "Default [kill]; --faults adds every kind." },
+            kinds: { type: "array", items: { enum: drillFaultKinds }, description: "The faults settle drill applies at each point without --faults (declare what an expected finding needs). Default [kill]; --faults applies every kind." },
             afterWrites: { type: "array", items: { type: "integer", minimum: 1 }, description: "Points (write numbers). Default: every write of the reference run." },
           },
         },
