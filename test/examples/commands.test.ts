@@ -1,21 +1,20 @@
 // Every example's every variant meets its expectation under the command settle prints for it (issue 44): the
 // catalogue of test/examples/commands.ts, from `settle list-examples --json`. A drill's command exits 1 when the
-// variant expects a finding and 0 when it expects none, and its last line says so; a TypeScript scenario's explore
-// command, under the tour's plan, exits 1 or 0 likewise and its summary line says what it found. The README files'
-// plain commands for a variant, and settle explore's hints for the command-only examples it skips, are among the
-// printed ones, so running these runs them too.
+// variant expects a finding and 0 when it expects none, and its last line says so. The README files' plain commands
+// for a variant, and settle explore's hints for the command-only examples it skips, are among the printed ones, so
+// running these runs them too.
 //
-// The commands in `longCommands` (commands.ts: more than a few minutes each on a 2-core machine) run in
-// acceptance/commands.test.ts (`npm run acceptance`) instead. The drills here take seconds to a minute and a half
-// each, about 6 minutes in all (measured under `nice` on a shared 2-core machine); the explores under the tour's
-// plan about 4 minutes.
+// This file runs the drill commands (real processes in real time: seconds to a minute and a half each, about 6
+// minutes in all under `nice` on a 2-core machine shared with other work); commands-explore.sweep.test.ts runs the
+// explore commands (CPU only, in virtual time, beside the other files). The commands in `longCommands` (commands.ts:
+// more than a few minutes each) run in acceptance/commands.test.ts (`npm run acceptance`) instead.
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { resolveScenarioPath } from "../../src/explore/load.ts";
-import { argvOf, isLong, mismatch, printedCommands, readmeCommands, repo, runSettle, tourPlan } from "./commands.ts";
+import { argvOf, isLong, mismatch, printedCommands, readmeCommands, repo, runSettle } from "./commands.ts";
 
 const catalogue = printedCommands();
 after(() => catalogue.remove());
@@ -59,10 +58,9 @@ test("settle explore's hints for the command-only examples it skips name printed
   for (const [, path, variant] of hints) assert.ok(printed.has(`${realpathSync(resolve(catalogue.cwd, path!))} ${variant}`), `${path} --variant ${variant}`);
 });
 
-for (const command of catalogue.commands.filter((c) => !isLong(c))) {
-  const plan = tourPlan(command);
-  test(`${command.run}${plan.length > 0 ? ` ${plan.join(" ")}` : ""}: expects ${command.expect === "finding" ? "a finding" : "none"}`, async () => {
-    const ran = await runSettle([...argvOf(command.run), ...plan], catalogue.cwd);
+for (const command of catalogue.commands.filter((c) => c.runner === "drill" && !isLong(c))) {
+  test(`${command.run}: expects ${command.expect === "finding" ? "a finding" : "none"}`, async () => {
+    const ran = await runSettle(argvOf(command.run), catalogue.cwd);
     assert.equal(mismatch(command, ran), undefined);
   });
 }

@@ -1,5 +1,6 @@
 // The commands settle prints for running the examples, and what each must find: the catalogue of
-// test/examples/commands.test.ts (what CI affords) and acceptance/commands.test.ts (the long ones).
+// test/examples/commands.test.ts (the drill commands), test/examples/commands-explore.sweep.test.ts (the explore
+// commands) and acceptance/commands.test.ts (the long ones).
 //
 // The commands come from `settle list-examples --json` (its `commands`: every command that runs a variant, with what
 // it is expected to find), the same function (src/explore/example-commands.ts) that makes `settle explore`'s hint for
