@@ -14,7 +14,7 @@
 // each fixed one over `tourFixedRuns` runs; the commands run here under the tour's plan (`--first`, `--runs N`
 // appended), as the tour would run them. Every other command runs exactly as printed.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -124,11 +124,13 @@ export function mismatch(command: PrintedCommand, ran: Ran): string | undefined 
 }
 
 /**
- * The commands for examples that the repository's README files give as a variant's plain command (`settle drill|explore
- * PATH --variant V`, no other option), as [file, path, variant]: each must be one that settle prints.
+ * The commands for examples that the repository's documents (README.md, docs/, the examples' README files) give as a
+ * variant's plain command (`settle drill|explore PATH --variant V`, no other option): each must be one settle prints.
  */
 export function readmeCommands(): Array<{ file: string; path: string; runner: "explore" | "drill"; variant: string }> {
-  const files = ["README.md", ...readmeFiles(join(repo, "examples")).map((f) => f.slice(repo.length))];
+  const docs = existsSync(join(repo, "docs")) ? markdownFiles(join(repo, "docs"), () => true) : [];
+  const examples = markdownFiles(join(repo, "examples"), (name) => name === "README.md");
+  const files = ["README.md", ...[...docs, ...examples].map((f) => f.slice(repo.length))];
   const found: Array<{ file: string; path: string; runner: "explore" | "drill"; variant: string }> = [];
   for (const file of files) {
     const text = readFileSync(join(repo, file), "utf8");
@@ -140,11 +142,11 @@ export function readmeCommands(): Array<{ file: string; path: string; runner: "e
   return found;
 }
 
-function readmeFiles(dir: string): string[] {
+function markdownFiles(dir: string, wanted: (name: string) => boolean): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return readmeFiles(path);
-    return name === "README.md" ? [path] : [];
+    if (statSync(path).isDirectory()) return markdownFiles(path, wanted);
+    return name.endsWith(".md") && wanted(name) ? [path] : [];
   });
 }
 
