@@ -414,10 +414,14 @@ export class Run {
 
   private applyServerFault(fault: DrillFaultKind): void {
     const proxy = this.proxy;
-    if (fault === "close-watch") this.applied = `closed ${proxy.closeWatches()} watch(es)`;
-    else if (drillFaults[fault].model === "fail-request") proxy.armFault({ kind: "fail-request", code: drillFaultParam(fault, "code") as 409 | 500 });
+    if (fault === "close-watch") {
+      this.applied = `closed ${proxy.closeWatches()} watch(es)`;
+      return;
+    }
+    if (drillFaults[fault].model === "fail-request") proxy.armFault({ kind: "fail-request", code: drillFaultParam(fault, "code") as 409 | 500 });
     else proxy.armFault({ kind: "lost-response" });
-    if (fault !== "close-watch") this.applied = `armed ${fault} for the controller's next write`;
+    this.applied = `armed ${fault} for the controller's next write`;
+    this.quiet.awaitRetry();
   }
 
   /** The point's fault as it played out: a time-travel list that no request used is said so. */

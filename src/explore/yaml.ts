@@ -16,6 +16,7 @@ import { ModuleLoadError, notePreflight, preflightKey, preflightPassed } from ".
 import { cloneJson } from "../api/json.ts";
 import { goActor } from "../go/actor.ts";
 import { buildGoProgram, GoBuildError } from "../go/build.ts";
+import { variantCommand } from "./example-commands.ts";
 
 /** The actor name of a YAML scenario's module. */
 export const MODULE_ACTOR = "controller";
@@ -27,7 +28,7 @@ export function yamlExploreScenario(yaml: YamlScenario): Scenario {
   const programs = Object.entries(yaml.variants).filter(([, v]) => v.go !== undefined);
   if (modules.length === 0 && programs.length === 0) {
     const first = Object.keys(yaml.variants)[0] ?? "V";
-    throw new ScenarioError(`${shown}: no variant gives a module: or go: (its controllers are commands, which run as processes): settle explore runs Node.js modules and Go programs in the simulator; use settle drill ${shown} --variant ${first}`);
+    throw new ScenarioError(`${shown}: no variant gives a module: or go: (its controllers are commands, which run as processes): settle explore runs Node.js modules and Go programs in the simulator; use ${variantCommand("drill", shown, first)}`);
   }
   const dir = dirname(yaml.path);
   for (const [name, variant] of programs) {
@@ -82,7 +83,7 @@ export function yamlExploreScenario(yaml: YamlScenario): Scenario {
         return goActor(variant.replicas === undefined ? options : { ...options, replicas: variant.replicas });
       }
       if (variant.module === undefined) {
-        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module or a Go program: use settle drill ${shown} --variant ${ctx.variant}`);
+        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module or a Go program: use ${variantCommand("drill", shown, ctx.variant)}`);
       }
       return [moduleActor({ name: MODULE_ACTOR, module: resolve(dir, variant.module), args: variant.args ?? [], env: variant.env ?? {} })];
     },
