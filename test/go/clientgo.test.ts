@@ -167,3 +167,25 @@ test("client-go's informers list through a consistent watch; with WatchListClien
   assert.match(stale.stdout, new RegExp(`^synced at ${revision - 2}$`, "m"));
   assert.deepEqual(stale.children, ["p1-child", "p2-child"]);
 });
+
+test("a delayed watch, a watch closed without 410, a pause and a 409 reach client-go as from a real server", async () => {
+  const clean = await runController();
+  const opened = stepOf(clean, /^response watch op\/0\/w0/);
+  const firstCreate = (run: Run) => run.result.trace.find((r) => r.actor === "op" && r.kind === "request" && r.label.startsWith("create ConfigMap"))!;
+  // The informer's initial events held 3 s: p1's child, due at 2 s, waits for them.
+  const delayed = await runController([{ atStep: opened + 1, kind: "delay-watch", target: "op/0/w0", delayMs: 3000 }]);
+  assert.deepEqual(delayed.children, ["p1-child", "p2-child"]);
+  assert.ok(firstCreate(delayed).timeMs - epoch >= 3000, opSteps(delayed).join("\n"));
+  // A plain close: the reflector watches again and nothing is lost.
+  const closed = await runController([{ atStep: opened + 1, kind: "close-watch", target: "op/0/w0" }]);
+  assert.deepEqual(closed.children, ["p1-child", "p2-child"]);
+  assert.ok(closed.result.trace.some((r) => r.actor === "op" && r.kind === "request" && r.label.startsWith("watch op/0/w1")), opSteps(closed).join("\n"));
+  // A pause of 10 s from the start: no step of the program before it ends, then it catches up.
+  const paused = await runController([{ atStep: 1, kind: "pause", target: "op", durationMs: 10_000 }]);
+  assert.deepEqual(paused.children, ["p1-child", "p2-child"]);
+  assert.ok(firstCreate(paused).timeMs - epoch >= 10_000, opSteps(paused).join("\n"));
+  // A 409 on the create: an error to the controller, retried by its work queue.
+  const conflicted = await runController([{ atStep: firstCreate(clean).step, kind: "fail-request", target: "op", code: 409 }]);
+  assert.deepEqual(conflicted.children, ["p1-child", "p2-child"]);
+  assert.match(conflicted.stdout, /sync p1 failed: /);
+});
