@@ -41,71 +41,14 @@ import { compareOrigins, type ReadyStep, type Strategy } from "../sim/strategy.t
 import type { PlannedFault } from "../sim/types.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import { findingKey, isFinding } from "../check/verdict.ts";
-import type { ExploreOptions, ExploreResult, RunSummary } from "./explore.ts";
+import type { BoundedStats, ExploreOptions, ExploreResult, RunSummary, SearchPosition, Unit } from "./types.ts";
 import type { ParallelOptions } from "./bounded-parallel.ts";
 import { collectFindings, faultPoints, runSummary } from "./runs.ts";
 import type { FaultPoint } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import type { Scenario, Timing } from "./scenario.ts";
 
-export interface BoundedOptions {
-  /** K: preemptions (choices of a ready step other than the least) per schedule. Default 2. */
-  preemptions?: number;
-  /** F: planned faults per run, 0 to 2, placed at the systematic points. Default 1. */
-  faultPoints?: number;
-  /** Sleep-set reduction. Default true. */
-  reduction?: boolean;
-  /**
-   * The order preemptions are counted in: "origin" (the default; see the top of this file), or "enqueued", the
-   * kernel's ready order, in which the reduction can lose schedules within the bound. Not on the command line:
-   * it is kept so that a test shows the gap the origin order closes.
-   */
-  readyOrder?: "origin" | "enqueued";
-  /** A JSON file the search saves its state to (every `checkpointEveryRuns` runs and at the end) and resumes from. */
-  checkpoint?: string;
-  /** Default 200. */
-  checkpointEveryRuns?: number;
-  /** Asked before each run: true stops the search there, incomplete (a wall-time budget for benchmarks). */
-  shouldStop?: () => boolean;
-  /**
-   * On worker threads: whether this thread runs tasks too (default true: `--workers N` is this thread and N - 1
-   * worker threads; false: N worker threads). Not on the command line: tests turn it off so that a search smaller
-   * than a worker's start-up still runs on the worker threads.
-   */
-  ownThreadTasks?: boolean;
-  /** On worker threads: called as each task ends, with the thread that ran it (0: this one, 1..: the workers) and its schedules. For benchmarks. */
-  onTask?: (thread: number, schedules: number) => void;
-  /**
-   * The constant latency (whole ms) every request takes in every run of the search. Default: the scenario's when
-   * it pins one (`timing.requestLatencyMs: [L, L]`), else the middle of its range, rounded down (10 ms for the
-   * default 1-20 ms), and at least 1 ms when the range allows it, so retry loops still move the clock.
-   */
-  latencyMs?: number;
-}
-
-export interface BoundedStats {
-  /** Every schedule and placement within the bounds was run or pruned (not stopped by `--runs` or `--first`). */
-  complete: boolean;
-  preemptions: number;
-  faultPoints: number;
-  reduction: boolean;
-  /** Runs that reached a verdict. */
-  schedules: number;
-  /**
-   * Schedules cut by the reduction, each an equivalent of one that ran (each as one; a cut schedule also takes the
-   * preemptions it would have added).
-   */
-  pruned: number;
-  /** Fault placements (the fault-free one included) searched, of `placementsTotal`. */
-  placements: number;
-  placementsTotal: number;
-  /** Simulations started, runs cut short by the reduction included. */
-  runs: number;
-  /** Why an incomplete search stopped. */
-  stoppedBy?: "runs" | "first" | "budget";
-  /** The constant request latency (ms) of every run; replay files of the search's findings record it. */
-  latencyMs: number;
-}
+export type { BoundedOptions, BoundedStats, SearchPosition, Unit } from "./types.ts";
 
 /** Thrown by the strategy when a schedule would take a sleeping step: the run is cut there. */
 class PrunedRun extends Error {
@@ -195,15 +138,6 @@ interface Node {
   owned: boolean;
 }
 
-/**
- * Where a schedule is in the search: its root (workload x placement ordinal) and its preemptions. Search order is
- * root order, then preorder of the tree: `comparePositions`. Shards and worker threads compare their findings by it.
- */
-export interface SearchPosition {
-  root: number;
-  choices: Array<[number, number]>;
-}
-
 /** Search order of two schedules: by root, then by choices from the first, a schedule before those below it. */
 export function comparePositions(a: SearchPosition, b: SearchPosition): number {
   if (a.root !== b.root) return a.root - b.root;
@@ -241,8 +175,6 @@ interface SearchState {
    */
   units: Unit[];
 }
-
-export type Unit = [root: number, step: number, index: number, schedules: number];
 
 /** Counts a schedule at `position` in its unit (the last one, or a new one: units are met in search order). */
 function countInUnit(units: Unit[], position: SearchPosition): void {
