@@ -1,5 +1,5 @@
 // The bounded search on several threads (issue 36): this one and `workers - 1` worker threads. The tree is cut into
-// tasks (src/explore/bounded.ts, `BoundedTask`): each root's own run, then the subtree under each of its children,
+// tasks (src/explore/bounded-search.ts, `BoundedTask`): each root's own run, then the subtree under each of its children,
 // one preemption each. Idle threads take the first task not yet handed out, in search order; a root's run hands
 // back its children as new tasks. Results are folded into the search's state in search order, root by root, so the state (figures, the
 // first run of each finding and its index) is the one-thread search's whatever finished first. No schedule runs
@@ -9,11 +9,20 @@
 import { pathToFileURL } from "node:url";
 import { parentPort, Worker } from "node:worker_threads";
 import { assert } from "../api/assert.ts";
-import { foldState, jobSearch, rootAt, runTask, type BoundedJob, type BoundedStats, type BoundedTask, type RootWork, type Search, type TaskResult } from "./bounded.ts";
+import { foldState, jobSearch, rootAt, runTask, type BoundedJob, type BoundedTask, type Search, type TaskResult } from "./bounded-search.ts";
+import type { BoundedStats } from "./types.ts";
 import { workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
 import type { Scenario } from "./scenario.ts";
+
+/** A root of a search on worker threads that is not yet folded into its state: its task results so far. */
+export interface RootWork {
+  root: number;
+  /** The root's task: its children (the tasks of its subtrees), whether it stopped at a finding, its figures. */
+  rootResult?: TaskResult;
+  childResults: Array<TaskResult | undefined>;
+}
 
 export interface ParallelOptions {
   job: BoundedJob;

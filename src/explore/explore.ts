@@ -10,13 +10,13 @@ import type { Scenario } from "./scenario.ts";
 import { collectFindings, referencePlan, summarize, workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
-import { exploreBounded, type SearchOnWorkers } from "./bounded.ts";
+import { exploreBounded } from "./bounded.ts";
 import type { ExploreOptions, ExploreResult, RunSummary } from "./types.ts";
 
 export type { ExploreOptions, ExploreResult, Finding, RunSummary, SearchPart } from "./types.ts";
 
 export async function explore(scenario: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
-  if (options.strategy === "bounded") return exploreBounded(scenario, options, clockMs, searchOnWorkersLazily);
+  if (options.strategy === "bounded") return exploreBounded(scenario, options, clockMs);
   const startedMs = clockMs();
   // The worker bundle builds (in esbuild's own process) while the reference runs go on here.
   if (options.workers > 1) void workerBundle(options.scenarioPath);
@@ -61,12 +61,6 @@ export async function explore(scenario: Scenario, options: ExploreOptions, clock
     counters: sumCounters(summaries),
   };
 }
-
-/** The bounded search's worker threads, loaded only for a bounded search with more than one worker. */
-const searchOnWorkersLazily: SearchOnWorkers = async (search, parallel) => {
-  const { searchOnWorkers } = await import("./bounded-parallel.ts");
-  return searchOnWorkers(search, parallel);
-};
 
 /** Per property over every run: evaluations and failures summed; `everHeld` if it held in any run. */
 function sumCounters(summaries: readonly RunSummary[]): PropertyCounter[] {
