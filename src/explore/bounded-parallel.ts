@@ -9,7 +9,8 @@
 import { pathToFileURL } from "node:url";
 import { parentPort, Worker } from "node:worker_threads";
 import { assert } from "../api/assert.ts";
-import { foldState, jobSearch, rootAt, runTask, type BoundedJob, type BoundedTask, type Search, type TaskResult } from "./bounded-search.ts";
+import { jobSearch, rootAt, runTask, searchState, type BoundedJob, type BoundedTask, type Search, type SearchState, type TaskResult } from "./bounded-search.ts";
+import type { SearchTally } from "./tally.ts";
 import type { BoundedStats } from "./types.ts";
 import { workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
@@ -32,7 +33,7 @@ export interface ParallelOptions {
   onTask: ((thread: number, schedules: number) => void) | undefined;
   /** Roots under way, from a checkpoint. */
   frontier: RootWork[];
-  save: (frontier: RootWork[]) => void;
+  save: (saved: { state: SearchState; frontier: RootWork[] }) => void;
   saveEveryRuns: number;
   shouldStop: () => boolean;
   youngGenerationMb: number | undefined;
@@ -44,18 +45,21 @@ interface Place {
   child: number;
 }
 
-/** Searches from `search.state.root` on with `options.workers` threads; returns what stopped it, or undefined when done. */
-export async function searchOnWorkers(search: Search, options: ParallelOptions): Promise<BoundedStats["stoppedBy"]> {
-  const { state } = search;
+/**
+ * Searches from `root` on (the roots of `options.frontier` under way) with `options.workers` threads, folding into
+ * `tally`; returns what stopped it (undefined when done) and the root after the last one folded.
+ */
+export async function searchOnWorkers(search: Search, tally: SearchTally, root: number, options: ParallelOptions): Promise<{ stoppedBy: BoundedStats["stoppedBy"]; root: number }> {
+  let foldedRoot = root;
   const frontier = options.frontier;
   const { index: shard, count: shards } = search.options.shard ?? { index: 0, count: 1 };
-  let nextRoot = frontier.length > 0 ? frontier[frontier.length - 1]!.root + 1 : state.root;
+  let nextRoot = frontier.length > 0 ? frontier[frontier.length - 1]!.root + 1 : root;
   const handedOut = new Set<string>();
   const name = (place: Place) => `${place.work.root}/${place.child}`;
   /** The earliest task that stopped at a finding (with `first`): nothing after it is handed out or kept. */
   let firstAt: Place | undefined;
   let stopping = false;
-  let runsAtSave = state.stats.runs;
+  let runsAtSave = tally.stats.runs;
   const before = (a: Place, b: Place) => (a.work.root !== b.work.root ? a.work.root < b.work.root : a.child < b.child);
 
   const resultAt = (place: Place) => (place.child < 0 ? place.work.rootResult : place.work.childResults[place.child]);
@@ -89,19 +93,19 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
       const children = rootResult.children ?? [];
       const last = firstAt !== undefined && firstAt.work === work ? firstAt.child : children.length - 1;
       for (let child = 0; child <= last; child++) if (work.childResults[child] === undefined) return;
-      foldState(state, rootResult.state);
-      for (let child = 0; child <= last; child++) foldState(state, work.childResults[child]!.state);
+      tally.fold(rootResult.state);
+      for (let child = 0; child <= last; child++) tally.fold(work.childResults[child]!.state);
       frontier.shift();
-      state.root = work.root + 1;
+      foldedRoot = work.root + 1;
       if (firstAt?.work === work) return;
     }
   };
 
   const progress = () => {
     const partRuns = (r: TaskResult | undefined) => r?.state.stats.runs ?? 0;
-    const done = state.stats.runs + frontier.reduce((sum, w) => sum + partRuns(w.rootResult) + w.childResults.reduce((s, r) => s + partRuns(r), 0), 0);
+    const done = tally.stats.runs + frontier.reduce((sum, w) => sum + partRuns(w.rootResult) + w.childResults.reduce((s, r) => s + partRuns(r), 0), 0);
     const pending = frontier.reduce((sum, w) => sum + (w.rootResult === undefined ? 1 : (w.rootResult.children ?? []).filter((_, i) => w.childResults[i] === undefined).length), 0);
-    search.options.onProgress?.({ done, total: done + pending, findings: state.found.length });
+    search.options.onProgress?.({ done, total: done + pending, findings: tally.found.length });
   };
 
   /**
@@ -158,9 +162,9 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
         if (result.stoppedAtFinding && (firstAt === undefined || before(place, firstAt))) firstAt = place;
         fold();
         // Not once a task stopped at a finding: the roots it folded dropped the tasks after it.
-        if (firstAt === undefined && state.stats.runs - runsAtSave >= options.saveEveryRuns) {
-          runsAtSave = state.stats.runs;
-          options.save(frontier);
+        if (firstAt === undefined && tally.stats.runs - runsAtSave >= options.saveEveryRuns) {
+          runsAtSave = tally.stats.runs;
+          options.save({ state: searchState(foldedRoot, [], tally), frontier });
         }
         progress();
         fill();
@@ -193,13 +197,13 @@ export async function searchOnWorkers(search: Search, options: ParallelOptions):
     await Promise.all(workers.map((w) => w.terminate()));
   }
   // Stopped at a finding, the checkpoint keeps its last save: the roots folded since dropped the tasks after it.
-  if (firstAt !== undefined) return "first";
+  if (firstAt !== undefined) return { stoppedBy: "first", root: foldedRoot };
   if (stopping) {
-    options.save(frontier);
-    return "budget";
+    options.save({ state: searchState(foldedRoot, [], tally), frontier });
+    return { stoppedBy: "budget", root: foldedRoot };
   }
   assert(frontier.length === 0, "a finished search has folded every root");
-  return undefined;
+  return { stoppedBy: undefined, root: foldedRoot };
 }
 
 const tasksPerWorker = 2;

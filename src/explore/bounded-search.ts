@@ -37,10 +37,8 @@ import { assert } from "../api/assert.ts";
 import { commute } from "../sim/commute.ts";
 import { compareOrigins, type ReadyStep, type Strategy } from "../sim/strategy.ts";
 import type { PlannedFault } from "../sim/types.ts";
-import type { PropertyCounter } from "../check/properties.ts";
-import { findingKey, isFinding } from "../check/verdict.ts";
-import type { BoundedStats, ExploreOptions, RunSummary, SearchPosition, Unit } from "./types.ts";
-import { runSummary } from "./runs.ts";
+import type { BoundedStats, ExploreOptions, SearchPosition } from "./types.ts";
+import { SearchTally, type TallyData } from "./tally.ts";
 import type { FaultPoint } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import type { Scenario, Timing } from "./scenario.ts";
@@ -145,38 +143,18 @@ export function comparePositions(a: SearchPosition, b: SearchPosition): number {
   return a.choices.length - b.choices.length;
 }
 
-export interface FoundRun {
-  key: string;
-  run: RunSummary;
-  position: SearchPosition;
-  occurrences: number;
-}
-
-/** What a search has done so far: all a checkpoint holds besides its key. */
-export interface SearchState {
-  /** The root (workload x placement, in order) being searched; `stack` holds its pending schedules. */
+/**
+ * What a search has done so far, as a checkpoint saves it: the tally's data, after where the search is (the root,
+ * workload x placement in order, being searched, and the schedules of it still to run, in `stack`).
+ */
+export interface SearchState extends TallyData {
   root: number;
   stack: Node[];
-  stats: BoundedStats;
-  steps: number;
-  counters: PropertyCounter[];
-  /** The first run of each finding key, where it is in the search tree, and how many runs had it. */
-  found: FoundRun[];
-  pointsCovered: number[];
-  /**
-   * Schedules per unit, in search order: a unit is a root's own run (`[root, -1, -1, n]`) or the subtree of one of
-   * its children (`[root, step, index, n]`). With each shard's units, `settle merge` turns a shard's run indexes
-   * into the unsharded search's.
-   */
-  units: Unit[];
 }
 
-/** Counts a schedule at `position` in its unit (the last one, or a new one: units are met in search order). */
-function countInUnit(units: Unit[], position: SearchPosition): void {
-  const [step, index] = position.choices[0] ?? [-1, -1];
-  const last = units[units.length - 1];
-  if (last !== undefined && last[0] === position.root && last[1] === step && last[2] === index) last[3]++;
-  else units.push([position.root, step, index, 1]);
+/** A search state of `tally` at `root`, its fields in the order checkpoints have always had them. */
+export function searchState(root: number, stack: Node[], tally: SearchTally): SearchState {
+  return { root, stack, ...tally.data() };
 }
 
 interface Root {
@@ -210,13 +188,15 @@ export function jobSearch(loaded: Scenario, job: BoundedJob): Search {
   const options: ExploreOptions = { scenarioPath: job.scenarioPath, variant: job.variant, params: job.params, runs: Number.POSITIVE_INFINITY, seed: job.seed, workers: 1, strategy: "bounded", first: job.first };
   if (job.workload !== undefined) options.workload = job.workload;
   if (job.shard !== undefined) options.shard = job.shard;
-  const state = emptyState(job.stats, 0);
-  return { scenario, options, preemptions: job.stats.preemptions, reduce: job.stats.reduction, byOrigin: job.byOrigin, workloads: job.workloads, points: job.points, state };
+  return { scenario, options, bounds: job.stats, preemptions: job.stats.preemptions, reduce: job.stats.reduction, byOrigin: job.byOrigin, workloads: job.workloads, points: job.points };
 }
 
+/** A search as every thread of it knows it: what it searches and within which bounds. Its figures are in a tally. */
 export interface Search {
   scenario: Scenario;
   options: ExploreOptions;
+  /** The bounds (figures ignored): what a task's tally starts from. */
+  bounds: BoundedStats;
   preemptions: number;
   /** Sleep-set reduction on. */
   reduce: boolean;
@@ -225,13 +205,12 @@ export interface Search {
   /** Per workload, the points of that workload (indexes into `points`). */
   workloads: Array<{ workload: string; pointIndexes: number[] }>;
   points: FaultPoint[];
-  state: SearchState;
 }
 
 /** The root of ordinal `root`: its workload and fault points. */
 export function rootAt(search: Search, root: number): Root | undefined {
   let rest = root;
-  const f = search.state.stats.faultPoints;
+  const f = search.bounds.faultPoints;
   for (const { workload, pointIndexes } of search.workloads) {
     const count = placementCount(pointIndexes.length, f);
     if (rest < count) {
@@ -244,13 +223,13 @@ export function rootAt(search: Search, root: number): Root | undefined {
 }
 
 /** Runs one schedule; a run cut by the reduction has no outcome. */
-async function runNode(search: Search, root: Root, node: Node): Promise<{ outcome?: RunOutcome; branches: Branch[] }> {
+async function runNode(search: Search, tally: SearchTally, root: Root, node: Node): Promise<{ outcome?: RunOutcome; branches: Branch[] }> {
   const faults: PlannedFault[] = root.points.map((p) => ({ ...p.fault }));
   const lastForced = node.choices.length === 0 ? -1 : node.choices[node.choices.length - 1]![0];
   const record = node.choices.length < search.preemptions;
   const strategy = new BoundedStrategy(new Map(node.choices), lastForced, new Set(faults.map((f) => f.atStep)), search.reduce, record, search.byOrigin);
   const { variant, params, seed } = search.options;
-  search.state.stats.runs++;
+  tally.runStarted();
   try {
     const outcome = await runScenario(search.scenario, { variant, workload: root.workload, params, seed, strategy, faults });
     return { outcome, branches: strategy.branches };
@@ -265,7 +244,7 @@ async function runNode(search: Search, root: Root, node: Node): Promise<{ outcom
  * first step after the preemption would be the sleeping least step, with no budget left to preempt it, is
  * pruned without running (unless a fault falls there, which wakes it).
  */
-function childrenOf(search: Search, root: Root, rootOrdinal: number, node: Node, branches: readonly Branch[]): Node[] {
+function childrenOf(search: Search, tally: SearchTally, root: Root, rootOrdinal: number, node: Node, branches: readonly Branch[]): Node[] {
   const children: Node[] = [];
   const depth = node.choices.length + 1;
   const faultSteps = new Set(root.points.map((p) => p.fault.atStep));
@@ -276,7 +255,7 @@ function childrenOf(search: Search, root: Root, rootOrdinal: number, node: Node,
       const owned = depth === 1 ? (rootOrdinal + 1 + ordinal++) % shards === shard : node.owned;
       if (!owned) continue;
       if (sleeps[i] === true && depth === search.preemptions && !faultSteps.has(step + 1)) {
-        search.state.stats.pruned++;
+        tally.schedulePruned();
         continue;
       }
       children.push({ choices: [...node.choices, [step, i]], owned });
@@ -285,62 +264,53 @@ function childrenOf(search: Search, root: Root, rootOrdinal: number, node: Node,
   return children;
 }
 
-function addCounters(total: PropertyCounter[], counters: readonly PropertyCounter[]): void {
-  for (const c of counters) {
-    const sum = total.find((t) => t.name === c.name);
-    if (sum === undefined) total.push({ ...c });
-    else {
-      sum.evaluations += c.evaluations;
-      sum.failures += c.failures;
-      sum.everHeld ||= c.everHeld;
-    }
-  }
+/** Keeps what a finished run adds to the tally; true when it is a finding. */
+function keep(search: Search, tally: SearchTally, root: Root, rootOrdinal: number, node: Node, outcome: RunOutcome): boolean {
+  const position = { root: rootOrdinal, choices: node.choices };
+  return tally.scheduleRan(position, { workload: root.workload, seed: search.options.seed }, root.pointIndexes, outcome);
 }
 
-/** Keeps what a finished run adds to the result; true when it is a finding. */
-function keep(search: Search, root: Root, node: Node, outcome: RunOutcome): boolean {
-  const { state } = search;
-  state.stats.schedules++;
-  countInUnit(state.units, { root: state.root, choices: node.choices });
-  state.steps += outcome.steps;
-  addCounters(state.counters, outcome.counters);
-  for (const i of root.pointIndexes) if (!state.pointsCovered.includes(i)) state.pointsCovered.push(i);
-  if (!isFinding(outcome.verdict)) return false;
-  const key = findingKey(outcome.verdict);
-  const seen = state.found.find((f) => f.key === key);
-  if (seen !== undefined) {
-    seen.occurrences++;
-    return true;
-  }
-  const run = runSummary({ index: state.stats.schedules - 1, strategy: "bounded", workload: root.workload, seed: search.options.seed }, outcome);
-  state.found.push({ key, run, position: { root: state.root, choices: node.choices }, occurrences: 1 });
-  return true;
+/** Where a search in one thread is: the root being searched, and the schedules of it still to run (last first). */
+export interface Cursor {
+  root: number;
+  stack: Node[];
 }
 
-/** Searches roots from `state.root` on; returns what stopped it, or undefined when the space is done. */
-export async function searchRoots(search: Search, runsMax: number, save: () => void, saveEveryRuns: number, shouldStop: () => boolean): Promise<BoundedStats["stoppedBy"]> {
-  const { state, options } = search;
+/** What stops a search in one thread besides the end of its space, and how often it saves its checkpoint. */
+export interface DepthFirstLimits {
+  runsMax: number;
+  shouldStop: () => boolean;
+  saveEveryRuns: number;
+  save: () => void;
+}
+
+/**
+ * Searches depth-first from `cursor` on, the cursor's only writer while it runs; returns what stopped it, or
+ * undefined when the space is done.
+ */
+export async function searchRoots(search: Search, tally: SearchTally, cursor: Cursor, limits: DepthFirstLimits): Promise<BoundedStats["stoppedBy"]> {
+  const { options } = search;
   const { index: shard, count: shards } = options.shard ?? { index: 0, count: 1 };
-  for (let root = rootAt(search, state.root); root !== undefined; root = rootAt(search, ++state.root)) {
-    if (state.stack.length === 0) {
-      const owned = state.root % shards === shard;
+  for (let root = rootAt(search, cursor.root); root !== undefined; root = rootAt(search, ++cursor.root)) {
+    if (cursor.stack.length === 0) {
+      const owned = cursor.root % shards === shard;
       // A shard that owns neither the root nor (without preemptions) any child skips it.
       if (!owned && search.preemptions === 0) continue;
-      if (owned) state.stats.placements++;
-      state.stack.push({ choices: [], owned });
+      if (owned) tally.placementSearched();
+      cursor.stack.push({ choices: [], owned });
     }
-    while (state.stack.length > 0) {
-      if (state.stats.runs >= runsMax) return "runs";
-      if (shouldStop()) return "budget";
-      const node = state.stack.pop()!;
-      const { outcome, branches } = await runNode(search, root, node);
+    while (cursor.stack.length > 0) {
+      if (tally.stats.runs >= limits.runsMax) return "runs";
+      if (limits.shouldStop()) return "budget";
+      const node = cursor.stack.pop()!;
+      const { outcome, branches } = await runNode(search, tally, root, node);
       // Children first, so a search stopped at this finding resumes from its checkpoint with nothing skipped.
-      const children = childrenOf(search, root, state.root, node, branches);
-      for (let i = children.length - 1; i >= 0; i--) state.stack.push(children[i]!);
-      if (outcome === undefined) state.stats.pruned++;
-      else if (node.owned && keep(search, root, node, outcome) && options.first) return "first";
-      options.onProgress?.({ done: state.stats.runs, total: state.stats.runs + state.stack.length, findings: state.found.length });
-      if (state.stats.runs % saveEveryRuns === 0) save();
+      const children = childrenOf(search, tally, root, cursor.root, node, branches);
+      for (let i = children.length - 1; i >= 0; i--) cursor.stack.push(children[i]!);
+      if (outcome === undefined) tally.schedulePruned();
+      else if (node.owned && keep(search, tally, root, cursor.root, node, outcome) && options.first) return "first";
+      options.onProgress?.({ done: tally.stats.runs, total: tally.stats.runs + cursor.stack.length, findings: tally.found.length });
+      if (tally.stats.runs % limits.saveEveryRuns === 0) limits.save();
     }
   }
   return undefined;
@@ -359,64 +329,43 @@ export interface BoundedTask {
 export interface TaskResult {
   /** A root's task: the children this shard owns and did not prune, in search order. */
   children?: Array<[number, number]>;
-  /** The task's own figures; each finding's run index counts the task's schedules from 0. */
+  /** The task's own figures (at its root, with nothing left to run); each finding's run index counts the task's schedules from 0. */
   state: SearchState;
   /** With `first`: the task stopped at its first finding. */
   stoppedAtFinding: boolean;
 }
 
-function emptyState(stats: BoundedStats, root: number): SearchState {
-  const zero = { schedules: 0, pruned: 0, placements: 0, runs: 0, complete: false };
-  return { root, stack: [], stats: { ...stats, ...zero }, steps: 0, counters: [], found: [], pointsCovered: [], units: [] };
-}
-
-/** Runs one task (see `BoundedTask`) from scratch, with figures of its own. */
-export async function runTask(whole: Search, task: BoundedTask): Promise<TaskResult> {
-  const state = emptyState(whole.state.stats, task.root);
-  const search: Search = { ...whole, state };
+/** Runs one task (see `BoundedTask`) from scratch, with a tally of its own. */
+export async function runTask(search: Search, task: BoundedTask): Promise<TaskResult> {
+  const tally = SearchTally.empty(search.bounds);
   const root = rootAt(search, task.root);
   assert(root !== undefined, `task root ${task.root} is within the search`);
   const { index: shard, count: shards } = search.options.shard ?? { index: 0, count: 1 };
   const first = search.options.first;
+  const result = (stoppedAtFinding: boolean, children?: Array<[number, number]>): TaskResult => {
+    const state = searchState(task.root, [], tally);
+    return children === undefined ? { state, stoppedAtFinding } : { children, state, stoppedAtFinding };
+  };
   if (task.child === undefined) {
     const node: Node = { choices: [], owned: task.root % shards === shard };
-    if (node.owned) state.stats.placements++;
-    const { outcome, branches } = await runNode(search, root, node);
-    const children = childrenOf(search, root, task.root, node, branches).map((child) => child.choices[0]!);
-    if (outcome === undefined) state.stats.pruned++;
-    else if (node.owned && keep(search, root, node, outcome) && first) return { children: [], state, stoppedAtFinding: true };
-    return { children, state, stoppedAtFinding: false };
+    if (node.owned) tally.placementSearched();
+    const { outcome, branches } = await runNode(search, tally, root, node);
+    const children = childrenOf(search, tally, root, task.root, node, branches).map((child) => child.choices[0]!);
+    if (outcome === undefined) tally.schedulePruned();
+    else if (node.owned && keep(search, tally, root, task.root, node, outcome) && first) return result(true, []);
+    return result(false, children);
   }
   const stack: Node[] = [{ choices: [task.child], owned: true }];
   while (stack.length > 0) {
     const node = stack.pop()!;
-    const { outcome, branches } = await runNode(search, root, node);
-    const children = childrenOf(search, root, task.root, node, branches);
+    const { outcome, branches } = await runNode(search, tally, root, node);
+    const children = childrenOf(search, tally, root, task.root, node, branches);
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
-    if (outcome === undefined) state.stats.pruned++;
-    else if (keep(search, root, node, outcome) && first) return { state, stoppedAtFinding: true };
+    if (outcome === undefined) tally.schedulePruned();
+    else if (keep(search, tally, root, task.root, node, outcome) && first) return result(true);
   }
-  return { state, stoppedAtFinding: false };
+  return result(false);
 }
-
-/** Adds a later part of the search (in search order) to `into`: its findings' run indexes follow `into`'s. */
-export function foldState(into: SearchState, part: SearchState): void {
-  const base = into.stats.schedules;
-  into.stats.schedules += part.stats.schedules;
-  into.stats.pruned += part.stats.pruned;
-  into.stats.placements += part.stats.placements;
-  into.stats.runs += part.stats.runs;
-  into.steps += part.steps;
-  addCounters(into.counters, part.counters);
-  for (const i of part.pointsCovered) if (!into.pointsCovered.includes(i)) into.pointsCovered.push(i);
-  into.units.push(...part.units);
-  for (const found of part.found) {
-    const seen = into.found.find((f) => f.key === found.key);
-    if (seen !== undefined) seen.occurrences += found.occurrences;
-    else into.found.push({ ...found, run: { ...found.run, index: base + found.run.index } });
-  }
-}
-
 
 /**
  * The constant request latency of a bounded search (see `BoundedOptions.latencyMs`). A latency drawn per request

@@ -4,9 +4,10 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { assert } from "../api/assert.ts";
-import type { BoundedStats, ExploreOptions, ExploreResult } from "./types.ts";
+import type { BoundedStats, ExploreOptions, ExploreResult, Finding } from "./types.ts";
 import { searchOnWorkers, type RootWork } from "./bounded-parallel.ts";
-import { boundedLatencyMs, placementCount, searchRoots, withLatency, type BoundedJob, type Search, type SearchState } from "./bounded-search.ts";
+import { boundedLatencyMs, placementCount, searchRoots, searchState, withLatency, type BoundedJob, type Cursor, type Search, type SearchState } from "./bounded-search.ts";
+import { SearchTally } from "./tally.ts";
 import { collectFindings, faultPoints } from "./runs.ts";
 import type { Scenario } from "./scenario.ts";
 
@@ -57,6 +58,32 @@ function saveCheckpoint(path: string, key: string, engine: Engine, saved: Saved)
 export async function exploreBounded(given: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
   const startedMs = clockMs();
   const bounded = options.bounded ?? {};
+  const { search, job } = await planSearch(given, options);
+  const key = checkpointKey(search.scenario, options, search.bounds);
+  // --runs counts runs in search order, which only one thread keeps.
+  const engine: Engine = options.workers > 1 && !Number.isFinite(options.runs) ? "tasks" : "depth-first";
+  const path = bounded.checkpoint;
+  const saved = path === undefined ? undefined : loadCheckpoint(path, key, engine);
+  const tally = saved === undefined ? SearchTally.empty(search.bounds) : new SearchTally(saved.state);
+  const save = (state: Saved) => (path === undefined ? undefined : saveCheckpoint(path, key, engine, state));
+  if (!tally.stats.complete) {
+    const limits = { shouldStop: bounded.shouldStop ?? (() => false), saveEveryRuns: bounded.checkpointEveryRuns ?? 200, save };
+    const end = engine === "tasks" ? await onWorkers(search, tally, saved, job, limits) : await inThisThread(search, tally, saved, limits);
+    tally.finish(end.stoppedBy);
+    if (engine === "depth-first" || end.stoppedBy === undefined) save({ state: end.state() });
+  }
+  const detectedMs = clockMs();
+  const findings = await collectFindings(search.scenario, options, tally.found.map((f) => f.run));
+  for (const finding of findings) finding.occurrences = tally.found.find((f) => f.key === finding.key)?.occurrences ?? finding.occurrences;
+  return resultOf(search, tally, findings, { wallMs: clockMs() - startedMs, detectMs: detectedMs - startedMs, shrinkMs: clockMs() - detectedMs });
+}
+
+/**
+ * The search of `given` as every thread of it knows it, and the job that worker threads build theirs from: the
+ * bounds, the constant latency, the fault points planned from the reference runs, and the workloads' placements.
+ */
+async function planSearch(given: Scenario, options: ExploreOptions): Promise<{ search: Search; job: BoundedJob }> {
+  const bounded = options.bounded ?? {};
   // Every run of the search (reference runs, schedules, shrinking) takes one constant latency, so that steps
   // issued on one instant meet again on one instant and their order is the search's choice.
   const latencyMs = boundedLatencyMs(given.timing, bounded.latencyMs);
@@ -79,54 +106,64 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
   const names = options.workload !== undefined ? [options.workload] : Object.keys(scenario.workloads);
   const workloads = names.map((workload) => ({ workload, pointIndexes: points.flatMap((p, i) => (p.workload === workload ? [i] : [])) }));
   stats.placementsTotal = workloads.reduce((sum, w) => sum + placementCount(w.pointIndexes.length, stats.faultPoints), 0);
-  const key = checkpointKey(scenario, options, stats);
-  // --runs counts runs in search order, which only one thread keeps.
-  const engine: Engine = options.workers > 1 && !Number.isFinite(options.runs) ? "tasks" : "depth-first";
-  const fresh: SearchState = { root: 0, stack: [], stats, steps: 0, counters: [], found: [], pointsCovered: [], units: [] };
-  const saved = bounded.checkpoint === undefined ? undefined : loadCheckpoint(bounded.checkpoint, key, engine);
-  const state = saved?.state ?? fresh;
   const byOrigin = (bounded.readyOrder ?? "origin") === "origin";
-  const search: Search = { scenario, options, preemptions: stats.preemptions, reduce: state.stats.reduction, byOrigin, workloads, points, state };
-  const save = (frontier?: RootWork[]) => (bounded.checkpoint === undefined ? undefined : saveCheckpoint(bounded.checkpoint, key, engine, frontier === undefined ? { state } : { state, frontier }));
-  if (!state.stats.complete) {
-    const shouldStop = bounded.shouldStop ?? (() => false);
-    const saveEveryRuns = bounded.checkpointEveryRuns ?? 200;
-    let stoppedBy: BoundedStats["stoppedBy"];
-    if (engine === "tasks") {
-      const job: BoundedJob = { kind: "bounded", scenarioPath: options.scenarioPath, variant: options.variant, workload: options.workload, params: options.params, seed: options.seed, shard: options.shard, first: options.first, stats, byOrigin, workloads, points, latencyMs };
-      const frontier = saved?.frontier ?? [];
-      const { ownThreadTasks = true, onTask } = bounded;
-      stoppedBy = await searchOnWorkers(search, { job, workers: options.workers, ownThreadTasks, onTask, frontier, save, saveEveryRuns, shouldStop, youngGenerationMb: options.youngGenerationMb });
-    } else {
-      const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
-      stoppedBy = await searchRoots(search, runsMax, () => save(), saveEveryRuns, shouldStop);
-    }
-    state.stats.complete = stoppedBy === undefined;
-    if (stoppedBy !== undefined) state.stats.stoppedBy = stoppedBy;
-    else delete state.stats.stoppedBy;
-    if (engine === "depth-first" || stoppedBy === undefined) save();
-  }
-  const detectedMs = clockMs();
-  const findings = await collectFindings(scenario, options, state.found.map((f) => f.run));
-  for (const finding of findings) finding.occurrences = state.found.find((f) => f.key === finding.key)?.occurrences ?? finding.occurrences;
+  const search: Search = { scenario, options, bounds: stats, preemptions: stats.preemptions, reduce: stats.reduction, byOrigin, workloads, points };
+  const job: BoundedJob = { kind: "bounded", scenarioPath: options.scenarioPath, variant: options.variant, workload: options.workload, params: options.params, seed: options.seed, shard: options.shard, first: options.first, stats, byOrigin, workloads, points, latencyMs };
+  return { search, job };
+}
+
+/** What stops a search besides its end and `--runs`, and how it saves its checkpoint. */
+interface Limits {
+  shouldStop: () => boolean;
+  saveEveryRuns: number;
+  save: (saved: Saved) => void;
+}
+
+/** How a search's engine ended: what stopped it (undefined: done), and its state as of then. */
+interface EngineEnd {
+  stoppedBy: BoundedStats["stoppedBy"];
+  state: () => SearchState;
+}
+
+/** The search in this thread, depth-first from where the checkpoint left it. */
+async function inThisThread(search: Search, tally: SearchTally, saved: Saved | undefined, limits: Limits): Promise<EngineEnd> {
+  const { options } = search;
+  const cursor: Cursor = { root: saved?.state.root ?? 0, stack: saved?.state.stack ?? [] };
+  const state = () => searchState(cursor.root, cursor.stack, tally);
+  const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
+  const stoppedBy = await searchRoots(search, tally, cursor, { runsMax, shouldStop: limits.shouldStop, saveEveryRuns: limits.saveEveryRuns, save: () => limits.save({ state: state() }) });
+  return { stoppedBy, state };
+}
+
+/** The search on worker threads, from where the checkpoint left it (the roots under way included). */
+async function onWorkers(search: Search, tally: SearchTally, saved: Saved | undefined, job: BoundedJob, limits: Limits): Promise<EngineEnd> {
+  const { options } = search;
+  const { ownThreadTasks = true, onTask } = options.bounded ?? {};
+  const frontier = saved?.frontier ?? [];
+  const parallel = { job, workers: options.workers, ownThreadTasks, onTask, frontier, save: limits.save, saveEveryRuns: limits.saveEveryRuns, shouldStop: limits.shouldStop, youngGenerationMb: options.youngGenerationMb };
+  const { stoppedBy, root } = await searchOnWorkers(search, tally, saved?.state.root ?? 0, parallel);
+  return { stoppedBy, state: () => searchState(root, [], tally) };
+}
+
+/** The result: the tally's figures and search record, the findings and the times. */
+function resultOf(search: Search, tally: SearchTally, findings: Finding[], times: Pick<ExploreResult, "wallMs" | "detectMs" | "shrinkMs">): ExploreResult {
+  const { options } = search;
   return {
-    runs: state.stats.schedules,
+    runs: tally.stats.schedules,
     findings,
-    points,
-    pointsCovered: state.pointsCovered.length,
-    steps: state.steps,
-    wallMs: clockMs() - startedMs,
-    detectMs: detectedMs - startedMs,
-    shrinkMs: clockMs() - detectedMs,
-    counters: state.counters,
-    bounded: { ...state.stats },
+    points: search.points,
+    pointsCovered: tally.pointsCovered,
+    steps: tally.steps,
+    ...times,
+    counters: [...tally.counters],
+    bounded: { ...tally.stats },
     search: {
       workload: options.workload ?? null,
       seed: options.seed,
       shard: options.shard ?? { index: 0, count: 1 },
-      steps: state.steps,
-      units: state.units,
-      found: state.found.map(({ key, position, occurrences, run }) => ({ key, position, occurrences, run: run.index })),
+      steps: tally.steps,
+      units: [...tally.units],
+      found: tally.found.map(({ key, position, occurrences, run }) => ({ key, position, occurrences, run: run.index })),
     },
   };
 }
