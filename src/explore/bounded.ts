@@ -5,9 +5,10 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { dirname } from "node:path";
 import { assert } from "../api/assert.ts";
 import type { BoundedStats, ExploreOptions, ExploreResult, Finding } from "./types.ts";
-import { searchOnWorkers, type RootWork } from "./bounded-parallel.ts";
+import { searchOnWorkers } from "./bounded-parallel.ts";
 import { boundedLatencyMs, placementCount, searchRoots, searchState, withLatency, type BoundedJob, type Cursor, type Search, type SearchState } from "./bounded-search.ts";
 import { SearchTally } from "./tally.ts";
+import type { RootWork } from "./task-scheduler.ts";
 import { collectFindings, faultPoints } from "./runs.ts";
 import type { Scenario } from "./scenario.ts";
 
