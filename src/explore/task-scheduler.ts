@@ -58,6 +58,9 @@ export class TaskScheduler {
 
   /** Searches from `root` on, with the roots of `frontier` under way (from a checkpoint; this scheduler's from now on). */
   constructor(search: Search, tally: SearchTally, root: number, frontier: RootWork[]) {
+    // A checkpoint saved while a child's task was out after one that had finished holds a gap there, which JSON
+    // writes as null: the task is to run again, as one without a result.
+    for (const work of frontier) work.childResults = Array.from(work.childResults, (r) => r ?? undefined);
     for (let i = 1; i < frontier.length; i++) assert(frontier[i - 1]!.root < frontier[i]!.root, "scheduler-folds-in-order: the frontier is in root order");
     assert(frontier.length === 0 || frontier[0]!.root >= root, "scheduler-folds-in-order: the frontier starts at or after the folded roots");
     this.#search = search;
@@ -173,6 +176,9 @@ export class TaskScheduler {
   #fold(): void {
     while (this.#frontier.length > 0) {
       const work = this.#frontier[0]!;
+      // Past the root of the task that stopped at a finding, nothing is kept (a root's task that was out when it
+      // stopped may still come back, and a root without children would otherwise fold whole).
+      if (this.#firstAt !== undefined && work.root > this.#firstAt.work.root) return;
       const rootResult = work.rootResult;
       if (rootResult === undefined) return;
       const children = rootResult.children ?? [];
