@@ -27,7 +27,6 @@ function checkpointKey(scenario: Scenario, options: ExploreOptions, stats: Bound
 /** How a search runs: in this thread depth-first, or in tasks on worker threads (src/explore/bounded-parallel.ts). */
 export type Engine = "depth-first" | "tasks";
 
-
 /** All a checkpoint holds besides its key: the folded state and, on worker threads, the roots under way. */
 export interface Saved {
   state: SearchState;
@@ -53,7 +52,6 @@ function saveCheckpoint(path: string, key: string, engine: Engine, saved: Saved)
   writeFileSync(`${path}.tmp`, JSON.stringify({ version: checkpointVersion, key, engine, ...saved }));
   renameSync(`${path}.tmp`, path);
 }
-
 
 /** The bounded search of one scenario variant; `options.runs` bounds it only when finite. */
 export async function exploreBounded(given: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
