@@ -196,7 +196,8 @@ export class SearchTally {
 /** What any tally's data holds, whoever made it: figures that add up, each finding key once, units in order. */
 function checkData(data: TallyData): void {
   const { runs, schedules, pruned, placements } = data.stats;
-  assert(schedules >= 0 && pruned >= 0 && placements >= 0 && schedules <= runs, "tally-figures-only-grow: figures add up");
+  assert(Math.min(schedules, pruned, placements) >= 0, "tally-figures-only-grow: figures are counts");
+  assert(schedules <= runs, "tally-figures-only-grow: a schedule ran as one of the runs");
   assert(new Set(data.found.map((f) => f.key)).size === data.found.length, "tally-finding-once");
   for (let i = 1; i < data.units.length; i++) assert(compareUnits(data.units[i - 1]!, data.units[i]!) < 0, "tally-units-in-search-order");
 }

@@ -84,7 +84,8 @@ export class TaskScheduler {
   handOut(): Place | undefined {
     const place = this.#nextTask();
     if (place === undefined) return undefined;
-    assert(this.#resultAt(place) === undefined && !this.#handedOut.has(placeName(place)), "scheduler-hands-out-once");
+    assert(this.#resultAt(place) === undefined, "scheduler-hands-out-once: a task without a result");
+    assert(!this.#handedOut.has(placeName(place)), "scheduler-hands-out-once: a task not out already");
     this.#handedOut.add(placeName(place));
     return place;
   }
