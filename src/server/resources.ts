@@ -24,7 +24,8 @@ import type { Tables } from "./encoding/table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
 import { messageOfKind, wireFields } from "./encoding/wire.ts";
-import { requestUser } from "./auth/rbac.ts";
+import { allowed, forbidden, isMaster, requestUser } from "./auth/rbac.ts";
+import { confirmNoEscalation, isRbacWrite } from "./auth/escalation.ts";
 import { admitWrite, webhooksOf } from "./admission/webhooks.ts";
 import type { Operation } from "./admission/webhooks.ts";
 
@@ -420,11 +421,48 @@ function storeUpdate(r: ResourceRequest, object: KubeObject, options: WriteOptio
   return r.route.subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
 }
 
-/** A write through the admission webhooks (webhooks.ts); with none concerned, just the write. */
+/**
+ * A write through the admission webhooks (webhooks.ts); with none concerned, just the write. A write of a role or a
+ * binding by anyone but `system:masters` is first judged by the escalation check (escalation.ts).
+ */
 function admitted(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): KubeObject | Promise<KubeObject> {
+  if (operation !== "DELETE" && isRbacWrite(r.route.group, r.route.plural) && !isMaster(requestUser(r.req))) {
+    ({ write, persist } = withEscalationCheck(r, old, write, persist));
+  }
   // Most writes concern no webhook: they are the write alone, with nothing made for admission.
   if (!webhooksOf(r.store).concerns(operation, r.resource, r.route.subresource)) return write(options.dryRun === true);
   return throughWebhooks(r, options, operation, old, name, write, persist);
+}
+
+/**
+ * The write and persist of an RBAC write, each judging the object it would store first: the write through a dry
+ * run of itself (the store's defaulting included), the persist on the object the webhooks mutated.
+ */
+function withEscalationCheck(r: ResourceRequest, old: KubeObject | undefined, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject) {
+  const user = requestUser(r.req);
+  const check = (object: KubeObject) => confirmNoEscalation(r.store, { user, plural: r.route.plural, namespace: r.route.namespace, name: r.route.name, old, object });
+  return {
+    write: (dryRun: boolean): KubeObject => {
+      const preview = write(true);
+      check(preview);
+      return dryRun ? preview : write(false);
+    },
+    persist: (object: KubeObject): KubeObject => {
+      check(object);
+      return persist(object);
+    },
+  };
+}
+
+/**
+ * An apply that would create the object needs `create` as well as the `patch` its request was authorized for, as
+ * kube-apiserver asks its authorizer before an apply creates (with the object's name, so `resourceNames` count).
+ */
+function authorizeCreate(r: ResourceRequest): void {
+  const user = requestUser(r.req);
+  const { group, plural, subresource, namespace, name } = r.route;
+  const attributes = { verb: "create", resource: { group, plural, subresource, namespace, name } };
+  if (!allowed(r.store, user, attributes)) throw forbidden(user, attributes);
 }
 
 async function throughWebhooks(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): Promise<KubeObject> {
@@ -522,6 +560,7 @@ async function handleApply(r: ResourceRequest): Promise<void> {
     const given = (dry: boolean) => (json && !dry ? handOver(object) : object);
     let result: KubeObject;
     if (live === undefined) {
+      authorizeCreate(r);
       result = await admitted(r, options, "CREATE", undefined, r.route.name ?? "", (dry) => r.store.create(given(dry), asDryRun(options, dry)), (m) => r.store.create(m, options));
     } else {
       object.metadata = { ...object.metadata, resourceVersion: live.metadata.resourceVersion! };

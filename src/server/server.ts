@@ -13,7 +13,7 @@ import type { ResourceType } from "../api/resources.ts";
 import { realClock } from "../api/clock.ts";
 import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createServerStore } from "./admission/admission.ts";
-import { allowed, forbidden, impersonated, isMaster, serverUser, setRequestUser, Tokens } from "./auth/rbac.ts";
+import { allowed, forbidden, impersonated, impersonates, isMaster, serverUser, setRequestUser, Tokens } from "./auth/rbac.ts";
 import type { RequestAttributes, UserInfo } from "./auth/rbac.ts";
 import { convertedResource } from "./conversion.ts";
 import type { Store } from "../store/index.ts";
@@ -480,8 +480,8 @@ class ApiServer {
       const user = this.#tokens.user(match[1]!);
       return { path: match[2] ?? "/", user: user === serverUser ? user : undefined };
     }
-    const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "");
-    return { path: pathname, user: bearer === null ? undefined : this.#tokens.user(bearer[1]!) };
+    const token = bearerToken(req.headers.authorization);
+    return { path: pathname, user: token === undefined ? undefined : this.#tokens.user(token) };
   }
 
   /** Refuses what RBAC does not allow `user` (anyone but `system:masters`) to do with this route. */
@@ -491,7 +491,9 @@ class ApiServer {
     if (route.type === "resource") {
       const watch = route.watchPath || boolParam(query, "watch");
       const verb = reviewOf(route) !== undefined ? "create" : verbOf(req.method, route, watch);
-      attributes = { verb, resource: { group: route.group, plural: route.plural, subresource: route.subresource, namespace: route.namespace, name: route.name } };
+      // A Namespace is in itself, as kube-apiserver reads its path: a RoleBinding in `ns` may grant reading `ns`.
+      const namespace = route.namespace ?? (route.group === "" && route.plural === "namespaces" ? route.name : undefined);
+      attributes = { verb, resource: { group: route.group, plural: route.plural, subresource: route.subresource, namespace, name: route.name } };
     } else attributes = { verb: req.method === "HEAD" ? "get" : (req.method ?? "GET").toLowerCase(), path };
     if (!allowed(this.#o.store, user, attributes)) throw forbidden(user, attributes);
   }
@@ -506,7 +508,7 @@ class ApiServer {
       const route = this.#routes.get(path);
       if (route.type !== "health") {
         if (user === undefined) throw unauthorized();
-        const acting = req.headers["impersonate-user"] === undefined && req.headers["impersonate-group"] === undefined ? user : impersonated(req, user);
+        const acting = impersonates(req) ? impersonated(req, user, this.#o.store) : user;
         setRequestUser(req, acting);
         this.#authorize(acting, route, path, query, req);
       }
@@ -594,6 +596,17 @@ class ApiServer {
       throw error;
     });
   }
+}
+
+/**
+ * The token of an `Authorization` header as kube-apiserver reads it: the scheme `Bearer` in any case, one space, the
+ * token (up to the next space); undefined for any other scheme or an empty token.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const parts = header.trim().split(" ");
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== "bearer" || parts[1] === "") return undefined;
+  return parts[1];
 }
 
 /** Paths whose parsed routes are kept (the cache starts afresh when full), and the longest path kept. */
