@@ -4,14 +4,16 @@
 // cluster's admin certificate is); a service account token the server minted (`kubectl create token`, the
 // TokenRequest API; HS256-signed with a key derived from the server's token, so only this server's tokens count) is
 // `system:serviceaccount:<namespace>:<name>` while the account exists with the uid it was minted for; and a request
-// that impersonates (`kubectl --as`, `--as-group`: the `Impersonate-*` headers, allowed to `system:masters` only) is
-// the impersonated user, in `system:authenticated`. Every identity but `system:masters` is checked against the
-// Roles, ClusterRoles and their bindings in the store, with the real matching rules (verbs, API groups, resources and
-// `*/subresource`, resource names, non-resource URLs, aggregated ClusterRoles), and refused with the real 403 text.
-// The server starts with the bootstrap roles every cluster has for this: `cluster-admin` (bound to `system:masters`),
-// `system:discovery`, `system:basic-user` and `system:public-info-viewer` (bound to `system:authenticated`), and the
-// user-facing `admin`, `edit` and `view`, aggregated from `system:aggregate-to-*` with the real rules. Leaves out:
-// the controllers' and nodes' bootstrap roles, escalation checks on writing roles and bindings, user `extra` fields.
+// that impersonates (`kubectl --as`, `--as-group`: the `Impersonate-*` headers, each thing impersonated allowed by
+// the `impersonate` verb, as RBAC grants it) is the impersonated user, in `system:authenticated`. Every identity but
+// `system:masters` is checked against the Roles, ClusterRoles and their bindings in the store, with the real matching
+// rules (verbs, API groups, resources and `*/subresource`, resource names, non-resource URLs, aggregated
+// ClusterRoles), and refused with the real 403 text; writes of roles and bindings are also held to escalation
+// prevention (escalation.ts). The server starts with the bootstrap roles every cluster has for this: `cluster-admin`
+// (bound to `system:masters`), `system:discovery`, `system:basic-user` and `system:public-info-viewer` (bound to
+// `system:authenticated`), and the user-facing `admin`, `edit` and `view`, aggregated from `system:aggregate-to-*`
+// with the real rules. Leaves out: the controllers' and nodes' bootstrap roles, anonymous requests (a request
+// without a token is a 401, not `system:anonymous`).
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { assert } from "../../api/assert.ts";
