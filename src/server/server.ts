@@ -37,6 +37,7 @@ import type { ResourceRoute, Route } from "./routes.ts";
 import { Tables, wantsTable } from "./encoding/table.ts";
 import { polyglotListener, selfSignedCertificate } from "./auth/tls.ts";
 import { WatchStream } from "./watch.ts";
+import { Connections, headerTimeoutMsDefault, idleTimeoutMsDefault, timeoutMsMax } from "./connections.ts";
 
 export interface ServerOptions {
   /**
@@ -73,6 +74,17 @@ export interface ServerOptions {
    * large resource version. Default 3000, as kube-apiserver's watch cache.
    */
   revisionWaitMs?: number;
+  /**
+   * How long a connection may take to send the headers of its first request (from its first byte; a connection
+   * that sends nothing, and a TLS handshake, get as long too) before it is closed without an answer. Default 32_000,
+   * as kube-apiserver. See connections.ts.
+   */
+  headerTimeoutMs?: number;
+  /**
+   * How long a keep-alive connection may wait after an answer for the headers of its next request before it is
+   * closed. Default 90_000, as kube-apiserver. A request being answered (a watch streaming) has no such deadline.
+   */
+  idleTimeoutMs?: number;
   /**
    * How a long request (a server-side apply) lets other requests run between its phases. Default: until the event
    * loop's next turn (`setImmediate`), after the I/O ready by then (another connection's `/healthz`).
@@ -150,6 +162,8 @@ interface Resolved {
   log: (line: string) => void;
   faults: readonly FaultSpec[];
   revisionWaitMs: number;
+  headerTimeoutMs: number;
+  idleTimeoutMs: number;
   phasePause: () => Promise<void>;
   /** Set for an in-process server: no listener, no TLS, no GC or quota loops (the simulator collects garbage). */
   inProcess?: InProcessHooks;
@@ -172,6 +186,8 @@ function resolveOptions(options: ServerOptions): Resolved {
     log: options.log ?? ((line) => void process.stderr.write(`${line}\n`)),
     faults: parseFaultSpecs(options.faults ?? []),
     revisionWaitMs: options.revisionWaitMs ?? revisionWaitMsDefault,
+    headerTimeoutMs: options.headerTimeoutMs ?? headerTimeoutMsDefault,
+    idleTimeoutMs: options.idleTimeoutMs ?? idleTimeoutMsDefault,
     phasePause: options.phasePause ?? nextTurn,
   };
   assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
@@ -180,6 +196,8 @@ function resolveOptions(options: ServerOptions): Resolved {
   assert(resolved.watchBufferBytesMax > 0, "watchBufferBytesMax > 0");
   assert(resolved.bookmarkIntervalMs > 0, "bookmarkIntervalMs > 0");
   assert(Number.isFinite(resolved.revisionWaitMs) && resolved.revisionWaitMs >= 0, "revisionWaitMs >= 0");
+  assert(resolved.headerTimeoutMs > 0 && resolved.headerTimeoutMs <= timeoutMsMax, "headerTimeoutMs in 1..2^31-1");
+  assert(resolved.idleTimeoutMs > 0 && resolved.idleTimeoutMs <= timeoutMsMax, "idleTimeoutMs in 1..2^31-1");
   return resolved;
 }
 
@@ -281,9 +299,8 @@ class ApiServer {
   readonly #routes = new RouteCache();
   readonly #watches = new Set<WatchStream>();
   readonly #http: Server;
-  /** Plain-HTTP connections and whether a request is in flight on each (see `#trackPlainConnections`). */
-  readonly #plain = new Map<Socket, boolean>();
-  #closing = false;
+  /** Connections and their deadlines (connections.ts); none in process. */
+  readonly #connections: Connections | undefined;
   readonly #https: HttpsServer | undefined;
   /** The listener: hands each connection to #http or #https by its first byte (none in process). */
   readonly #listener: NetServer | undefined;
@@ -312,8 +329,10 @@ class ApiServer {
     });
     this.injectFaults(options.faults);
     this.#tokens = new Tokens(options.token, options.store, () => options.clock.now());
-    this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
+    // Node's own keep-alive timeout is off: connections.ts bounds idle connections, on the server's clock.
+    this.#http = createServer({ keepAlive: true, keepAliveTimeout: 0 }, (req, res) => void this.#handle(req, res));
     if (options.inProcess !== undefined) {
+      this.#connections = undefined;
       // No Date header: Node caches its text under a real timer, so a module could read another run's instant.
       this.#http.prependListener("request", (_req: IncomingMessage, res: ServerResponse) => {
         res.sendDate = false;
@@ -326,16 +345,17 @@ class ApiServer {
     }
     const tls = selfSignedCertificate(options.clock.now());
     this.#certificate = tls.cert;
-    this.#https = createHttpsServer({ keepAlive: true, ...tls }, (req, res) => void this.#handle(req, res));
+    this.#https = createHttpsServer({ keepAlive: true, keepAliveTimeout: 0, handshakeTimeout: options.headerTimeoutMs, ...tls }, (req, res) => void this.#handle(req, res));
     const onClientError = (error: Error & { code?: string }, socket: Socket) => {
       rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
     };
     this.#http.on("clientError", onClientError);
     this.#https.on("clientError", onClientError);
-    this.#trackPlainConnections();
-    // A TLS handshake that fails (a client refusing the certificate) only ends that connection.
+    this.#connections = new Connections({ clock: options.clock, headerTimeoutMs: options.headerTimeoutMs, idleTimeoutMs: options.idleTimeoutMs });
+    this.#trackConnections(this.#connections);
+    // A TLS handshake that fails (a client refusing the certificate, or one too slow) only ends that connection.
     this.#https.on("tlsClientError", (_error: Error, socket: Socket) => socket.destroy());
-    this.#listener = polyglotListener(this.#http, this.#https);
+    this.#listener = polyglotListener(this.#http, this.#https, options.clock, options.headerTimeoutMs);
   }
 
   /** In process: serves one connection (any Duplex) as if it had been accepted. */
@@ -432,40 +452,31 @@ class ApiServer {
   async close(): Promise<void> {
     this.#gc.stop();
     this.#quotas.stop();
-    this.#closing = true;
     const listener = this.#listener;
     const closed = new Promise<void>((resolve) => (listener === undefined ? resolve() : listener.close(() => resolve())));
     for (const watch of [...this.#watches]) watch.close();
-    this.#http.closeIdleConnections();
-    this.#https?.closeIdleConnections();
-    for (const [socket, busy] of this.#plain) if (!busy) socket.destroy();
+    this.#connections?.close();
     await closed;
   }
 
   /**
-   * Plain-HTTP connections come to #http through the polyglot listener, not through a listen() of its own, so
-   * Node's connection tracking (what `closeIdleConnections` reads) never starts for them, and an idle keep-alive
-   * connection would hold `close()` until its keep-alive timeout. The server tracks them itself: an idle one is
-   * destroyed by `close()`, a busy one is ended once its answer is written.
+   * Connections come to #http and #https through the polyglot listener, not through a listen() of their own, so
+   * Node's connection tracking (its header timeout, `closeIdleConnections`) never starts for them: `connections`
+   * tracks them instead, a plain one from its first byte and a TLS one from the end of its handshake.
    */
-  #trackPlainConnections(): void {
-    this.#http.on("connection", (socket: Socket) => {
-      this.#plain.set(socket, false);
-      socket.once("close", () => this.#plain.delete(socket));
-    });
+  #trackConnections(connections: Connections): void {
+    this.#http.on("connection", (socket: Socket) => connections.add(socket));
+    this.#https!.on("secureConnection", (socket: Socket) => connections.add(socket));
     // One listener for every response (a response closes once): no closure per request.
-    const plain = this.#plain;
-    const server = this;
     const onResponseClose = function (this: ServerResponse): void {
-      const socket = this.req.socket;
-      if (!plain.has(socket)) return;
-      plain.set(socket, false);
-      if (server.#closing) socket.end();
+      connections.finished(this.req.socket);
     };
-    this.#http.on("request", (req: IncomingMessage, res: ServerResponse) => {
-      plain.set(req.socket, true);
+    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+      connections.started(req.socket);
       res.on("close", onResponseClose);
-    });
+    };
+    this.#http.on("request", onRequest);
+    this.#https!.on("request", onRequest);
   }
 
   /**

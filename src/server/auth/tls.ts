@@ -9,6 +9,8 @@ import type { Server as HttpsServer } from "node:https";
 import { createServer as createNetServer } from "node:net";
 import type { Server as NetServer, Socket } from "node:net";
 import { Duplex } from "node:stream";
+import { assert } from "../../api/assert.ts";
+import type { Clock } from "../../api/clock.ts";
 
 // ---- DER ----
 
@@ -113,14 +115,19 @@ function replaying(socket: Socket, first: Buffer): Duplex {
 
 /**
  * A listener that hands each connection to `https` when its first byte starts a TLS handshake and to `http`
- * otherwise. Neither of those listens itself.
+ * otherwise. Neither of those listens itself. A connection that sends nothing within `firstByteTimeoutMs` (on
+ * `clock`) is closed: until its first byte no HTTP server knows of it.
  */
-export function polyglotListener(http: HttpServer, https: HttpsServer): NetServer {
+export function polyglotListener(http: HttpServer, https: HttpsServer, clock: Clock, firstByteTimeoutMs: number): NetServer {
+  assert(firstByteTimeoutMs > 0, "firstByteTimeoutMs > 0");
   return createNetServer((socket) => {
     // TLS writes records in pieces: without this, Nagle's algorithm and delayed ACKs stall each answer ~40 ms.
     socket.setNoDelay(true);
     socket.on("error", () => socket.destroy());
+    const silent = clock.setTimer(firstByteTimeoutMs, () => socket.destroy());
+    socket.once("close", () => silent.cancel());
     socket.once("data", (first: Buffer) => {
+      silent.cancel();
       socket.pause();
       if (first[0] === tlsHandshake) {
         https.emit("connection", replaying(socket, first));
