@@ -1,6 +1,8 @@
 // CRUD on collections, items and the status subresource, for built-in and custom kinds: the HTTP side of the
 // store's methods, with the request checks kube-apiserver makes before its registry sees the object.
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { assert } from "../api/assert.ts";
 import type { DeleteOptions, PatchOptions, PropagationPolicy, WriteOptions } from "../api/client.ts";
 import { ApiError, badRequest, conflict, invalid, notFound } from "../api/errors.ts";
 import type { KubeObject, ObjectRef } from "../api/object.ts";
@@ -22,6 +24,7 @@ import { schemaOf } from "./schema.ts";
 import { includeObjectOf } from "./encoding/table.ts";
 import type { Tables } from "./encoding/table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
+import { duplicateFields } from "./duplicate-fields.ts";
 import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
 import { messageOfKind, wireFields } from "./encoding/wire.ts";
 import { allowed, forbidden, isMaster, requestUser } from "./auth/rbac.ts";
@@ -166,15 +169,37 @@ function wireTopLevel(resource: ResourceType): string[] | undefined {
 }
 
 /**
- * Unknown top-level fields of a built-in kind, as kube-apiserver's decoder meets them: dropped (the default and
- * `fieldValidation=Warn`/`Ignore`), or a 400 with `fieldValidation=Strict`. Custom kinds are pruned by the store.
+ * Unknown top-level fields of a built-in kind, as kube-apiserver's decoder meets them: reported (`reportFields`), then
+ * dropped. Custom kinds are pruned by the store.
  */
-function unknownFields(r: ResourceRequest, keys: readonly string[]): string[] {
+function unknownFields(r: ResourceRequest, keys: readonly string[], duplicates: readonly string[] = []): string[] {
   const known = knownTopLevelOf(r.resource);
-  if (known === undefined) return [];
-  const unknown = keys.filter((k) => !known.has(k));
-  if (unknown.length > 0 && r.query.get("fieldValidation") === "Strict") throw badRequest(`strict decoding error: unknown field ${JSON.stringify(unknown[0])}`);
+  const unknown = known === undefined ? [] : keys.filter((k) => !known.has(k));
+  reportFields(r, [...unknown.map((k) => `unknown field ${JSON.stringify(k)}`), ...duplicates.map((k) => `duplicate field ${JSON.stringify(k)}`)]);
   return unknown;
+}
+
+/**
+ * What the decoder found wrong with a body's fields, as `fieldValidation` asks: with `Strict` a 400 listing them all,
+ * with `Warn` (the default) a `Warning: 299 - "..."` header each, with `Ignore` nothing.
+ */
+function reportFields(r: ResourceRequest, problems: readonly string[]): void {
+  if (problems.length === 0) return;
+  const validation = r.query.get("fieldValidation");
+  if (validation === "Ignore") return;
+  const kind = r.resource.kind;
+  if (validation === "Strict") throw badRequest(`${kind} in version ${JSON.stringify(r.resource.version)} cannot be handled as a ${kind}: strict decoding error: ${problems.join(", ")}`);
+  for (const problem of problems) r.res.appendHeader("Warning", `299 - ${JSON.stringify(problem)}`);
+}
+
+/** The body of a create or update, decoded, with the fields a JSON body repeats (unless they are to be ignored). */
+async function decodedBody(r: ResourceRequest): Promise<{ decoded: unknown; duplicates: string[] }> {
+  const body = await r.body();
+  const contentType = r.req.headers["content-type"];
+  const decoded = decodeBody(contentType, body);
+  const json = mediaType(contentType) === "" || mediaType(contentType) === "application/json";
+  const duplicates = json && r.query.get("fieldValidation") !== "Ignore" ? duplicateFields(body.toString("utf8")) : [];
+  return { decoded, duplicates };
 }
 
 const knownTopLevel = new WeakMap<ResourceType, ReadonlySet<string> | null>();
@@ -190,12 +215,15 @@ function knownTopLevelOf(resource: ResourceType): ReadonlySet<string> | undefine
   return known ?? undefined;
 }
 
-function dropUnknown(r: ResourceRequest, object: Record<string, unknown>): void {
-  for (const key of unknownFields(r, Object.keys(object))) delete object[key];
+function dropUnknown(r: ResourceRequest, object: Record<string, unknown>, duplicates: readonly string[] = []): void {
+  for (const key of unknownFields(r, Object.keys(object), duplicates)) delete object[key];
 }
 
-/** The body as an object of the route's kind: apiVersion and kind default to the route's, and must match it. */
-function objectFrom(r: ResourceRequest, decoded: unknown): KubeObject {
+/**
+ * The body as an object of the route's kind: apiVersion and kind default to the route's, and must match it. The
+ * fields it repeats (`duplicates`) and those the kind lacks are reported as `fieldValidation` asks.
+ */
+function objectFrom(r: ResourceRequest, decoded: unknown, duplicates: readonly string[] = []): KubeObject {
   if (typeof decoded !== "object" || decoded === null || Array.isArray(decoded)) throw badRequest("the request body must be a JSON object");
   const object = { ...(decoded as Record<string, unknown>) };
   const expected = formatApiVersion(r.resource);
@@ -205,7 +233,7 @@ function objectFrom(r: ResourceRequest, decoded: unknown): KubeObject {
     throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${expected})`);
   }
   if (object.kind !== r.resource.kind) throw badRequest(`the kind in the data (${String(object.kind)}) does not match the expected kind (${r.resource.kind})`);
-  dropUnknown(r, object);
+  dropUnknown(r, object, duplicates);
   const meta = object.metadata;
   if (meta === undefined || meta === null) object.metadata = {};
   else if (typeof meta !== "object" || Array.isArray(meta)) throw badRequest("metadata must be a JSON object");
@@ -305,15 +333,33 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
   if (r.resource.namespaced && r.route.namespace === undefined) {
     throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (POST ${r.resource.plural} without a namespace)`);
   }
-  const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
   const options = writeOptions(r.query);
+  const { decoded, duplicates } = await decodedBody(r);
+  const object = objectFrom(r, decoded, duplicates);
   const name = object.metadata.name ?? "";
   const created = await admitted(r, options, "CREATE", undefined, name, (dry) => r.store.create(object, asDryRun(options, dry)), (m) => r.store.create(m, options));
-  if (options.dryRun !== true) {
-    recordUpdate(r.managed, r.resource, undefined, created, managerOf(options.fieldManager, r.req.headers["user-agent"]), undefined);
-    r.wrote();
-  }
+  if (options.dryRun === true) return sendStored(r, 201, withDryRunUid(r.store, created));
+  recordUpdate(r.managed, r.resource, undefined, created, managerOf(options.fieldManager, r.req.headers["user-agent"]), undefined);
+  r.wrote();
   sendStored(r, 201, created);
+}
+
+/** Dry-run creates answered so far, per store: what a dry run's uid is drawn from. */
+const dryRunCreates = new WeakMap<Store, number>();
+
+/**
+ * A dry-run create's object with a uid no object gets: the store's dry run draws the uid the next real create will
+ * get (and rewinds its sequence), where kube-apiserver answers a fresh random one. This one is derived from a count
+ * of the store's dry-run creates, so a simulated run that makes them stays the same run for the same seed.
+ */
+function withDryRunUid(store: Store, object: KubeObject): KubeObject {
+  const count = (dryRunCreates.get(store) ?? 0) + 1;
+  dryRunCreates.set(store, count);
+  const hex = createHash("sha256").update(`settle dry-run create ${count} ${object.metadata.uid ?? ""}`).digest("hex");
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  const uid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  assert(uid !== object.metadata.uid, "dry-run uid: not the next real one");
+  return { ...object, metadata: { ...object.metadata, uid } };
 }
 
 /** As kube-apiserver's checkName: the body must name the object the URL names (an absent name is a mismatch too). */
@@ -323,9 +369,10 @@ function checkName(r: ResourceRequest, object: KubeObject): void {
 }
 
 async function handleUpdate(r: ResourceRequest): Promise<void> {
-  const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
-  checkName(r, object);
   const options = writeOptions(r.query);
+  const { decoded, duplicates } = await decodedBody(r);
+  const object = objectFrom(r, decoded, duplicates);
+  checkName(r, object);
   const before = currentOrUndefined(r);
   const store = (o: KubeObject, opts: WriteOptions) => (r.route.subresource === "status" ? r.store.updateStatus(o, opts) : r.store.update(o, opts));
   const updated = await admitted(r, options, before === undefined ? "CREATE" : "UPDATE", before, r.route.name ?? "", (dry) => store(object, asDryRun(options, dry)), (m) => store(m, options));
@@ -567,7 +614,7 @@ async function handleApply(r: ResourceRequest): Promise<void> {
       result = await admitted(r, options, "UPDATE", live, r.route.name ?? "", (dry) => storeUpdate(r, given(dry), asDryRun(options, dry)), (m) => storeUpdate(r, m, options));
     }
     const code = live === undefined ? 201 : 200;
-    if (options.dryRun === true) return sendStored(r, code, result);
+    if (options.dryRun === true) return sendStored(r, code, live === undefined ? withDryRunUid(r.store, result) : result);
     r.managed.set(result, entries);
     r.wrote();
     if (pausing) {
