@@ -304,6 +304,8 @@ class ApiServer {
   readonly #https: HttpsServer | undefined;
   /** The listener: hands each connection to #http or #https by its first byte (none in process). */
   readonly #listener: NetServer | undefined;
+  /** Closes the listener's connections that have not sent a byte yet (no HTTP server knows of them). */
+  readonly #closeSilent: () => void = () => {};
   /** The server's token and the service account tokens it signs (rbac.ts). */
   readonly #tokens: Tokens;
   readonly #certificate: string;
@@ -355,7 +357,9 @@ class ApiServer {
     this.#trackConnections(this.#connections);
     // A TLS handshake that fails (a client refusing the certificate, or one too slow) only ends that connection.
     this.#https.on("tlsClientError", (_error: Error, socket: Socket) => socket.destroy());
-    this.#listener = polyglotListener(this.#http, this.#https, options.clock, options.headerTimeoutMs);
+    const polyglot = polyglotListener(this.#http, this.#https, options.clock, options.headerTimeoutMs);
+    this.#listener = polyglot.listener;
+    this.#closeSilent = polyglot.closeSilent;
   }
 
   /** In process: serves one connection (any Duplex) as if it had been accepted. */
@@ -456,6 +460,7 @@ class ApiServer {
     const closed = new Promise<void>((resolve) => (listener === undefined ? resolve() : listener.close(() => resolve())));
     for (const watch of [...this.#watches]) watch.close();
     this.#connections?.close();
+    this.#closeSilent();
     await closed;
   }
 

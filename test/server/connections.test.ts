@@ -104,3 +104,20 @@ test("the timeouts default to kube-apiserver's and must be positive", async () =
   const { headerTimeoutMsDefault, idleTimeoutMsDefault } = await import("../../src/server/connections.ts");
   assert.deepEqual([headerTimeoutMsDefault, idleTimeoutMsDefault], [32_000, 90_000]);
 });
+
+test("close() ends connections that sent nothing or are idle at once, without waiting for their deadlines", async () => {
+  const t = await testServer();
+  const silent = await plain(t);
+  const silentClosed = closedBy(silent);
+  const idle = connectTls({ port: t.server.port, host: "127.0.0.1", rejectUnauthorized: false });
+  await new Promise((resolve) => idle.once("secureConnect", resolve));
+  const idleClosed = closedBy(idle as unknown as Socket);
+  idle.write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
+  await new Promise((resolve) => idle.once("data", resolve));
+  let guard: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([t.close().then(() => "closed"), new Promise((resolve) => (guard = setTimeout(() => resolve("still closing"), guardMs)))]);
+  clearTimeout(guard);
+  assert.equal(closed, "closed", "the default deadlines (32 s, 90 s) were not waited for");
+  assert.equal(await silentClosed, "");
+  assert.match(await idleClosed, /^HTTP\/1\.1 200 OK/);
+});
