@@ -509,7 +509,9 @@ class ApiServer {
       const verb = reviewOf(route) !== undefined ? "create" : verbOf(req.method, route, watch);
       // A Namespace is in itself, as kube-apiserver reads its path: a RoleBinding in `ns` may grant reading `ns`.
       const namespace = route.namespace ?? (route.group === "" && route.plural === "namespaces" ? route.name : undefined);
-      attributes = { verb, resource: { group: route.group, plural: route.plural, subresource: route.subresource, namespace, name: route.name } };
+      // A list or watch selecting one name by field is asked about that name, as kube-apiserver asks.
+      const name = route.name ?? (verb === "list" || verb === "watch" ? selectedName(query.get("fieldSelector")) : undefined);
+      attributes = { verb, resource: { group: route.group, plural: route.plural, subresource: route.subresource, namespace, name } };
     } else attributes = { verb: req.method === "HEAD" ? "get" : (req.method ?? "GET").toLowerCase(), path };
     if (!allowed(this.#o.store, user, attributes)) throw forbidden(user, attributes);
   }
@@ -623,6 +625,21 @@ export function bearerToken(header: string | undefined): string | undefined {
   const parts = header.trim().split(" ");
   if (parts.length < 2 || parts[0]!.toLowerCase() !== "bearer" || parts[1] === "") return undefined;
   return parts[1];
+}
+
+/**
+ * The name a field selector requires exactly (`metadata.name=x` or `==x`, alone or among other terms), when it is one
+ * that could name an object in a path; else undefined.
+ */
+export function selectedName(selector: string | null): string | undefined {
+  if (selector === null || selector === "" || selector.includes("\\")) return undefined;
+  for (const term of selector.split(",")) {
+    const match = /^\s*metadata\.name\s*==?\s*(.*?)\s*$/.exec(term);
+    if (match === null) continue;
+    const name = match[1]!;
+    return name === "" || name === "." || name === ".." || /[/%]/.test(name) ? undefined : name;
+  }
+  return undefined;
 }
 
 /** Paths whose parsed routes are kept (the cache starts afresh when full), and the longest path kept. */

@@ -100,3 +100,25 @@ test("the bearer scheme is read in any case; another scheme or an empty token is
     await t.close();
   }
 });
+
+test("a list or watch selecting one name by field is authorized for that name, as its review says", async () => {
+  const t = await testServer();
+  try {
+    await create(t, "/api/v1/namespaces/default/configmaps", { metadata: { name: "x" } });
+    await create(t, `${rbac}/namespaces/default/roles`, { metadata: { name: "one" }, rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["list", "watch"], resourceNames: ["x"] }] });
+    await create(t, `${rbac}/namespaces/default/rolebindings`, { metadata: { name: "one" }, roleRef: ref("Role", "one"), subjects: [{ kind: "User", name: "una" }] });
+    const headers = { "Impersonate-User": "una" };
+    const review = await request(t.server, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", { headers, body: { spec: { resourceAttributes: { namespace: "default", verb: "list", resource: "configmaps", name: "x" } } } });
+    assert.equal(review.json.status.allowed, true);
+    const list = await request(t.server, "GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dx", { headers });
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(list.json.items.map((i: any) => i.metadata.name), ["x"]);
+    assert.equal((await request(t.server, "GET", "/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=1&fieldSelector=metadata.name%3D%3Dx", { headers })).status, 200);
+    const all = await request(t.server, "GET", "/api/v1/namespaces/default/configmaps", { headers });
+    assert.equal(all.status, 403);
+    const other = await request(t.server, "GET", "/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dy", { headers });
+    assert.equal(other.json.message, 'configmaps "y" is forbidden: User "una" cannot list resource "configmaps" in API group "" in the namespace "default"');
+  } finally {
+    await t.close();
+  }
+});
