@@ -9,7 +9,7 @@ import { realClock } from "../api/clock.ts";
 import { createServerStore, loadSetup, parseFaultSpecs, serverHistoryBytesMax, SetupError, startServer } from "../server/index.ts";
 import type { FaultSpec, SettleServer } from "../server/index.ts";
 import type { Store } from "../store/types.ts";
-import { headerTimeoutMsDefault, idleTimeoutMsDefault, timeoutMsMax } from "../server/connections.ts";
+import { bodyTimeoutMsDefault, headerTimeoutMsDefault, idleTimeoutMsDefault, timeoutMsMax } from "../server/connections.ts";
 import { intOption, parse, UsageError } from "./args.ts";
 import type { ClusterMode } from "../kube/cluster-mode.ts";
 
@@ -41,6 +41,8 @@ Options:
                         (or that sends nothing) is closed (default 32000, as kube-apiserver)
   --idle-timeout-ms N   a keep-alive connection that sends no next request this long after an answer is
                         closed (default 90000, as kube-apiserver); a watch is never cut by it
+  --body-timeout-ms N   a request whose body has not all come this long after its headers is answered 504
+                        and its connection closed (default 60000, kube-apiserver's request timeout)
   --cluster             also run a fake cluster in real time: Ready nodes with kubelets that report pods
                         Running and Ready (no containers run), the scheduler, node lifecycle and the
                         Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, disruption and HPA
@@ -64,6 +66,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     "history-bytes": { type: "string" },
     "header-timeout-ms": { type: "string" },
     "idle-timeout-ms": { type: "string" },
+    "body-timeout-ms": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const port = intOption(values, "port", 0, 0);
@@ -77,7 +80,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const historyBytesMax = intOption(values, "history-bytes", serverHistoryBytesMax, 1);
   const headerTimeoutMs = intOption(values, "header-timeout-ms", headerTimeoutMsDefault, 1);
   const idleTimeoutMs = intOption(values, "idle-timeout-ms", idleTimeoutMsDefault, 1);
-  for (const [name, ms] of [["header-timeout-ms", headerTimeoutMs], ["idle-timeout-ms", idleTimeoutMs]] as const) {
+  const bodyTimeoutMs = intOption(values, "body-timeout-ms", bodyTimeoutMsDefault, 1);
+  for (const [name, ms] of [["header-timeout-ms", headerTimeoutMs], ["idle-timeout-ms", idleTimeoutMs], ["body-timeout-ms", bodyTimeoutMs]] as const) {
     if (ms > timeoutMsMax) throw new UsageError(`--${name} expects an integer from 1 to ${timeoutMsMax}, got "${ms}"`);
   }
   const store = createServerStore({ now: () => realClock.now(), historyBytesMax });
@@ -98,7 +102,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
-    server = await startServer({ store, host, port, faults, headerTimeoutMs, idleTimeoutMs, ...(token === undefined ? {} : { token }) });
+    server = await startServer({ store, host, port, faults, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, ...(token === undefined ? {} : { token }) });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "EADDRINUSE" && code !== "EADDRNOTAVAIL" && code !== "EACCES") throw error;

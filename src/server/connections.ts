@@ -6,7 +6,8 @@
 //   - `idleTimeoutMs` (default 90_000): after its last answer, a keep-alive connection must finish the headers of its
 //     next request within this long.
 // Either way the connection is closed without an answer, as Go's server does. While a request is being answered
-// there is no deadline at all: a watch streams for as long as it lasts (its own timeout ends it). Connections come
+// there is no deadline here: a watch streams for as long as it lasts (its own timeout ends it), and a body that stops
+// coming is answered 504 after `bodyTimeoutMs` (default 60 s, kube-apiserver's request timeout; http.ts). Connections come
 // to the HTTP servers through the polyglot listener rather than a listen() of their own, so Node's header timeout
 // and connection tracking never start for them; this table does both, on the server's clock.
 //
@@ -24,6 +25,8 @@ export interface ConnectionLimits {
 
 export const headerTimeoutMsDefault = 32_000;
 export const idleTimeoutMsDefault = 90_000;
+/** How long a request body may take to arrive (http.ts `readBody`): kube-apiserver's default request timeout. */
+export const bodyTimeoutMsDefault = 60_000;
 /** The longest timer Node keeps (2^31 - 1 ms, about 24.8 days); a longer one would fire at once. */
 export const timeoutMsMax = 2 ** 31 - 1;
 

@@ -26,6 +26,7 @@ import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
 import { GcLoop } from "./gc-loop.ts";
 import { QuotaStatusLoop } from "./admission/quota.ts";
 import { ensureKubernetesService } from "./bootstrap.ts";
+import type { BodyDeadline } from "./http.ts";
 import { acceptsJson, decodeBody, notAcceptable, prefersProtobuf, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./auth/kubeconfig.ts";
 import { boolParam, handleResource, revisionWaitMsDefault, waitForRevision } from "./resources.ts";
@@ -37,7 +38,7 @@ import type { ResourceRoute, Route } from "./routes.ts";
 import { Tables, wantsTable } from "./encoding/table.ts";
 import { polyglotListener, selfSignedCertificate } from "./auth/tls.ts";
 import { WatchStream } from "./watch.ts";
-import { Connections, headerTimeoutMsDefault, idleTimeoutMsDefault, timeoutMsMax } from "./connections.ts";
+import { bodyTimeoutMsDefault, Connections, headerTimeoutMsDefault, idleTimeoutMsDefault, timeoutMsMax } from "./connections.ts";
 
 export interface ServerOptions {
   /**
@@ -85,6 +86,11 @@ export interface ServerOptions {
    * closed. Default 90_000, as kube-apiserver. A request being answered (a watch streaming) has no such deadline.
    */
   idleTimeoutMs?: number;
+  /**
+   * How long a request's body may take to arrive once its headers have, before the request is answered 504 Timeout
+   * and its connection closed. Default 60_000, kube-apiserver's request timeout (which bounds a whole request there).
+   */
+  bodyTimeoutMs?: number;
   /**
    * How a long request (a server-side apply) lets other requests run between its phases. Default: until the event
    * loop's next turn (`setImmediate`), after the I/O ready by then (another connection's `/healthz`).
@@ -164,6 +170,7 @@ interface Resolved {
   revisionWaitMs: number;
   headerTimeoutMs: number;
   idleTimeoutMs: number;
+  bodyTimeoutMs: number;
   phasePause: () => Promise<void>;
   /** Set for an in-process server: no listener, no TLS, no GC or quota loops (the simulator collects garbage). */
   inProcess?: InProcessHooks;
@@ -188,6 +195,7 @@ function resolveOptions(options: ServerOptions): Resolved {
     revisionWaitMs: options.revisionWaitMs ?? revisionWaitMsDefault,
     headerTimeoutMs: options.headerTimeoutMs ?? headerTimeoutMsDefault,
     idleTimeoutMs: options.idleTimeoutMs ?? idleTimeoutMsDefault,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? bodyTimeoutMsDefault,
     phasePause: options.phasePause ?? nextTurn,
   };
   assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
@@ -198,6 +206,7 @@ function resolveOptions(options: ServerOptions): Resolved {
   assert(Number.isFinite(resolved.revisionWaitMs) && resolved.revisionWaitMs >= 0, "revisionWaitMs >= 0");
   assert(resolved.headerTimeoutMs > 0 && resolved.headerTimeoutMs <= timeoutMsMax, "headerTimeoutMs in 1..2^31-1");
   assert(resolved.idleTimeoutMs > 0 && resolved.idleTimeoutMs <= timeoutMsMax, "idleTimeoutMs in 1..2^31-1");
+  assert(resolved.bodyTimeoutMs > 0 && resolved.bodyTimeoutMs <= timeoutMsMax, "bodyTimeoutMs in 1..2^31-1");
   return resolved;
 }
 
@@ -252,7 +261,7 @@ class ServedRequest implements ResourceRequest {
   }
 
   body(): Promise<Buffer> {
-    this.#body ??= readBody(this.req, this.#bodyBytesMax);
+    this.#body ??= readBody(this.req, this.#bodyBytesMax, this.#loops.bodyDeadline);
     return this.#body;
   }
 
@@ -284,6 +293,8 @@ interface Loops {
   quotas: QuotaStatusLoop;
   clock: Clock;
   revisionWaitMs: number;
+  /** How long a request body may take to arrive; none in process (no timer runs there). */
+  bodyDeadline: BodyDeadline | undefined;
   /** How a long request lets others run between its phases; none in process (a request is one simulator step). */
   pause: (() => Promise<void>) | undefined;
 }
@@ -319,8 +330,8 @@ class ApiServer {
     // In process, the simulator's own garbage-collection steps do what the GC loop does, and no timer may run (nor
     // may a read wait for a revision: the simulation's store is never behind a client).
     this.#loops = options.inProcess === undefined
-      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs, pause: options.phasePause }
-      : { gc: inertLoop, quotas: inertLoop, clock: options.clock, revisionWaitMs: 0, pause: undefined };
+      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs, bodyDeadline: { clock: options.clock, ms: options.bodyTimeoutMs }, pause: options.phasePause }
+      : { gc: inertLoop, quotas: inertLoop, clock: options.clock, revisionWaitMs: 0, bodyDeadline: undefined, pause: undefined };
     this.#tables = new Tables(options.store, options.clock);
     this.#managed = new ManagedFields(options.clock, (ref, uid) => {
       try {
@@ -532,7 +543,9 @@ class ApiServer {
       }
       await this.#dispatch(route, query, req, res);
     } catch (error) {
-      if (statusOf(error).code === 413) res.setHeader("Connection", "close");
+      // The rest of a body too large or too slow is not read: the connection cannot carry another request.
+      const code = statusOf(error).code;
+      if (code === 413 || (code === 504 && !req.complete)) res.setHeader("Connection", "close");
       sendStatus(res, error, req.headers.accept);
     }
   }

@@ -11,7 +11,7 @@ import { connect as connectTls } from "node:tls";
 import { request, testServer, configMap } from "./helpers.ts";
 import type { TestServer } from "./helpers.ts";
 
-const timeouts = { headerTimeoutMs: 150, idleTimeoutMs: 150 };
+const timeouts = { headerTimeoutMs: 150, idleTimeoutMs: 150, bodyTimeoutMs: 150 };
 /** How long a test waits for a close the server owes before it calls the connection left open. */
 const guardMs = 5000;
 
@@ -97,12 +97,30 @@ test("a watch streaming for longer than both timeouts is not cut by them", async
   }
 });
 
+test("a request whose body stops coming is answered 504 Timeout and its connection closed", async () => {
+  const t = await testServer(timeouts);
+  try {
+    const socket = await plain(t);
+    const closed = closedBy(socket);
+    socket.write(`POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.server.token}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"metadata":`);
+    const answer = await closed;
+    assert.match(answer, /^HTTP\/1\.1 504 Gateway Timeout\r\n/);
+    assert.match(answer, /Connection: close/i);
+    const status = JSON.parse(answer.slice(answer.indexOf("{")));
+    assert.deepEqual([status.reason, status.code, status.message], ["Timeout", 504, "Timeout: request did not complete within requested timeout - context deadline exceeded"]);
+    assert.equal((await request(t.server, "GET", "/api/v1/namespaces/default/configmaps")).json.items.length, 0);
+  } finally {
+    await t.close();
+  }
+});
+
 test("the timeouts default to kube-apiserver's and must be positive", async () => {
   const { startServer } = await import("../../src/server/index.ts");
   await assert.rejects(startServer({ headerTimeoutMs: 0, log: () => {} }), /headerTimeoutMs/);
   await assert.rejects(startServer({ idleTimeoutMs: -1, log: () => {} }), /idleTimeoutMs/);
-  const { headerTimeoutMsDefault, idleTimeoutMsDefault } = await import("../../src/server/connections.ts");
-  assert.deepEqual([headerTimeoutMsDefault, idleTimeoutMsDefault], [32_000, 90_000]);
+  await assert.rejects(startServer({ bodyTimeoutMs: 2 ** 31, log: () => {} }), /bodyTimeoutMs/);
+  const { bodyTimeoutMsDefault, headerTimeoutMsDefault, idleTimeoutMsDefault } = await import("../../src/server/connections.ts");
+  assert.deepEqual([headerTimeoutMsDefault, idleTimeoutMsDefault, bodyTimeoutMsDefault], [32_000, 90_000, 60_000]);
 });
 
 test("close() ends connections that sent nothing or are idle at once, without waiting for their deadlines", async () => {
