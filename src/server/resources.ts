@@ -338,7 +338,7 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
   const object = objectFrom(r, decoded, duplicates);
   const name = object.metadata.name ?? "";
   const created = await admitted(r, options, "CREATE", undefined, name, (dry) => r.store.create(object, asDryRun(options, dry)), (m) => r.store.create(m, options));
-  if (options.dryRun === true) return sendStored(r, 201, withDryRunUid(r.store, created));
+  if (options.dryRun === true) return sendStored(r, 201, withDryRunUid(r.store, created, name === "" ? (object.metadata.generateName ?? "") : ""));
   recordUpdate(r.managed, r.resource, undefined, created, managerOf(options.fieldManager, r.req.headers["user-agent"]), undefined);
   r.wrote();
   sendStored(r, 201, created);
@@ -348,18 +348,50 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
 const dryRunCreates = new WeakMap<Store, number>();
 
 /**
- * A dry-run create's object with a uid no object gets: the store's dry run draws the uid the next real create will
- * get (and rewinds its sequence), where kube-apiserver answers a fresh random one. This one is derived from a count
- * of the store's dry-run creates, so a simulated run that makes them stays the same run for the same seed.
+ * A dry-run create's object with a uid no object gets, and a name of its own when it was generated (`generatedFrom`,
+ * its generateName): the store's dry run draws the uid and name the next real create will get (and rewinds its
+ * sequences), where kube-apiserver draws fresh random ones. These are derived from a count of the store's dry-run
+ * creates, so a simulated run that makes them stays the same run for the same seed.
  */
-function withDryRunUid(store: Store, object: KubeObject): KubeObject {
+function withDryRunUid(store: Store, object: KubeObject, generatedFrom: string): KubeObject {
   const count = (dryRunCreates.get(store) ?? 0) + 1;
   dryRunCreates.set(store, count);
   const hex = createHash("sha256").update(`settle dry-run create ${count} ${object.metadata.uid ?? ""}`).digest("hex");
   const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   const uid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
   assert(uid !== object.metadata.uid, "dry-run uid: not the next real one");
-  return { ...object, metadata: { ...object.metadata, uid } };
+  const metadata = { ...object.metadata, uid };
+  if (generatedFrom !== "" && object.metadata.name !== undefined) metadata.name = dryRunName(store, object, hex);
+  return { ...object, metadata };
+}
+
+/** The alphabet and length of generated name suffixes, as kube-apiserver draws them. */
+const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+const suffixLength = 5;
+
+/** A generated name for a dry run: the stored draw's prefix, a suffix from `hex`, not one a live object has. */
+function dryRunName(store: Store, object: KubeObject, hex: string): string {
+  const drawn = object.metadata.name!;
+  assert(drawn.length >= suffixLength, "dry-run name: a generated name ends in a suffix");
+  const base = drawn.slice(0, -suffixLength);
+  for (let attempt = 0; attempt + suffixLength <= 32; attempt++) {
+    let suffix = "";
+    for (let i = 0; i < suffixLength; i++) suffix += suffixAlphabet[parseInt(hex.slice(2 * (attempt + i), 2 * (attempt + i) + 2), 16) % suffixAlphabet.length];
+    const name = base + suffix;
+    if (name !== drawn && !exists(store, object, name)) return name;
+  }
+  return drawn;
+}
+
+function exists(store: Store, object: KubeObject, name: string): boolean {
+  const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name, ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) };
+  try {
+    store.get(ref);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
 }
 
 /** As kube-apiserver's checkName: the body must name the object the URL names (an absent name is a mismatch too). */
@@ -614,7 +646,7 @@ async function handleApply(r: ResourceRequest): Promise<void> {
       result = await admitted(r, options, "UPDATE", live, r.route.name ?? "", (dry) => storeUpdate(r, given(dry), asDryRun(options, dry)), (m) => storeUpdate(r, m, options));
     }
     const code = live === undefined ? 201 : 200;
-    if (options.dryRun === true) return sendStored(r, code, live === undefined ? withDryRunUid(r.store, result) : result);
+    if (options.dryRun === true) return sendStored(r, code, live === undefined ? withDryRunUid(r.store, result, "") : result);
     r.managed.set(result, entries);
     r.wrote();
     if (pausing) {

@@ -50,7 +50,7 @@ test("a ConfigMap or Secret holding more than 1 MiB of data is a 422 in the real
   }
 });
 
-test("a dry-run create answers a uid of its own, never the one the next real create gets", async () => {
+test("a dry-run create answers a uid (and a generated name) of its own, never the one the next real create gets", async () => {
   const t = await testServer();
   try {
     const uids: string[] = [];
@@ -66,6 +66,15 @@ test("a dry-run create answers a uid of its own, never the one the next real cre
     uids.push(real.json.metadata.uid);
     assert.equal(new Set(uids).size, uids.length, `distinct: ${uids.join(" ")}`);
     for (const uid of uids) assert.match(uid, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // A generated name is drawn afresh too: a dry run does not foretell the next real one.
+    const names: string[] = [];
+    for (const dryRun of ["?dryRun=All", "?dryRun=All", ""]) {
+      const made = await request(t.server, "POST", `${configMaps}${dryRun}`, { body: { metadata: { generateName: "gen-" } } });
+      assert.equal(made.status, 201, made.text);
+      names.push(made.json.metadata.name);
+    }
+    assert.equal(new Set(names).size, 3, names.join(" "));
+    for (const name of names) assert.match(name, /^gen-[bcdfghjklmnpqrstvwxz2456789]{5}$/);
   } finally {
     await t.close();
   }
