@@ -198,8 +198,12 @@ async function decodedBody(r: ResourceRequest): Promise<{ decoded: unknown; dupl
   const contentType = r.req.headers["content-type"];
   const decoded = decodeBody(contentType, body);
   const json = mediaType(contentType) === "" || mediaType(contentType) === "application/json";
-  const duplicates = json && r.query.get("fieldValidation") !== "Ignore" ? duplicateFields(body.toString("utf8")) : [];
-  return { decoded, duplicates };
+  return { decoded, duplicates: json ? duplicatesOf(r, body) : [] };
+}
+
+/** The fields a JSON body repeats, unless the request asks to ignore such things (`fieldValidation=Ignore`). */
+function duplicatesOf(r: ResourceRequest, body: Buffer): string[] {
+  return r.query.get("fieldValidation") === "Ignore" ? [] : duplicateFields(body.toString("utf8"));
 }
 
 const knownTopLevel = new WeakMap<ResourceType, ReadonlySet<string> | null>();
@@ -438,7 +442,9 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
   if (r.query.has("force")) {
     throw invalid("PatchOptions", "", [{ field: "force", type: "FieldValueForbidden", message: "Forbidden: may not be specified for non-apply patch" }], "meta.k8s.io");
   }
-  let patch = parseJson(await r.body(), "the patch");
+  const body = await r.body();
+  let patch = parseJson(body, "the patch");
+  reportFields(r, duplicatesOf(r, body).map((k) => `duplicate field ${JSON.stringify(k)}`));
   const options = writeOptions(r.query);
   const status = r.route.subresource === "status";
   const ref = refOf(r);
@@ -662,7 +668,7 @@ async function handleApply(r: ResourceRequest): Promise<void> {
 function decodeApplied(r: ResourceRequest, body: Buffer, fieldManager: string | null, force: boolean): { applied: KubeObject; json: boolean } {
   const { value, json } = parseYamlBody(body, "the applied configuration");
   checkApplyRequest(fieldManager, force, value);
-  const applied = objectFrom(r, value);
+  const applied = objectFrom(r, value, json ? duplicatesOf(r, body) : []);
   if (applied.metadata.name === undefined || applied.metadata.name === "") applied.metadata = { ...applied.metadata, name: r.route.name! };
   checkName(r, applied);
   return { applied, json };

@@ -24,6 +24,14 @@ test("duplicate and unknown fields are a 400 with Strict, a Warning header each 
     // Nested and in arrays, on an update too.
     const pod = await request(t.server, "PUT", `${configMaps}/w?fieldValidation=Strict`, { raw: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w","labels":{"x":"1"},"ownerReferences":[{"name":"a"},{"name":"b","name":"c"}]}}' });
     assert.equal(pod.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "metadata.ownerReferences[1].name"');
+    // Patches and applies are read the same way.
+    const patched = await request(t.server, "PATCH", `${configMaps}/w?fieldValidation=Strict`, { raw: '{"data":{"b":"1","b":"2"}}', contentType: "application/merge-patch+json" });
+    assert.equal(patched.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "data.b"');
+    const applyBody = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"w"},"data":{"c":"1","c":"2"}}';
+    const applied = await request(t.server, "PATCH", `${configMaps}/w?fieldManager=m&fieldValidation=Strict`, { raw: applyBody, contentType: "application/apply-patch+yaml" });
+    assert.equal(applied.status, 400, applied.text);
+    const appliedWarned = await request(t.server, "PATCH", `${configMaps}/w?fieldManager=m`, { raw: applyBody, contentType: "application/apply-patch+yaml" });
+    assert.deepEqual([appliedWarned.status, appliedWarned.headers.get("warning")], [200, '299 - "duplicate field \\"data.c\\""']);
     const clean = await request(t.server, "POST", `${configMaps}?fieldValidation=Strict`, { raw: '{"metadata":{"name":"c","labels":{"name":"x"}},"data":{"name":"\\"name\\""}}' });
     assert.deepEqual([clean.status, clean.headers.get("warning")], [201, null], "a key seen in another object, or in a string, is no duplicate");
   } finally {
