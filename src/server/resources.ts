@@ -25,6 +25,7 @@ import { includeObjectOf } from "./encoding/table.ts";
 import type { Tables } from "./encoding/table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
 import { duplicateFields } from "./duplicate-fields.ts";
+import { customUnknownFields } from "./unknown-fields.ts";
 import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
 import { messageOfKind, wireFields } from "./encoding/wire.ts";
 import { allowed, forbidden, isMaster, requestUser } from "./auth/rbac.ts";
@@ -220,6 +221,11 @@ function knownTopLevelOf(resource: ResourceType): ReadonlySet<string> | undefine
 }
 
 function dropUnknown(r: ResourceRequest, object: Record<string, unknown>, duplicates: readonly string[] = []): void {
+  if (!isBuiltinKind(r.resource)) {
+    // A custom kind: the store prunes what its schema does not declare; what it will prune is reported here.
+    const unknown = r.query.get("fieldValidation") === "Ignore" ? [] : customUnknownFields(r.store, r.resource, object as unknown as KubeObject);
+    return reportFields(r, [...unknown.map((k) => `unknown field ${JSON.stringify(k)}`), ...duplicates.map((k) => `duplicate field ${JSON.stringify(k)}`)]);
+  }
   for (const key of unknownFields(r, Object.keys(object), duplicates)) delete object[key];
 }
 

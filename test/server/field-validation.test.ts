@@ -3,7 +3,7 @@
 // 1 MiB at most (422); a dry-run create answers a uid no real object gets.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { request, testServer } from "./helpers.ts";
+import { request, testServer, widgetCrd } from "./helpers.ts";
 
 const configMaps = "/api/v1/namespaces/default/configmaps";
 
@@ -34,6 +34,26 @@ test("duplicate and unknown fields are a 400 with Strict, a Warning header each 
     assert.deepEqual([appliedWarned.status, appliedWarned.headers.get("warning")], [200, '299 - "duplicate field \\"data.c\\""']);
     const clean = await request(t.server, "POST", `${configMaps}?fieldValidation=Strict`, { raw: '{"metadata":{"name":"c","labels":{"name":"x"}},"data":{"name":"\\"name\\""}}' });
     assert.deepEqual([clean.status, clean.headers.get("warning")], [201, null], "a key seen in another object, or in a string, is no duplicate");
+  } finally {
+    await t.close();
+  }
+});
+
+test("a custom resource's fields its schema does not declare are reported as kube-apiserver reports them, then pruned", async () => {
+  const t = await testServer();
+  try {
+    assert.equal((await request(t.server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: widgetCrd })).status, 201);
+    const widgets = "/apis/example.com/v1/namespaces/default/widgets";
+    const widget = (name: string) => ({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name }, spec: { size: 1, colour: "red" }, status: { anything: 1 }, extra: true });
+    const strict = await request(t.server, "POST", `${widgets}?fieldValidation=Strict`, { body: widget("s") });
+    assert.equal(strict.status, 400, strict.text);
+    assert.equal(strict.json.message, 'Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.colour", unknown field "extra"');
+    const warned = await request(t.server, "POST", widgets, { body: widget("w") });
+    assert.equal(warned.status, 201, warned.text);
+    assert.equal(warned.headers.get("warning"), '299 - "unknown field \\"spec.colour\\"", 299 - "unknown field \\"extra\\""');
+    assert.deepEqual(warned.json.spec, { size: 1 }, "pruned as before");
+    const ignored = await request(t.server, "POST", `${widgets}?fieldValidation=Ignore`, { body: widget("i") });
+    assert.deepEqual([ignored.status, ignored.headers.get("warning")], [201, null]);
   } finally {
     await t.close();
   }
