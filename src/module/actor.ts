@@ -142,7 +142,7 @@ class ModuleInstance implements WireOwner {
       this.exitWith = reject;
       const bindings = makeBindings({
         ctx: this.ctx,
-        modulePath: this.compiled.path,
+        modulePath: this.compiled.argv1,
         args: this.options.args ?? [],
         env: { ...this.options.env, KUBECONFIG: moduleKubeconfig() },
         schedule: (ms, fn, label) => this.schedule(ms, fn, label),
