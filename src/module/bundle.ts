@@ -40,7 +40,8 @@ export function bundleSync(absolute: string, esbuild: string): BundleOutcome {
   const signal = new Int32Array(new SharedArrayBuffer(4));
   const { port1, port2 } = new MessageChannel();
   const request: BundleRequest = { absolute, esbuild, signal };
-  const worker = new Worker(workerEntry(), { workerData: { request, port: port2 }, transferList: [port2], stdout: false, stderr: false });
+  // No execArgv of this process: under `node -e SCRIPT` the worker would run SCRIPT again instead of its file.
+  const worker = new Worker(workerEntry(), { workerData: { request, port: port2 }, transferList: [port2], execArgv: [], stdout: false, stderr: false });
   try {
     const woke = Atomics.wait(signal, 0, 0, BUNDLE_WAIT_MS_MAX);
     const message = receiveMessageOnPort(port1);
