@@ -48,7 +48,7 @@ const rewrite: Plugin = {
       // A library's import of something computed is its own business (an optional path, tried in a `try`); the
       // module's own is refused with where it is and what to write instead.
       const own = !args.path.split(sep).includes("node_modules");
-      const errors = own ? rewritten.unbundled.map((at) => ({ text: `${at.form}: settle bundles what a module loads before it runs it; write it with a string literal (import("./file.mjs"), import("package")), or import each candidate and choose among them`, location: { file: args.path, line: at.line } })) : [];
+      const errors = own ? rewritten.unbundled.map((at) => ({ text: `${at.form}: settle bundles what a module loads before it runs it; write its argument as a string literal (a relative path such as "./file.mjs", or a package name), or import each candidate that way and choose among them`, location: { file: args.path, line: at.line } })) : [];
       return { contents: rewritten.contents, loader: loaderOf(args.path), resolveDir: dirname(args.path), errors };
     });
   },
