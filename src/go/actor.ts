@@ -5,6 +5,7 @@
 // so every request, response and watch event is a step and every wire fault applies unchanged. A crash or an exit
 // drops the instance whole: its goroutines, memory, connections and timers; the restart instantiates it again.
 import { mkdtempSync, writeFileSync } from "node:fs";
+import { Duplex } from "node:stream";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { ProcessExit } from "../api/exit.ts";
@@ -14,7 +15,9 @@ import type { ActorState, Kernel } from "../sim/kernel.ts";
 import type { TimerEntry } from "../sim/clock.ts";
 import type { ActorContext, ActorDefinition } from "../sim/types.ts";
 import { writeModuleOutput } from "../module/output.ts";
-import { API_HOST, API_PORT, API_SERVER_URL, API_TOKEN, Connection, loadWire, WireHub, type WireOwner } from "../module/wire.ts";
+import { API_HOST, API_PORT, API_SERVER_URL, API_TOKEN, loadWire } from "../module/wire.ts";
+import type { Connection } from "../module/connection.ts";
+import { hubs, type EnrolledOwner, type WireHub } from "../module/hub.ts";
 import { kubeconfigText } from "../server/auth/kubeconfig.ts";
 import { buildGoProgram, wasmApi, type GoProgram } from "./build.ts";
 import { makeGoRuntime, type GoRuntime } from "./host.ts";
@@ -93,10 +96,7 @@ export function goKubeconfig(): string {
   return path;
 }
 
-/** The in-process API server of each simulation, made when its first Go instance starts. */
-const hubs = new WeakMap<Kernel, WireHub>();
-
-class GoInstance implements WireOwner {
+class GoInstance implements EnrolledOwner {
   readonly kernel: Kernel;
   readonly state: ActorState;
   readonly incarnation: number;
@@ -122,12 +122,9 @@ class GoInstance implements WireOwner {
     this.kernel = access.kernel;
     this.state = access.state;
     this.incarnation = access.incarnation;
-    let hub = hubs.get(this.kernel);
-    if (hub === undefined) {
-      hub = new WireHub(this.kernel);
-      hubs.set(this.kernel, hub);
-    }
-    this.hub = hub;
+    // The simulation's in-process API server, shared with any module actor of the same simulation.
+    this.hub = hubs.hubFor(this.kernel);
+    this.hub.enroll(this);
     const made = makeGoRuntime(program.toolchain.wasmExec, {
       clock: ctx.clock,
       rng: access.rng("go-random"),
@@ -137,7 +134,7 @@ class GoInstance implements WireOwner {
       output: (fd, bytes) => this.output(fd, bytes),
       lookup: (host) => this.lookup(host),
       dial: (ip, port) => this.dial(ip, port),
-      write: (id, bytes) => this.connections.get(id)?.client.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)),
+      write: (id, bytes) => this.write(id, bytes),
       close: (id) => this.closeConnection(id),
       register: (inbox) => {
         this.inbox = inbox;
@@ -180,7 +177,9 @@ class GoInstance implements WireOwner {
     return !this.ended && !this.runtime.exited && this.kernel.isCurrent(this.state, this.incarnation);
   }
 
-  enter(): void {}
+  enter(): void {
+    hubs.activate(this.hub);
+  }
 
   /** Runs Go code (a resume of the program) and turns a trap of the wasm runtime into a finding. */
   private guard(work: () => void): void {
@@ -197,8 +196,10 @@ class GoInstance implements WireOwner {
     this.kernel.fail({ status: "actor-error", actor: this.name, message: `go program ${this.name} failed in the wasm runtime: ${message}` });
   }
 
-  forget(connection: Connection): void {
-    for (const [id, held] of this.connections) if (held === connection) this.connections.delete(id);
+  /** Node code of this actor opening a connection itself (the patched agents): not a Go program's way; refused. */
+  connect(host: string, port: number, how: string): Duplex {
+    this.refuse(`opened a connection to ${host}:${port} through Node (${how})`);
+    return new Duplex({ read() {}, write(_chunk, _encoding, callback) { callback(); } });
   }
 
   noteWatch(): void {
@@ -238,13 +239,21 @@ class GoInstance implements WireOwner {
     }
     this.requests++;
     const id = this.nextConnection++;
-    const connection = new Connection(this);
+    const connection = this.hub.open(this);
     this.connections.set(id, connection);
     const socket = connection.client;
     socket.on("data", (chunk: Buffer) => this.deliver(id, chunk));
     socket.on("end", () => this.deliver(id, "eof"));
     socket.on("error", () => this.deliver(id, "reset"));
+    socket.on("close", () => this.connections.delete(id));
     return id;
+  }
+
+  /** Bytes the program wrote on connection `id` (dropped once the wire closed it: the program then reads a reset). */
+  private write(id: number, bytes: Uint8Array): void {
+    const socket = this.connections.get(id)?.client;
+    if (socket === undefined || socket.destroyed) return;
+    socket.write(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
   }
 
   /** A dial or lookup of anything but the API server: a finding naming it (the program sees a refused dial). */
@@ -295,7 +304,7 @@ class GoInstance implements WireOwner {
   drop(): void {
     if (this.ended) return;
     this.ended = true;
-    for (const connection of this.connections.values()) connection.drop();
+    this.hub.withdraw(this);
     this.connections.clear();
     this.closeFiles();
     this.inbox = undefined;
