@@ -8,6 +8,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { createSimulation, fifoStrategy, type PlannedFault, type RunResult } from "../../src/sim/index.ts";
 import { goActor } from "../../src/go/actor.ts";
+import { moduleActor } from "../../src/module/actor.ts";
 import { setModuleOutput } from "../../src/module/output.ts";
 import { API_TOKEN } from "../../src/module/wire.ts";
 
@@ -115,4 +116,18 @@ test("a program that reaches for a JavaScript API settle does not provide (a rea
   const { result } = await runBasics("jsglobal");
   assert.equal(result.status, "actor-error");
   assert.match(result.message ?? "", /go program b reached for the JavaScript global setInterval \(through syscall\/js\), which settle's host does not provide/);
+});
+
+test("a Go program and a Node module in one simulation share its in-process API server", async () => {
+  const sim = createSimulation({ seed: 1, requestLatencyMs: [1, 20] });
+  for (const actor of goActor({ name: "b", dir: basics, args: ["--mode=counter"], env: { SETTLE_TOKEN: API_TOKEN } })) sim.addActor(actor);
+  sim.addActor(moduleActor({ name: "op", module: join(here, "../module/fixtures/client-node-operator.mjs"), args: ["--mode=level"] }));
+  const result = await sim.run({ strategy: fifoStrategy(), maxSteps: 500, untilMs: epoch + 15_000 });
+  assert.equal(result.status, "until", result.message);
+  const answered = (actor: string) => result.trace.filter((r) => r.actor === actor && r.kind === "response").length;
+  // Both are answered (a second server for the same simulation would have ended the first one's connections) and the
+  // module's watch is open.
+  assert.ok(answered("b") >= 1 && answered("op") >= 2, "both reached the server");
+  assert.ok(result.trace.some((r) => r.actor === "op" && r.kind === "response" && r.result === "200 watching"));
+  assert.ok(sim.store.list({ apiVersion: "v1", kind: "ConfigMap", namespace: "default" }).items.some((o) => o.metadata.name === "counter-1"));
 });
