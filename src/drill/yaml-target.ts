@@ -1,6 +1,6 @@
 // A YAML scenario's variant as a drill target: the world created from its manifests, its CEL properties, and its
 // workload steps applied through a real client (as an admin, straight to the server, never through the proxy).
-import { dirname, relative } from "node:path";
+import { dirname, relative, sep } from "node:path";
 import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
 import { isApiError, isNotFound } from "../api/errors.ts";
@@ -52,7 +52,8 @@ function variantCommand(scenario: YamlScenario, name: string, declared: YamlVari
 }
 
 function goBinary(scenario: YamlScenario, name: string, dir: string): string {
-  const label = `${relative(process.cwd(), scenario.path) || scenario.path}: variants.${name}.go: ${relative(dirname(scenario.path), dir) || "."}`;
+  const given = relative(dirname(scenario.path), dir).split(sep).join("/");
+  const label = `${relative(process.cwd(), scenario.path) || scenario.path}: variants.${name}.go: ${given === "" ? "." : given.startsWith("..") ? given : `./${given}`}`;
   try {
     return nativeGoBinary({ dir, label, onBuild: (line) => process.stderr.write(`settle drill: ${line}\n`) });
   } catch (error) {
