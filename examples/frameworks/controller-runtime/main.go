@@ -93,9 +93,19 @@ func (r *reconciler) createChild(ctx context.Context, ensemble *unstructured.Uns
 	return nil
 }
 
+// setStatus writes status.readyVoices and observedGeneration unless they say so already (so the writes of a run do
+// not depend on how the events of its own creates were batched).
 func (r *reconciler) setStatus(ctx context.Context, ensemble *unstructured.Unstructured, ready int64) error {
+	current, _, _ := unstructured.NestedInt64(ensemble.Object, "status", "readyVoices")
+	observed, _, _ := unstructured.NestedInt64(ensemble.Object, "status", "observedGeneration")
+	if current == ready && observed == ensemble.GetGeneration() {
+		return nil
+	}
 	patch := client.MergeFrom(ensemble.DeepCopy())
 	if err := unstructured.SetNestedField(ensemble.Object, ready, "status", "readyVoices"); err != nil {
+		return err
+	}
+	if err := unstructured.SetNestedField(ensemble.Object, ensemble.GetGeneration(), "status", "observedGeneration"); err != nil {
 		return err
 	}
 	return r.Status().Patch(ctx, ensemble, patch)
