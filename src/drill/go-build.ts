@@ -11,7 +11,7 @@ import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, join, relative, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { assert } from "../api/assert.ts";
 
 /** Files of a module hashed for the cache key at most; a larger tree is not a controller's module. */
@@ -43,7 +43,7 @@ export interface GoBuildOptions {
 export function nativeGoBinary(options: GoBuildOptions): string {
   const moduleRoot = moduleRootOf(options.dir);
   const env = nativeEnv();
-  const goVersion = goEnvLine(env, options.label, "GOVERSION");
+  const goVersion = goEnvLine(env, moduleRoot, options.label, "GOVERSION");
   const packagePath = relative(moduleRoot, options.dir).split(sep).join("/");
   const key = cacheKey(moduleRoot, packagePath, goVersion, env);
   const entry = join(options.cacheDir ?? defaultCacheDir(), "go-native", key);
@@ -55,13 +55,25 @@ export function nativeGoBinary(options: GoBuildOptions): string {
   mkdirSync(partial, { recursive: true });
   try {
     build(moduleRoot, packagePath, join(partial, basename(binary)), env, options.label);
-    rmSync(entry, { recursive: true, force: true });
-    renameSync(partial, entry);
+    publish(partial, entry);
   } finally {
     rmSync(partial, { recursive: true, force: true });
   }
   assert(existsSync(binary), "a finished build leaves its binary in the cache entry");
   return binary;
+}
+
+/**
+ * Moves a finished build into place. Another drill may have built the same key meanwhile and be running its binary:
+ * that entry is kept (the two are the same build) and this one dropped, never the other way round.
+ */
+function publish(partial: string, entry: string): void {
+  try {
+    renameSync(partial, entry);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
+  }
 }
 
 function defaultCacheDir(): string {
@@ -77,8 +89,9 @@ function nativeEnv(): NodeJS.ProcessEnv {
   return rest;
 }
 
-function goEnvLine(env: NodeJS.ProcessEnv, label: string, name: string): string {
-  const result = spawnSync("go", ["env", name], { env, encoding: "utf8", timeout: goEnvTimeoutMs });
+/** `go env NAME` in the module's folder (its go line may select another toolchain there). */
+function goEnvLine(env: NodeJS.ProcessEnv, cwd: string, label: string, name: string): string {
+  const result = spawnSync("go", ["env", name], { cwd, env, encoding: "utf8", timeout: goEnvTimeoutMs });
   if (result.error !== undefined) {
     const code = (result.error as NodeJS.ErrnoException).code;
     if (code === "ENOENT") {
@@ -106,13 +119,28 @@ function cacheKey(moduleRoot: string, packagePath: string, goVersion: string, en
   const hash = createHash("sha256");
   hash.update(`settle go-native 1\0${goVersion}\0${process.platform}/${process.arch}\0${packagePath}\0`);
   for (const name of keyedEnv) hash.update(`${name}=${env[name] ?? ""}\0`);
-  const files = moduleFiles(moduleRoot);
-  for (const file of files) {
-    hash.update(`${relative(moduleRoot, file).split(sep).join("/")}\0`);
-    hash.update(readFileSync(file));
-    hash.update("\0");
+  // A local replace directive makes another folder's module part of the build: its files are keyed too.
+  for (const root of [moduleRoot, ...localReplacements(moduleRoot)]) {
+    hash.update(`module ${root}\0`);
+    for (const file of moduleFiles(root)) {
+      hash.update(`${relative(root, file).split(sep).join("/")}\0`);
+      hash.update(readFileSync(file));
+      hash.update("\0");
+    }
   }
   return hash.digest("hex").slice(0, 32);
+}
+
+/** The folders go.mod's replace directives name (a path starting with ./, ../ or /), absolute, those that exist. */
+function localReplacements(moduleRoot: string): string[] {
+  const text = readFileSync(join(moduleRoot, "go.mod"), "utf8");
+  const targets: string[] = [];
+  // Both forms: `replace a => ../b` and the lines of a `replace ( ... )` block.
+  for (const match of text.matchAll(/=>\s*(\.{1,2}\/\S*|\/\S*)\s*$/gm)) {
+    const dir = resolve(moduleRoot, match[1]!);
+    if (existsSync(join(dir, "go.mod"))) targets.push(dir);
+  }
+  return [...new Set(targets)].sort();
 }
 
 /**

@@ -75,6 +75,23 @@ test("a go: variant's command is its native build, with the variant's args; the 
   assert.equal(spawnSync(edited, [], { encoding: "utf8" }).stdout, "edited  []\n");
 });
 
+test("a module a local replace directive brings in is part of the cache key: an edit there builds again", { timeout: 300_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), "settle-go-replace-"));
+  mkdirSync(join(dir, "lib"));
+  writeFileSync(join(dir, "lib", "go.mod"), "module example.com/lib\n\ngo 1.22\n");
+  writeFileSync(join(dir, "lib", "lib.go"), 'package lib\n\nconst Word = "one"\n');
+  mkdirSync(join(dir, "app"));
+  writeFileSync(join(dir, "app", "go.mod"), "module example.com/app\n\ngo 1.22\n\nrequire example.com/lib v0.0.0\n\nreplace example.com/lib => ../lib\n");
+  writeFileSync(join(dir, "app", "main.go"), 'package main\n\nimport (\n\t"fmt"\n\n\t"example.com/lib"\n)\n\nfunc main() { fmt.Println(lib.Word) }\n');
+  const cacheDir = join(dir, ".cache-outside");
+  const first = nativeGoBinary({ dir: join(dir, "app"), label: "fixture", cacheDir });
+  assert.equal(spawnSync(first, [], { encoding: "utf8" }).stdout, "one\n");
+  writeFileSync(join(dir, "lib", "lib.go"), 'package lib\n\nconst Word = "two"\n');
+  const second = nativeGoBinary({ dir: join(dir, "app"), label: "fixture", cacheDir });
+  assert.notEqual(second, first);
+  assert.equal(spawnSync(second, [], { encoding: "utf8" }).stdout, "two\n");
+});
+
 test("replicas: 2 runs two instances of the Go program in one process group, each with its own POD_NAME", { timeout: 300_000 }, () => {
   // Each instance prints its line and lingers a moment, so both have printed before the first exit ends the group.
   const lingers = printsItsArgs.replace('"os"', '"os"\n\t"time"').replace("fmt.Println(os.Getenv", "defer time.Sleep(time.Second)\n\tfmt.Println(os.Getenv");
