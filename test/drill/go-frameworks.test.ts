@@ -16,8 +16,8 @@ const buildTimeoutMs = 15 * 60_000;
 
 test("controller-runtime probe: delta is found at kill point 2; level passes it", { timeout: buildTimeoutMs }, async () => {
   const scenario = loadYamlScenario(join(repo, "examples/frameworks/controller-runtime/scenario.yaml"));
-  const delta = await drill({ target: yamlDrillTarget(scenario, "delta"), killPoints: [2], concurrency: 1 });
-  const level = await drill({ target: yamlDrillTarget(scenario, "level"), killPoints: [2], concurrency: 1 });
+  const delta = await drill({ target: yamlDrillTarget(scenario, "delta"), killPoints: [2], concurrency: 1, quietMs: 1500 });
+  const level = await drill({ target: yamlDrillTarget(scenario, "level"), killPoints: [2], concurrency: 1, quietMs: 1500 });
   for (const result of [delta, level]) assert.equal(result.reference.verdict, "ok", `${result.target.variant}: ${result.reference.detail}`);
   assert.deepEqual(delta.runs.map((r) => `${r.point?.fault} ${r.verdict}`), ["kill violated"], delta.runs.map((r) => r.output?.join("\n")).join("\n"));
   assert.deepEqual(delta.runs[0]!.failed, ["children == spec.voices"]);
@@ -28,7 +28,7 @@ test("controller-runtime probe: a Reconcile that returns a failed create's error
   const scenario = loadYamlScenario(join(repo, "examples/frameworks/controller-runtime/scenario.yaml"));
   const target = yamlDrillTarget(scenario, "level-no-retry");
   // Write 1 is the first status patch; the next write, the scale-up's first create, fails with a 500.
-  const result = await drill({ target: { ...target, defaults: { ...target.defaults, faultKinds: ["fail-500"] } }, killPoints: [1], concurrency: 1 });
+  const result = await drill({ target: { ...target, defaults: { ...target.defaults, faultKinds: ["fail-500"] } }, killPoints: [1], concurrency: 1, quietMs: 1500 });
   assert.equal(result.reference.verdict, "ok", result.reference.detail);
   assert.deepEqual(result.runs.map((r) => `${r.point?.fault} ${r.verdict}`), ["fail-500 ok"], result.runs.map((r) => `${r.detail}\n${r.output?.join("\n")}`).join("\n"));
   assert.match(result.runs[0]!.applied ?? "", /fail-500/);

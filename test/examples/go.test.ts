@@ -15,6 +15,15 @@ import { loadYamlScenario } from "../../src/scenario-yaml/index.ts";
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 const buildTimeoutMs = 15 * 60_000;
 
+/**
+ * A fixed quiet window, the scenario's own: a point's learned window (a few times the controller's think time in
+ * the reference run) can be shorter than a loaded CI machine's pause of a process, which would judge a run before
+ * the controller's next write.
+ */
+function quietMs(scenario: ReturnType<typeof example>): number {
+  return scenario.drill?.quietMs ?? 2000;
+}
+
 function example(name: string) {
   return loadYamlScenario(join(repo, "examples/go", name, "scenario.yaml"));
 }
@@ -29,8 +38,8 @@ function outputOf(runs: readonly DrillRun[]): string {
 
 test("go/ensemble (controller-runtime): delta mode loses the rest of a scale-up to a kill after its second write; Reconcile survives the same kill", { timeout: buildTimeoutMs }, async () => {
   const scenario = example("ensemble");
-  const delta = await drill({ target: yamlDrillTarget(scenario, "delta"), killPoints: [2], concurrency: 1 });
-  const level = await drill({ target: yamlDrillTarget(scenario, "level"), killPoints: [2], concurrency: 1 });
+  const delta = await drill({ target: yamlDrillTarget(scenario, "delta"), killPoints: [2], concurrency: 1, quietMs: quietMs(scenario) });
+  const level = await drill({ target: yamlDrillTarget(scenario, "level"), killPoints: [2], concurrency: 1, quietMs: quietMs(scenario) });
   for (const result of [delta, level]) assert.equal(result.reference.verdict, "ok", `${result.target.variant} reference: ${result.reference.detail}\n${result.reference.output?.join("\n")}`);
   assert.deepEqual(lines(delta.runs), ["kill 2 violated"], outputOf(delta.runs));
   assert.deepEqual(delta.runs[0]!.failed, ["children == spec.voices", "status.readyVoices == spec.voices"]);
@@ -43,7 +52,7 @@ test("go/sample-controller (client-go): forgetting a failed key loses the scale-
   const [forget, requeue] = await Promise.all(
     ["forget-failed", "requeue"].map((variant) => {
       const target = yamlDrillTarget(scenario, variant);
-      return drill({ target: { ...target, defaults: { ...target.defaults, faultKinds: ["fail-500"] } }, killPoints: [1], concurrency: 1 });
+      return drill({ target: { ...target, defaults: { ...target.defaults, faultKinds: ["fail-500"] } }, killPoints: [1], concurrency: 1, quietMs: quietMs(scenario) });
     }),
   );
   for (const result of [forget!, requeue!]) assert.equal(result.reference.verdict, "ok", `${result.target.variant} reference: ${result.reference.detail}`);
@@ -53,20 +62,21 @@ test("go/sample-controller (client-go): forgetting a failed key loses the scale-
 });
 
 test("go/sample-controller: the forgotten key needs the fault: without one, every kill point passes the buggy form", { timeout: buildTimeoutMs }, async () => {
-  const target = yamlDrillTarget(example("sample-controller"), "forget-failed");
-  const result = await drill({ target: { ...target, defaults: { ...target.defaults, faultKinds: ["kill"] } }, killPoints: [2], concurrency: 1 });
+  const scenario = example("sample-controller");
+  const target = yamlDrillTarget(scenario, "forget-failed");
+  const result = await drill({ target: { ...target, defaults: { ...target.defaults, faultKinds: ["kill"] } }, killPoints: [2], concurrency: 1, quietMs: quietMs(scenario) });
   assert.equal(result.reference.verdict, "ok", result.reference.detail);
   assert.deepEqual(lines(result.runs), ["kill 2 ok"], outputOf(result.runs));
 });
 
 test("go/leader-election (controller-runtime, two replicas): without leader election both create the missing children; with it, a kill mid-scale-up hands the lease over and nothing overshoots", { timeout: buildTimeoutMs }, async () => {
   const scenario = example("leader-election");
-  const both = await drill({ target: yamlDrillTarget(scenario, "no-leader-election"), killPoints: [], concurrency: 1 });
+  const both = await drill({ target: yamlDrillTarget(scenario, "no-leader-election"), killPoints: [], concurrency: 1, quietMs: quietMs(scenario) });
   assert.equal(both.reference.verdict, "violated", `${both.reference.detail}\n${both.reference.output?.join("\n")}`);
   assert.ok(both.reference.failed.includes("no more children than voices"), both.reference.failed.join(", "));
   // Write 6 falls in the scale-up (the lease's create, an event, its renewals and the first status come before it):
   // both replicas die there, and the next leader waits out the dead one's 4 s lease.
-  const one = await drill({ target: yamlDrillTarget(scenario, "leader-election"), killPoints: [6], concurrency: 1 });
+  const one = await drill({ target: yamlDrillTarget(scenario, "leader-election"), killPoints: [6], concurrency: 1, quietMs: quietMs(scenario) });
   assert.equal(one.reference.verdict, "ok", `${one.reference.detail}\n${one.reference.output?.join("\n")}`);
   assert.deepEqual(lines(one.runs), ["kill 6 ok"], outputOf(one.runs));
 });
