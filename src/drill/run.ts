@@ -96,6 +96,8 @@ export class Run {
   private readonly failedAlways = new Set<string>();
   /** What the point's fault did, as it happened. */
   private applied: string | undefined;
+  /** The workload's note, when a `waitFor` timed out and ended it (the report says so beside the verdict). */
+  private workloadNote: string | undefined;
   private changeWaiters: Array<() => void> = [];
 
   /** A run's server, proxy and world, before its point is known; `drill` starts the run proper. */
@@ -284,7 +286,7 @@ export class Run {
     // The controller's cold start is not think time: it counts from its first watch.
     quiet.watching();
     const client = createKubeClient({ kubeconfig: join(dir, "admin.kubeconfig") });
-    const workload = target.runWorkload(client, view, { nextChange: () => this.nextChange() }).then(
+    const workload = target.runWorkload(client, view, { nextChange: () => this.nextChange(), note: (line) => (this.workloadNote = line) }).then(
       () => {
         this.timings.workloadMs = realClock.now() - this.startMs;
         quiet.ready("workload");
@@ -351,7 +353,8 @@ export class Run {
     const scenarioError = error !== undefined && given !== "controller-failed" && given !== "no-watch";
     const verdict = scenarioError ? "scenario-error" : given;
     const failed = scenarioError ? [] : givenFailed;
-    const detail = scenarioError ? thrownLine(error!) : givenDetail;
+    const note = this.workloadNote === undefined ? "" : `${givenDetail === "" ? "" : "; "}workload: ${this.workloadNote}`;
+    const detail = scenarioError ? thrownLine(error!) : `${givenDetail}${note}`;
     const result: DrillRun = { verdict, failed, writes: proxy.writes.length, detail, timings: this.timings, watched: watchedResources(proxy.requests) };
     if (scenarioError) result.error = error!;
     const point = this.point;

@@ -53,6 +53,8 @@ export interface DrillTarget {
 export interface WorkloadEvents {
   /** Resolves on the store's next write (by anyone). */
   nextChange(): Promise<void>;
+  /** A line for the run's report (a `waitFor` that timed out and ended the workload). */
+  note?(line: string): void;
 }
 
 /**

@@ -61,8 +61,8 @@ export interface DrillOptions {
 
 /**
  * `violated`: a property was false; `no-quiet`: not quiet within the timeout; `no-watch`: the controller never
- * watched; `controller-failed`: it exited before watching; `workload-failed`: a workload step failed (a `waitFor`
- * whose condition the controller never made true, or a write the server refused); `scenario-error`: the scenario's
+ * watched; `controller-failed`: it exited before watching; `workload-failed`: a workload step failed (a write the
+ * server refused; a `waitFor` that times out ends the workload instead, and the properties judge the world); `scenario-error`: the scenario's
  * own code threw (a property, a TypeScript workload, the summary), so the run says nothing about the controller.
  */
 export type DrillVerdict = "ok" | "violated" | "no-quiet" | "no-watch" | "controller-failed" | "workload-failed" | "scenario-error";

@@ -3,14 +3,11 @@
 import { dirname, relative, sep } from "node:path";
 import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
-import { isApiError, isNotFound } from "../api/errors.ts";
-import { cloneJson } from "../api/json.ts";
-import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { DrillTarget, WorkloadEvents } from "./target.ts";
 import { GoBuildError, nativeGoBinary } from "./go-build.ts";
 import type { WorldView } from "../sim/types.ts";
-import { createWorld, ScenarioYamlError, type Ref, type WorkloadStep, type YamlScenario, type YamlVariant } from "../scenario-yaml/load.ts";
-import { kindIn } from "../scenario-yaml/world.ts";
+import { createWorld, ScenarioYamlError, type YamlScenario, type YamlVariant } from "../scenario-yaml/load.ts";
+import { runWorkload } from "../scenario-yaml/workload.ts";
 
 export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillTarget {
   const declared = scenario.variants[variant];
@@ -90,68 +87,21 @@ function evaluationErrors(scenario: YamlScenario, view: WorldView): string {
   return errors.length === 0 ? "" : `CEL errors: ${errors.join("; ")}`;
 }
 
-function objectRef(scenario: YamlScenario, ref: Ref): ObjectRef {
-  return { ...kindIn(scenario.kinds, ref), name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) };
-}
-
-async function runSteps(scenario: YamlScenario, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
-  for (const step of scenario.workload) {
-    try {
-      await runStep(scenario, step, client, view, events);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new ScenarioYamlError(`${step.at}: workload ${step.kind}: ${message}`);
-    }
-  }
-}
-
-async function runStep(scenario: YamlScenario, step: WorkloadStep, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
-  switch (step.kind) {
-    case "sleep":
-      return realClock.sleep(step.ms);
-    case "apply":
-      return void (await apply(scenario, client, step.object));
-    case "patch": {
-      const options = { ...objectRef(scenario, step.ref), patchType: step.json === undefined ? ("merge" as const) : ("json" as const), patch: step.json ?? step.merge };
-      await (step.status ? client.patchStatus(options) : client.patch(options));
-      return;
-    }
-    case "delete":
-      await client.delete(objectRef(scenario, step.ref));
-      return;
-    case "waitFor":
-      return waitFor(step, view, events);
-  }
-}
-
 /**
- * Evaluates the condition now and after each store write, until it holds or the step's timeout passes: the world
- * only changes by writes, so there is nothing to poll.
+ * The workload in real time: the shared interpreter, looking at the world again after each store write (it only
+ * changes by writes, so there is nothing to poll). A timed-out `waitFor` ends the workload; its note goes to the run.
  */
-async function waitFor(step: Extract<WorkloadStep, { kind: "waitFor" }>, view: WorldView, events: WorkloadEvents): Promise<void> {
-  const deadline = realClock.now() + step.timeoutMs;
-  while (!step.condition.test(view)) {
-    const leftMs = deadline - realClock.now();
-    if (leftMs <= 0) {
-      const error = step.condition.lastError(view);
-      const why = error === undefined ? "" : ` (last evaluation: ${error})`;
-      throw new Error(`${JSON.stringify(step.condition.text)} not true within ${step.timeoutMs} ms${why}`);
-    }
-    let timer: { cancel(): void } | undefined;
-    await Promise.race([events.nextChange(), new Promise<void>((wake) => (timer = realClock.setTimer(leftMs, wake)))]);
-    timer?.cancel();
-  }
-}
-
-/** Creates the object, or merges it into the existing one (what `kubectl apply` amounts to for a workload). */
-async function apply(scenario: YamlScenario, client: Client, source: KubeObject): Promise<KubeObject> {
-  const object = { ...cloneJson(source), ...kindIn(scenario.kinds, source) };
-  const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name ?? "", ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) };
-  try {
-    return await client.create({ object });
-  } catch (error) {
-    if (!isApiError(error) || error.code !== 409 || isNotFound(error)) throw error;
-    const { metadata, ...rest } = object;
-    return client.patch({ ...ref, patchType: "merge", patch: { ...rest, metadata: { labels: metadata.labels, annotations: metadata.annotations } } });
-  }
+async function runSteps(scenario: YamlScenario, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
+  await runWorkload(scenario, {
+    client,
+    now: () => realClock.now(),
+    sleep: (ms) => realClock.sleep(ms),
+    view,
+    nextCheck: async (leftMs) => {
+      let timer: { cancel(): void } | undefined;
+      await Promise.race([events.nextChange(), new Promise<void>((wake) => (timer = realClock.setTimer(leftMs, wake)))]);
+      timer?.cancel();
+    },
+    note: (line) => events.note?.(line),
+  });
 }

@@ -2,16 +2,14 @@
 // its CEL properties, the default fault budget, and each variant's `module:` run by `moduleActor`. A variant with
 // only a `command:` runs a process, which only `settle drill` can run.
 import { dirname, relative, resolve } from "node:path";
-import { isApiError, isNotFound } from "../api/errors.ts";
-import type { ObjectRef } from "../api/object.ts";
 import { createStore } from "../store/index.ts";
 import { kernelAccess } from "../sim/access.ts";
 import { createSimulation } from "../sim/simulation.ts";
 import type { WorldView } from "../sim/types.ts";
 import { scenario, type Scenario, type VariantInfo, type WorkloadContext } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
-import { createWorld, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
-import { kindIn } from "../scenario-yaml/world.ts";
+import { createWorld, type YamlScenario } from "../scenario-yaml/load.ts";
+import { runWorkload } from "../scenario-yaml/workload.ts";
 import { checkModule, moduleActor } from "../module/actor.ts";
 import { ModuleLoadError, notePreflight, preflightKey, preflightPassed } from "../module/loader.ts";
 import { cloneJson } from "../api/json.ts";
@@ -107,67 +105,19 @@ export async function loadYamlExplore(yaml: YamlScenario): Promise<Scenario> {
   return built;
 }
 
-function objectRef(yaml: YamlScenario, ref: Ref): ObjectRef {
-  return { ...kindIn(yaml.kinds, ref), name: ref.name, namespace: ref.namespace ?? "default" };
-}
-
-async function runSteps(yaml: YamlScenario, ctx: WorkloadContext): Promise<void> {
-  for (const step of yaml.workload) {
-    try {
-      if ((await runStep(yaml, step, ctx)) === "timed-out") {
-        // The controller's doing, not the scenario's mistake: the steps after it would act on a world that is not
-        // the one they were written for, so the workload ends here and the properties judge the world it left.
-        // Not `step.at`: it holds the file's absolute path, and a trace line must not depend on where the checkout is.
-        const wait = step as Extract<WorkloadStep, { kind: "waitFor" }>;
-        ctx.log(`waitFor ${JSON.stringify(wait.condition.text)} not true within ${wait.timeoutMs} ms: later steps not run`);
-        return;
-      }
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new Error(`${step.at}: workload ${step.kind}: ${message}`);
-    }
-  }
-}
-
-/** How often a `waitFor` looks at the world again, in virtual ms. */
+/** How often a `waitFor` looks at the world again, in virtual ms (each look is a timer step of the workload). */
 const WAIT_POLL_MS = 250;
 
-async function runStep(yaml: YamlScenario, step: WorkloadStep, ctx: WorkloadContext): Promise<"timed-out" | void> {
-  const client = ctx.client;
-  switch (step.kind) {
-    case "sleep":
-      return ctx.clock.sleep(step.ms);
-    case "apply": {
-      const object = { ...cloneJson(step.object), ...kindIn(yaml.kinds, step.object) };
-      object.metadata.namespace ??= "default";
-      try {
-        await client.create({ object });
-      } catch (error) {
-        if (!isApiError(error) || error.code !== 409 || isNotFound(error)) throw error;
-        const { metadata, ...rest } = object;
-        await client.patch({ apiVersion: object.apiVersion, kind: object.kind, namespace: metadata.namespace, name: metadata.name ?? "", patchType: "merge", patch: { ...rest, metadata: { labels: metadata.labels, annotations: metadata.annotations } } });
-      }
-      return;
-    }
-    case "patch": {
-      const options = { ...objectRef(yaml, step.ref), patchType: step.json === undefined ? ("merge" as const) : ("json" as const), patch: step.json ?? step.merge };
-      await (step.status ? client.patchStatus(options) : client.patch(options));
-      return;
-    }
-    case "delete":
-      await client.delete(objectRef(yaml, step.ref));
-      return;
-    case "waitFor": {
-      // The workload reads the world between its own steps (each poll is a timer step of the workload).
-      const view = storeView(ctx);
-      const deadline = ctx.clock.now() + step.timeoutMs;
-      while (!step.condition.test(view)) {
-        if (ctx.clock.now() >= deadline) return "timed-out";
-        await ctx.clock.sleep(WAIT_POLL_MS);
-      }
-      return;
-    }
-  }
+/** The workload actor: the shared interpreter on the simulation's clock, reading the world between its own steps. */
+async function runSteps(yaml: YamlScenario, ctx: WorkloadContext): Promise<void> {
+  await runWorkload(yaml, {
+    client: ctx.client,
+    now: () => ctx.clock.now(),
+    sleep: (ms) => ctx.clock.sleep(ms),
+    view: storeView(ctx),
+    nextCheck: () => ctx.clock.sleep(WAIT_POLL_MS),
+    note: (line) => ctx.log(line),
+  });
 }
 
 function storeView(ctx: WorkloadContext): WorldView {

@@ -2,10 +2,10 @@
 // ready list (ordered by when each step became ready); 0 is the oldest step, the FIFO default that
 // shrinking falls back to.
 import type { Rng } from "./rng.ts";
-import type { StepFacts } from "./trace.ts";
+import type { StepFacts, StepKind } from "./trace.ts";
 import { assert } from "../api/assert.ts";
 
-export type StepKind = "start" | "request" | "response" | "watch" | "timer" | "external" | "fault" | "gc" | "log";
+export type { StepKind };
 
 /** What a strategy sees of a ready step. */
 export interface ReadyStep {

@@ -1,7 +1,9 @@
 // The trace: one record per step (plus fault and log records), in a canonical JSON form whose sha256 is
 // the run's fingerprint. Same seed, choices and faults must give the same bytes.
 import { createHash, type Hash } from "node:crypto";
-import type { StepKind } from "./strategy.ts";
+
+/** What kind of step a record or a ready step is. */
+export type StepKind = "start" | "request" | "response" | "watch" | "timer" | "external" | "fault" | "gc" | "log";
 
 /** What a request, response or external step does. */
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "updateStatus" | "patch" | "patchStatus" | "delete" | "read" | "write";
