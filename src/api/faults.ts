@@ -172,6 +172,7 @@ export const faultDrawDefaults = {
   failCodes,
   closeWatchExpired: [1, 4],
   clockSkewChance: [1, 2],
+  clockSkewMs: 30_000,
 } as const satisfies {
   pauseMs: readonly [number, number];
   delayWatchMs: readonly [number, number];
@@ -179,6 +180,7 @@ export const faultDrawDefaults = {
   failCodes: readonly number[];
   closeWatchExpired: readonly [number, number];
   clockSkewChance: readonly [number, number];
+  clockSkewMs: number;
 };
 
 export function isBuiltinFaultKind(kind: unknown): kind is BuiltinFaultKind {

@@ -251,6 +251,13 @@ function drawParams(budget: FaultBudget, custom: FaultKind | undefined, rng: Rng
       return { lagRevisions: rng.between(1, budget.staleLagRevisionsMax ?? faultDrawDefaults.staleLagRevisionsMax) };
     case "fail-request":
       return { code: rng.pick(budget.failCodes ?? faultDrawDefaults.failCodes) };
+    case "clock-skew":
+    case "clock-step": {
+      // Named in a budget's counts (the default budget draws its skew apart, in `drawClockSkew`): never 0.
+      const magnitude = rng.between(1, budget.clockSkewMs || faultDrawDefaults.clockSkewMs);
+      const signed = rng.chance(1, 2) ? magnitude : -magnitude;
+      return kind === "clock-skew" ? { offsetMs: signed } : { deltaMs: signed };
+    }
     default:
       return {};
   }
