@@ -46,8 +46,9 @@ export async function runReplica(ctx: ActorContext, variant: string): Promise<vo
       return !Number.isFinite(expiresAt) || expiresAt <= ctx.clock.now();
     }
     const now = monotonicNow(ctx.clock);
-    if (observed?.resourceVersion !== lock.metadata.resourceVersion) observed = { resourceVersion: lock.metadata.resourceVersion, atMs: now };
-    return now - observed.atMs >= lockTtlMs;
+    const seen = observed?.resourceVersion === lock.metadata.resourceVersion ? observed : { resourceVersion: lock.metadata.resourceVersion, atMs: now };
+    observed = seen;
+    return now - seen.atMs >= lockTtlMs;
   };
   for (;;) {
     try {
