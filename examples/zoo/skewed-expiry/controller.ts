@@ -46,7 +46,7 @@ export async function runReplica(ctx: ActorContext, variant: string): Promise<vo
       return !Number.isFinite(expiresAt) || expiresAt <= ctx.clock.now();
     }
     const now = monotonicNow(ctx.clock);
-    const seen = observed?.resourceVersion === lock.metadata.resourceVersion ? observed : { resourceVersion: lock.metadata.resourceVersion, atMs: now };
+    const seen = observed !== undefined && observed.resourceVersion === lock.metadata.resourceVersion ? observed : { resourceVersion: lock.metadata.resourceVersion, atMs: now };
     observed = seen;
     return now - seen.atMs >= lockTtlMs;
   };
