@@ -392,10 +392,29 @@ export const drillFaults = {
   coalesce: { model: "coalesce-watch", params: {}, perResource: true, restarts: false, doc: "one resource's events of a window coalesced to each object's last state" },
   "delay-kind": { model: "delay-past-write", params: {}, perResource: true, restarts: false, doc: "one resource's events held past the next event of another resource" },
   "hide-recreate": { model: "hide-recreate", params: {}, perResource: true, restarts: false, doc: "a delete and create under the same name of one resource delivered as the create alone" },
+  "clock-ahead": {
+    model: "clock-skew",
+    params: { offsetMs: 30_000 },
+    perResource: false,
+    restarts: false,
+    doc: "clock-skew +30s: from right after the write, the controller's wall clock 30 s ahead (libfaketime, only where Debian's faketime package is installed; monotonic time and the API server's clock keep the true time)",
+  },
+  "clock-behind": {
+    model: "clock-skew",
+    params: { offsetMs: -30_000 },
+    perResource: false,
+    restarts: false,
+    doc: "clock-skew -30s: from right after the write, the controller's wall clock 30 s behind (libfaketime, as clock-ahead)",
+  },
 } as const satisfies Readonly<Record<string, DrillFaultDef>>;
 
 export type DrillFaultKind = keyof typeof drillFaults;
 export const drillFaultKinds = Object.keys(drillFaults) as DrillFaultKind[];
+
+/** A drill fault that sets the controller's wall clock off (run under libfaketime). */
+export function isClockDrillFault(kind: DrillFaultKind): boolean {
+  return isClockFaultKind(drillFaults[kind].model);
+}
 
 export function isDrillFaultKind(kind: unknown): kind is DrillFaultKind {
   return typeof kind === "string" && Object.hasOwn(drillFaults, kind);
