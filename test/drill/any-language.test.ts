@@ -78,6 +78,9 @@ test("the python3-kubernetes level operator passes a kill and every other fault 
   const stale = (r: (typeof result.runs)[number]) => r.point?.fault === "time-travel" || r.point?.fault === "stale-kind";
   for (const run of result.runs.filter((r) => !stale(r))) assert.doesNotMatch(run.applied ?? "", /but/, `${run.point?.fault}: ${run.applied}`);
   for (const run of result.runs.filter(stale)) assert.match(run.applied ?? "", /made no resourceVersion=0 list or watch/);
+  for (const run of result.runs.filter((r) => r.point?.fault.startsWith("clock-"))) {
+    assert.match(run.applied ?? "", /^set the controller's wall clock 30 s (ahead|behind) \(libfaketime/, `${run.point?.fault}: ${run.applied}`);
+  }
 });
 
 test("a controller that never opens a watch is reported as such within --timeout-ms, and its group is killed", async () => {
