@@ -11,9 +11,10 @@ import { emitGithubAnnotations, type JunitCase } from "../report/junit.ts";
 import { writeHtmlForReplayFile, writeJunitFile } from "../report/outputs.ts";
 import { thrownLine } from "../check/thrown.ts";
 import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.ts";
+import { variantCommand } from "../explore/example-commands.ts";
 
 /** Runs each fixed variant gets in a tour of a folder of examples (the help text says it from here). */
-const tourFixedRuns = 100;
+export const tourFixedRuns = 100;
 
 export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir> [options]
 
@@ -112,7 +113,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
     // Variants that run a command are processes, which only settle drill runs: a hint, not an error, unless named.
     const drillOnly = await drillOnlyVariants(scenarioPath);
     if (examples.length > 0 && drillOnly.every) {
-      process.stderr.write(`settle explore: ${shown}: skipped, its variants run commands, not modules (run it with settle drill ${shown} --variant ${drillOnly.names[0] ?? "V"})\n`);
+      process.stderr.write(`settle explore: ${shown}: skipped, its variants run commands, not modules (run it with ${variantCommand("drill", shown, drillOnly.names[0] ?? "V")})\n`);
       continue;
     }
     const scenario = await loadScenario(scenarioPath);
@@ -121,7 +122,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
     for (const variant of variants) {
       if (!(variant in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${variant}" (known: ${Object.keys(scenario.variants).join(", ")})`);
       if (typeof values.variant !== "string" && drillOnly.names.includes(variant)) {
-        process.stderr.write(`settle explore: ${shown} --variant ${variant}: skipped, it runs a command, not a module (run it with settle drill ${shown} --variant ${variant})\n`);
+        process.stderr.write(`settle explore: ${shown} --variant ${variant}: skipped, it runs a command, not a module (run it with ${variantCommand("drill", shown, variant)})\n`);
         continue;
       }
       if (typeof values.workload === "string" && !(values.workload in scenario.workloads)) {

@@ -434,10 +434,14 @@ export class Run {
       this.applied = `set the controller's wall clock ${describeClockOffset(offsetMs)} (libfaketime; its monotonic clock and the API server's keep the true time)`;
       return;
     }
-    if (fault === "close-watch") this.applied = `closed ${proxy.closeWatches()} watch(es)`;
-    else if (drillFaults[fault].model === "fail-request") proxy.armFault({ kind: "fail-request", code: drillFaultParam(fault, "code") as 409 | 500 });
+    if (fault === "close-watch") {
+      this.applied = `closed ${proxy.closeWatches()} watch(es)`;
+      return;
+    }
+    if (drillFaults[fault].model === "fail-request") proxy.armFault({ kind: "fail-request", code: drillFaultParam(fault, "code") as 409 | 500 });
     else proxy.armFault({ kind: "lost-response" });
-    if (fault !== "close-watch") this.applied = `armed ${fault} for the controller's next write`;
+    this.applied = `armed ${fault} for the controller's next write`;
+    this.quiet.awaitRetry();
   }
 
   /** The point's fault as it played out: a time-travel list that no request used is said so. */

@@ -7,6 +7,7 @@ import type { DrillTarget, WorkloadEvents } from "./target.ts";
 import type { WorldView } from "../sim/types.ts";
 import { createWorld, ScenarioYamlError, type YamlScenario } from "../scenario-yaml/load.ts";
 import { runWorkload } from "../scenario-yaml/workload.ts";
+import { variantCommand } from "../explore/example-commands.ts";
 
 export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillTarget {
   const declared = scenario.variants[variant];
@@ -22,14 +23,15 @@ export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillT
     // Properties whose CEL failed to evaluate are false; the summary says why, so a typo is not mistaken for a bug.
     summary: (view) => evaluationErrors(scenario, view),
     cwd: dirname(scenario.path),
-    rerun: `settle drill ${shown} --variant ${variant}`,
+    rerun: variantCommand("drill", shown, variant),
   };
   const faults = scenario.faults === "none" ? { faultKinds: [] as string[] } : { ...(scenario.faults.kinds === undefined ? {} : { faultKinds: scenario.faults.kinds }), ...(scenario.faults.afterWrites === undefined ? {} : { afterWrites: scenario.faults.afterWrites }) };
   target.defaults = { ...scenario.drill, ...faults };
   // A module variant without a command runs as `node MODULE ARGS...` (this Node.js), so one scenario serves explore and drill.
   if (declared.command !== undefined) target.command = declared.command;
   else if (declared.module !== undefined) target.command = [process.execPath, declared.module, ...(declared.args ?? [])];
-  if (declared.expect !== undefined) target.expect = declared.expect;
+  const expect = declared.drillExpect ?? declared.expect;
+  if (expect !== undefined) target.expect = expect;
   if (declared.env !== undefined) target.env = declared.env;
   return target;
 }

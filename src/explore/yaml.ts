@@ -13,6 +13,7 @@ import { runWorkload } from "../scenario-yaml/workload.ts";
 import { checkModule, moduleActor } from "../module/actor.ts";
 import { ModuleLoadError, notePreflight, preflightKey, preflightPassed } from "../module/loader.ts";
 import { cloneJson } from "../api/json.ts";
+import { variantCommand } from "./example-commands.ts";
 
 /** The actor name of a YAML scenario's module. */
 export const MODULE_ACTOR = "controller";
@@ -23,7 +24,7 @@ export function yamlExploreScenario(yaml: YamlScenario): Scenario {
   const modules = Object.entries(yaml.variants).filter(([, v]) => v.module !== undefined);
   if (modules.length === 0) {
     const first = Object.keys(yaml.variants)[0] ?? "V";
-    throw new ScenarioError(`${shown}: no variant gives a module: (its controllers are commands, which run as processes): settle explore runs Node.js modules in the simulator; use settle drill ${shown} --variant ${first}`);
+    throw new ScenarioError(`${shown}: no variant gives a module: (its controllers are commands, which run as processes): settle explore runs Node.js modules in the simulator; use ${variantCommand("drill", shown, first)}`);
   }
   const dir = dirname(yaml.path);
   for (const [name, variant] of modules) {
@@ -66,7 +67,7 @@ export function yamlExploreScenario(yaml: YamlScenario): Scenario {
     actors(ctx) {
       const variant = yaml.variants[ctx.variant]!;
       if (variant.module === undefined) {
-        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module: use settle drill ${shown} --variant ${ctx.variant}`);
+        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module: use ${variantCommand("drill", shown, ctx.variant)}`);
       }
       return [moduleActor({ name: MODULE_ACTOR, module: resolve(dir, variant.module), args: variant.args ?? [], env: variant.env ?? {} })];
     },

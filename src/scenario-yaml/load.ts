@@ -44,6 +44,8 @@ export interface YamlVariant {
   /** How many instances of the module or Go program run (default 1). */
   replicas?: number;
   expect?: "finding" | "ok";
+  /** What settle drill finds, where it differs from `expect` (default: `expect`). */
+  drillExpect?: "finding" | "ok";
   env?: Record<string, string>;
 }
 
