@@ -50,7 +50,7 @@ export const realClock: Clock = {
 };
 
 /** A monotonic reading of `clock`: its `monotonic()`, or its wall reading when it has none. */
-export function monotonicNow(clock: Clock): number {
+export function monotonicNow(clock: Pick<Clock, "now" | "monotonic">): number {
   return clock.monotonic === undefined ? clock.now() : clock.monotonic();
 }
 

@@ -8,12 +8,12 @@
 import * as nodeFs from "node:fs";
 import { assert } from "../api/assert.ts";
 import type { Rng } from "../sim/rng.ts";
-import type { Clock } from "../api/clock.ts";
+import { monotonicNow, type Clock } from "../api/clock.ts";
 import type { WasmInstance } from "./build.ts";
 
 /** What the shadow needs of its incarnation. */
 export interface GoHostSide {
-  readonly clock: Pick<Clock, "now">;
+  readonly clock: Pick<Clock, "now" | "monotonic">;
   readonly rng: Rng;
   readonly cwd: string;
   /** Arms a virtual timer: `fn` runs as a step of the incarnation after `ms` (undefined once it is gone). */
@@ -76,6 +76,9 @@ export function makeGoRuntime(wasmExecSource: string, side: GoHostSide): { runti
 function makeShadow(side: GoHostSide): Record<string, unknown> {
   const timeOrigin = side.clock.now();
   const clock = side.clock;
+  // Go's monotonic readings (runtime.nanotime) come from performance.now: they keep the true rate under a clock
+  // fault, which steps only the wall clock (Date, runtime.walltime).
+  const monotonicOrigin = monotonicNow(clock);
   class GoDate extends Date {
     constructor(...args: unknown[]) {
       if (args.length === 0) super(clock.now());
@@ -106,7 +109,7 @@ function makeShadow(side: GoHostSide): Record<string, unknown> {
     Reflect,
     Math: Object.freeze({ ...mathWithout(), random: () => side.rng.int(0x1_0000_0000) / 0x1_0000_0000 }),
     Date: GoDate,
-    performance: { now: () => clock.now() - timeOrigin, timeOrigin },
+    performance: { now: () => monotonicNow(clock) - monotonicOrigin, timeOrigin },
     crypto: { getRandomValues: (array: Uint8Array) => fillRandom(side.rng, array) },
     setTimeout: (fn: () => void, ms: number) => side.schedule(Math.max(1, Math.ceil(Number(ms) || 0)), fn),
     clearTimeout: (handle: unknown) => side.cancel(handle),
