@@ -25,6 +25,8 @@ const sections: Array<{ name: string; file: string; exportName: string; explicit
   { name: "module", file: "./module.ts", exportName: "benchModule" },
   { name: "frameworks", file: "./frameworks.ts", exportName: "benchFrameworks" },
   { name: "module-determinism", file: "./module.ts", exportName: "benchModuleDeterminism", explicit: true },
+  { name: "go", file: "./go.ts", exportName: "benchGo" },
+  { name: "go-determinism", file: "./go.ts", exportName: "benchGoDeterminism", explicit: true },
 ];
 
 const only = process.argv.slice(2);

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { resolve } from "node:path";
 import { writeDrillArtifact, type DrillReplayInfo } from "../drill/artifact.ts";
 import { DrillArtifactError, readDrillArtifact, replayCaveat, replayDrill, replayRepeatMax } from "../drill/replay.ts";
-import { drill, pointLabel, shortPath, unreachedLine, type DrillResult, type DrillRun } from "../drill/drill.ts";
+import { drill, drillFaultKinds, pointLabel, shortPath, unreachedLine, type DrillResult, type DrillRun } from "../drill/drill.ts";
 import { targetFromScenario, type DrillTarget } from "../drill/target.ts";
 import { loadScenario, resolveScenarioPath } from "../explore/load.ts";
 import { resolveParams } from "../explore/scenario.ts";
@@ -24,9 +24,15 @@ YAML scenario's variant declares its command; a command after -- overrides it.
 
 The reference run waits the scenario's quiet window (drill.quietMs, default 2000 ms) and measures the controller's
 longest think time (from a change of the world to its next write request); the points wait 3 times that (at least
-500 ms, at most the reference's window) and widen it if the controller thinks longer. Points start while the
-reference run goes on. Controller processes start ahead of their turn (the one that replaces a killed one, the
-next point's first), their API requests held until it comes: the server sees nothing of them before.
+500 ms, at most the reference's window) and widen it if the controller thinks longer; a point that fails a
+request (fail-500, fail-409, lost-response) waits the reference's window, as a retry's backoff is no think time.
+Points start while the reference run goes on. Controller processes start ahead of their turn (the one that
+replaces a killed one, the next point's first), their API requests held until it comes: the server sees nothing
+of them before.
+
+At each point the drill applies the faults the scenario declares (scenario.yaml: faults.kinds, default [kill]),
+or with --faults every kind of these:
+  ${drillFaultKinds.join(", ")}
 
 Options:
   --variant V         the variant (default: the first)
@@ -34,13 +40,15 @@ Options:
   --param k=v         override a scenario parameter (TypeScript scenarios; repeatable)
   --kill-points LIST  comma-separated write numbers (default: every write of the reference run); numbers past
                       the reference run's last write are not drilled, and the report lists them
-  --faults            at every point also: time travel (kill, then a stale first list of every resource), a
-                      closed watch, a failed write (500, 409), a lost response; and, for each resource the
-                      controller watched in the reference run: stale-kind (kill, then only that resource's
-                      first list stale), and the unobserved states of its watch: coalesce (a window's events
-                      delivered as each object's last state, as after a relist), delay-kind (its events held
-                      past the next event of another resource; planned when it watches two or more) and
-                      hide-recreate (a delete and a create under the same name delivered as the create alone)
+                      (scenario.yaml: faults.afterWrites)
+  --faults            every kind at every point, not only the scenario's: besides the kill, time travel (kill,
+                      then a stale first list of every resource), a closed watch, a failed write (500, 409), a
+                      lost response; and, for each resource the controller watched in the reference run:
+                      stale-kind (kill, then only that resource's first list stale), and the unobserved states of
+                      its watch: coalesce (a window's events delivered as each object's last state, as after a
+                      relist), delay-kind (its events held past the next event of another resource; planned when
+                      it watches two or more) and hide-recreate (a delete and a create under the same name
+                      delivered as the create alone)
   --quiet-ms N        every run waits exactly this quiet window: no learning (default: learned, see above)
   --cold-start        start each controller process only at its turn (for a controller whose start-up, before
                       its first API request, acts outside the API server or reads what its predecessor wrote,
@@ -56,8 +64,9 @@ Options:
                       fail again as recorded. The controller is a real process, not deterministic: a replay is
                       the same point drilled again, not the recorded run reproduced byte for byte
 
-Exit codes, as settle explore's: 0 every point passed, 1 a point failed (a finding; the last line says whether
-the variant expected one), 2 usage or input error (also: in the reference run, the controller never watched or exited before watching, or
+Exit codes, as settle explore's: 0 every point passed, 1 a point failed (a finding), whatever the variant
+expects; the last line says whether the variant expected that outcome, and ends "(unexpected)" when it did not.
+2 usage or input error (also: in the reference run, the controller never watched or exited before watching, or
 the workload failed), or a scenario error: a property, a TypeScript workload or the summary threw (reported
 with the exception and its file:line, never as a finding).
 `;

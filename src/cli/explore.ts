@@ -11,9 +11,11 @@ import { emitGithubAnnotations, type JunitCase } from "../report/junit.ts";
 import { writeHtmlForReplayFile, writeJunitFile } from "../report/outputs.ts";
 import { thrownLine } from "../check/thrown.ts";
 import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.ts";
+import { GO_MISSING, hasGoToolchain } from "../go/build.ts";
+import { variantCommand } from "../explore/example-commands.ts";
 
 /** Runs each fixed variant gets in a tour of a folder of examples (the help text says it from here). */
-const tourFixedRuns = 100;
+export const tourFixedRuns = 100;
 
 export const exploreUsage = `Usage: settle explore <scenario-file-or-example-dir> [options]
 
@@ -112,7 +114,11 @@ export async function exploreCommand(argv: string[]): Promise<number> {
     // Variants that run a command are processes, which only settle drill runs: a hint, not an error, unless named.
     const drillOnly = await drillOnlyVariants(scenarioPath);
     if (examples.length > 0 && drillOnly.every) {
-      process.stderr.write(`settle explore: ${shown}: skipped, its variants run commands, not modules (run it with settle drill ${shown} --variant ${drillOnly.names[0] ?? "V"})\n`);
+      process.stderr.write(`settle explore: ${shown}: skipped, its variants run commands, not modules (run it with ${variantCommand("drill", shown, drillOnly.names[0] ?? "V")})\n`);
+      continue;
+    }
+    if (examples.length > 0 && drillOnly.go && !hasGoToolchain()) {
+      process.stderr.write(`settle explore: ${shown}: skipped, it runs Go programs and there is ${GO_MISSING}\n`);
       continue;
     }
     const scenario = await loadScenario(scenarioPath);
@@ -121,7 +127,7 @@ export async function exploreCommand(argv: string[]): Promise<number> {
     for (const variant of variants) {
       if (!(variant in scenario.variants)) throw new UsageError(`--variant: scenario ${scenario.name} has no variant "${variant}" (known: ${Object.keys(scenario.variants).join(", ")})`);
       if (typeof values.variant !== "string" && drillOnly.names.includes(variant)) {
-        process.stderr.write(`settle explore: ${shown} --variant ${variant}: skipped, it runs a command, not a module (run it with settle drill ${shown} --variant ${variant})\n`);
+        process.stderr.write(`settle explore: ${shown} --variant ${variant}: skipped, it runs a command, not a module (run it with ${variantCommand("drill", shown, variant)})\n`);
         continue;
       }
       if (typeof values.workload === "string" && !(values.workload in scenario.workloads)) {
@@ -175,20 +181,21 @@ export async function exploreCommand(argv: string[]): Promise<number> {
 }
 
 /**
- * The variants of a scenario.yaml that give a command and no module (`every`: all of them). A scenario.yaml that does
- * not load gives none here: loading it for the exploration reports it.
+ * The variants of a scenario.yaml that give a command and no module or Go program (`every`: all of them; `go`:
+ * whether any runs a Go program). A scenario.yaml that does not load gives none here: loading it for the exploration
+ * reports it.
  */
-async function drillOnlyVariants(path: string): Promise<{ names: string[]; every: boolean }> {
-  if (!/\.ya?ml$/i.test(path)) return { names: [], every: false };
+async function drillOnlyVariants(path: string): Promise<{ names: string[]; every: boolean; go: boolean }> {
+  if (!/\.ya?ml$/i.test(path)) return { names: [], every: false, go: false };
   const { loadYamlScenario } = await import("../scenario-yaml/load.ts");
   let variants;
   try {
     variants = Object.entries(loadYamlScenario(path).variants);
   } catch {
-    return { names: [], every: false };
+    return { names: [], every: false, go: false };
   }
-  const names = variants.filter(([, v]) => v.module === undefined).map(([name]) => name);
-  return { names, every: names.length === variants.length };
+  const names = variants.filter(([, v]) => v.module === undefined && v.go === undefined).map(([name]) => name);
+  return { names, every: names.length === variants.length, go: variants.some(([, v]) => v.go !== undefined) };
 }
 
 function boundedOptions(values: Record<string, unknown>): BoundedOptions {

@@ -4,26 +4,35 @@ import { findExampleDirs, hasScenario, loadScenario, resolveScenarioPath } from 
 import { ScenarioError } from "../explore/run.ts";
 import type { Params } from "../explore/scenario.ts";
 import { parse, UsageError } from "./args.ts";
+import { variantCommand, yamlVariantRunners, type Runner } from "../explore/example-commands.ts";
 
 export const listExamplesUsage = `Usage: settle list-examples [dir] [--json]
 
 Lists the example scenarios under dir (default: ./examples, as in a clone of settle): each folder right under it
 that holds a scenario file or a scenario.yaml, and those one level further down in a folder of examples (as
 examples/frameworks and examples/zoo). For each, its variants, workloads and params; for a scenario.yaml, also
-which variants settle explore runs (those that give a Node.js module) and which only settle drill runs (those that
-give only a command), with the command that runs each.
+which variants settle explore runs (those that give a program: a Node.js module or a Go package) and which only
+settle drill runs (those that give only a command), with the command that runs each. --json gives each variant's
+run (the command to reach for) and commands (every command that runs it, with what it is expected to find: the
+variant's expect, or under settle drill its drillExpect).
 `;
-
-/** Where a variant runs: settle explore (a code scenario, or a scenario.yaml variant with a module) and settle drill. */
-type Runner = "explore" | "drill";
 
 interface VariantRow {
   expect: "finding" | "ok";
   description?: string;
   /** The commands that run it, the first the one to reach for. */
   runsIn: Runner[];
-  /** How to run it, as a command line. */
+  /** How to run it, as a command line: the first of `commands`. */
   run: string;
+  /** Every command line that runs it, one per runner of `runsIn`, in that order, with what it finds. */
+  commands: VariantCommand[];
+}
+
+interface VariantCommand {
+  runner: Runner;
+  run: string;
+  /** What the command finds: the variant's `expect`, or under settle drill its `drillExpect` when it has one. */
+  expect: "finding" | "ok";
 }
 
 interface Row {
@@ -55,7 +64,8 @@ async function codeRow(exampleDir: string, scenarioPath: string): Promise<Row> {
   const shown = relative(process.cwd(), scenarioPath);
   const variants: Record<string, VariantRow> = {};
   for (const [name, info] of Object.entries(s.variants)) {
-    variants[name] = { ...info, runsIn: ["explore"], run: `settle explore ${shown} --variant ${name}` };
+    const run = variantCommand("explore", shown, name);
+    variants[name] = { ...info, runsIn: ["explore"], run, commands: [{ runner: "explore", run, expect: info.expect }] };
   }
   return { path: relative(process.cwd(), exampleDir), scenario: shown, kind: "code", name: s.name, description: s.description ?? "", variants, workloads: Object.keys(s.workloads), params: s.params };
 }
@@ -74,12 +84,15 @@ async function yamlRow(exampleDir: string, scenarioPath: string): Promise<Row> {
   const variants: Record<string, VariantRow> = {};
   for (const [name, variant] of Object.entries(yaml.variants)) {
     // A module runs in the simulator, and under settle drill as `node MODULE ARGS...` when no command is given.
-    const explored = variant.module !== undefined;
+    const runsIn = yamlVariantRunners(variant);
+    const expect = variant.expect ?? "ok";
+    const commands = runsIn.map((runner) => ({ runner, run: variantCommand(runner, shown, name), expect: runner === "drill" ? (variant.drillExpect ?? expect) : expect }));
     variants[name] = {
-      expect: variant.expect ?? "ok",
+      expect,
       ...(variant.description === undefined ? {} : { description: variant.description }),
-      runsIn: explored ? ["explore", "drill"] : ["drill"],
-      run: `settle ${explored ? "explore" : "drill"} ${shown} --variant ${name}`,
+      runsIn,
+      run: commands[0]!.run,
+      commands,
     };
   }
   // The explorable form of a scenario.yaml has one workload, its steps, and no params.
@@ -114,7 +127,10 @@ function writeRow(row: Row): void {
   const width = Math.max(10, ...variants.map(([name]) => name.length));
   for (const [variant, info] of variants) {
     const where = row.kind === "code" ? "" : (info.runsIn.includes("explore") ? "explore+drill" : "drill only").padEnd(15);
-    process.stdout.write(`  --variant ${variant.padEnd(width)} expect ${info.expect.padEnd(8)} ${where}${info.description ?? ""}\n`);
+    // An expectation of settle drill's own (a drillExpect) is said after the description.
+    const drill = info.commands.find((c) => c.runner === "drill" && c.expect !== info.expect);
+    const drillNote = drill === undefined ? "" : ` (settle drill expects ${drill.expect === "finding" ? "a finding" : "none"})`;
+    process.stdout.write(`  --variant ${variant.padEnd(width)} expect ${info.expect.padEnd(8)} ${where}${info.description ?? ""}${drillNote}\n`);
   }
   if (row.kind === "code") {
     process.stdout.write(`  workloads: ${row.workloads.join(", ")}\n`);
@@ -125,10 +141,10 @@ function writeRow(row: Row): void {
   const explored = variants.filter(([, info]) => info.runsIn.includes("explore")).map(([name]) => name);
   if (explored.length > 0) {
     const which = row.kind === "yaml" && explored.length < variants.length ? ` (V: ${explored.join(", ")})` : "";
-    process.stdout.write(`  explore: settle explore ${row.scenario} --variant V${which}\n`);
+    process.stdout.write(`  explore: ${variantCommand("explore", row.scenario, "V")}${which}\n`);
   }
   if (row.kind === "yaml") {
     const modules = explored.length > 0 ? " (a module runs as node MODULE ARGS)" : "";
-    process.stdout.write(`  drill:   settle drill ${row.scenario} --variant V${modules}\n`);
+    process.stdout.write(`  drill:   ${variantCommand("drill", row.scenario, "V")}${modules}\n`);
   }
 }

@@ -6,12 +6,14 @@
 // `settle drill --replay ARTIFACT`, from what the artifact records of how the drill ran (`DrillReplayInfo`).
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
+import { assert } from "../api/assert.ts";
 import { isRecord } from "../api/json.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Change, ObjectVersion } from "../report/capture.ts";
 import { reportFormatVersion, type ReportData } from "../report/model.ts";
 import type { TraceRecord } from "../sim/trace.ts";
-import { pointLabel, type DrillResult, type DrillRun } from "./types.ts";
+import type { RequestSeen } from "./proxy.ts";
+import { pointLabel, type DrillResult, type DrillRun, type DrillTimeline } from "./types.ts";
 
 export const drillArtifactKind = "settle-drill-finding";
 
@@ -76,58 +78,84 @@ function refOf(object: unknown): string {
   return `${o.kind} ${ns === undefined || ns === "" ? "" : `${ns}/`}${o.metadata?.name ?? ""}`;
 }
 
+/**
+ * The records, object versions and changes of a drill's timeline, built in time order by this one writer: the
+ * controller's requests and the store's writes interleaved by when they happened, then the point's fault.
+ */
+class TimelineRecords {
+  readonly records: TraceRecord[] = [];
+  readonly versions: ObjectVersion[];
+  readonly initial: number[];
+  readonly changes: Array<[number, Change[]]> = [];
+  readonly #latest: Map<string, number>;
+  #revision: number;
+
+  constructor(initialObjects: readonly unknown[]) {
+    this.versions = initialObjects.map((object) => ({ key: refOf(object), revision: Number((object as KubeObject).metadata?.resourceVersion ?? 0), object }));
+    this.initial = this.versions.map((_, i) => i);
+    this.#latest = new Map<string, number>(this.versions.map((v, i) => [v.key, i]));
+    this.#revision = Math.max(0, ...this.versions.map((v) => v.revision ?? 0));
+  }
+
+  get revision(): number {
+    return this.#revision;
+  }
+
+  request(request: RequestSeen): void {
+    const label = `${request.method} ${request.path}${request.watch ? " (watch)" : ""}`;
+    const result = request.note ?? (request.status >= 200 && request.status < 300 ? "ok" : String(request.status));
+    const revision = this.#revision;
+    this.records.push({ step: this.records.length, timeMs: request.atMs, actor: `controller[${request.incarnation}]`, kind: "request", label, write: request.write !== undefined, revisionBefore: revision, revisionAfter: revision, result });
+  }
+
+  event(event: DrillTimeline["events"][number]): void {
+    const key = refOf(event.object);
+    const index = this.versions.push({ key, revision: event.revision, object: event.object }) - 1;
+    const before = this.#latest.get(key) ?? -1;
+    this.#latest.set(key, index);
+    const at = this.records.length;
+    this.records.push({ step: at, timeMs: event.atMs, actor: "store", kind: "response", label: `${event.type} ${key}`, ref: key, write: true, revisionBefore: this.#revision, revisionAfter: event.revision, result: `${event.type} ${key}@${event.revision}` });
+    this.#revision = event.revision;
+    this.changes.push([at, [[key, before, event.type === "DELETED" ? -1 : index]]]);
+  }
+
+  /** The point's fault, placed before the first record at or after its time; later steps and changes move up one. */
+  fault(record: TraceRecord): void {
+    const found = this.records.findIndex((r) => r.timeMs >= record.timeMs);
+    const at = found < 0 ? this.records.length : found;
+    this.records.splice(at, 0, record);
+    this.records.forEach((r, i) => (r.step = i));
+    for (const entry of this.changes) if (entry[0] >= at) entry[0]++;
+    assert(this.records[at] === record, "the fault record sits at its place");
+  }
+}
+
+/** The records of a timeline: its requests and its store events in time order (requests first on a tie). */
+function timelineRecords(timeline: DrillTimeline): TimelineRecords {
+  const built = new TimelineRecords(timeline.initial);
+  type Item = { atMs: number; order: number; make: () => void };
+  const items: Item[] = [
+    ...timeline.requests.map((request, order) => ({ atMs: request.atMs, order, make: () => built.request(request) })),
+    ...timeline.events.map((event, order) => ({ atMs: event.atMs, order: timeline.requests.length + order, make: () => built.event(event) })),
+  ];
+  items.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
+  for (const item of items) item.make();
+  return built;
+}
+
 /** The report model of an artifact: records from the controller's requests and the store's writes, in time order. */
 export function reportDataFromDrillArtifact(path: string, cwd = process.cwd()): ReportData {
   const artifact = JSON.parse(readFileSync(path, "utf8")) as DrillArtifact;
   if (artifact.kind !== drillArtifactKind || artifact.run.timeline === undefined) throw new Error(`${path}: not a drill artifact with a timeline`);
   const { run } = artifact;
   const timeline = run.timeline!;
-  const versions: ObjectVersion[] = timeline.initial.map((object) => ({ key: refOf(object), revision: Number((object as KubeObject).metadata?.resourceVersion ?? 0), object }));
-  const initial = versions.map((_, i) => i);
-  const latest = new Map<string, number>(versions.map((v, i) => [v.key, i]));
-  const records: TraceRecord[] = [];
-  let revision = Math.max(0, ...versions.map((v) => v.revision ?? 0));
-  const changes: Array<[number, Change[]]> = [];
-  type Item = { atMs: number; order: number; make: () => void };
-  const items: Item[] = [];
-  timeline.requests.forEach((request, order) => {
-    items.push({
-      atMs: request.atMs,
-      order,
-      make: () => {
-        const label = `${request.method} ${request.path}${request.watch ? " (watch)" : ""}`;
-        const result = request.note ?? (request.status >= 200 && request.status < 300 ? "ok" : String(request.status));
-        records.push({ step: records.length, timeMs: request.atMs, actor: `controller[${request.incarnation}]`, kind: "request", label, write: request.write !== undefined, revisionBefore: revision, revisionAfter: revision, result });
-      },
-    });
-  });
-  timeline.events.forEach((event, order) => {
-    items.push({
-      atMs: event.atMs,
-      order: timeline.requests.length + order,
-      make: () => {
-        const key = refOf(event.object);
-        const index = versions.push({ key, revision: event.revision, object: event.object }) - 1;
-        const before = latest.get(key) ?? -1;
-        latest.set(key, index);
-        const at = records.length;
-        records.push({ step: at, timeMs: event.atMs, actor: "store", kind: "response", label: `${event.type} ${key}`, ref: key, write: true, revisionBefore: revision, revisionAfter: event.revision, result: `${event.type} ${key}@${event.revision}` });
-        revision = event.revision;
-        changes.push([at, [[key, before, event.type === "DELETED" ? -1 : index]]]);
-      },
-    });
-  });
-  items.sort((a, b) => a.atMs - b.atMs || a.order - b.order);
-  for (const item of items) item.make();
+  const built = timelineRecords(timeline);
   if (run.timings.faultMs !== undefined && run.point !== undefined) {
     const atMs = timeline.startMs + run.timings.faultMs;
-    const at = records.findIndex((r) => r.timeMs >= atMs);
     const fault = { kind: run.point.fault, target: run.point.resource ?? "controller", applied: true };
-    const record: TraceRecord = { step: 0, timeMs: atMs, actor: "drill", kind: "fault", label: pointLabel(run.point), revisionBefore: revision, revisionAfter: revision, result: run.verdict, fault };
-    records.splice(at < 0 ? records.length : at, 0, record);
-    records.forEach((r, i) => (r.step = i));
-    for (const entry of changes) if (entry[0] >= (at < 0 ? records.length : at)) entry[0]++;
+    built.fault({ step: 0, timeMs: atMs, actor: "drill", kind: "fault", label: pointLabel(run.point), revisionBefore: built.revision, revisionAfter: built.revision, result: run.verdict, fault });
   }
+  const { records, changes, versions, initial } = built;
   const shown = resolve(cwd, path).startsWith(resolve(cwd)) ? relative(cwd, resolve(cwd, path)) : path;
   return {
     format: reportFormatVersion,

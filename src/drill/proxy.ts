@@ -10,7 +10,7 @@
 // requests seen are bounded; requests in flight never go below zero; the watch shaper is set once, before any lane
 // is let through.
 import { Agent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { assert } from "../api/assert.ts";
 import { acceptJson, resourceOfPath, type WatchShaper } from "./watch-faults.ts";
 
@@ -131,191 +131,261 @@ function isWatch(req: IncomingMessage): boolean {
   return (flag !== null && goTrue.has(flag)) || path.includes("/watch/");
 }
 
+/** Starts a proxy to `upstream` on a free loopback port. */
 export async function startProxy(upstream: string, now: () => number): Promise<DrillProxy> {
-  const target = new URL(upstream);
-  const writes: WriteSeen[] = [];
-  const requests: RequestSeen[] = [];
-  let hooks: ProxyHooks = {};
-  let onActivity: (activity: RequestActivity, write: boolean) => void = () => {};
-  let watchesOpen = 0;
-  let watchOpens = 0;
-  let watchWaiters: Array<{ after: number; wake: () => void }> = [];
-  const openWatches = new Set<ServerResponse>();
-  const sockets = new Set<import("node:net").Socket>();
-  const armed: ProxyFault[] = [];
+  const proxy = new LaneProxy(new URL(upstream), now);
+  await proxy.listen();
+  return proxy;
+}
+
+/** A lane's request waiting for its lane to be promoted. */
+interface Held {
+  lane: number;
+  req: IncomingMessage;
+  res: ServerResponse;
+}
+
+/**
+ * The proxy of one drill run, the only writer of its state: the lanes (promoted, held requests), the watches (open,
+ * opened, waiters), the requests in flight and seen, the applied writes, the armed faults and the watch shaper.
+ */
+class LaneProxy implements DrillProxy {
+  readonly writes: WriteSeen[] = [];
+  readonly requests: RequestSeen[] = [];
+  #url = "";
+  #hooks: ProxyHooks = {};
+  #onActivity: (activity: RequestActivity, write: boolean) => void = () => {};
+  #watchesOpen = 0;
+  #watchOpens = 0;
+  #watchWaiters: Array<{ after: number; wake: () => void }> = [];
+  readonly #openWatches = new Set<ServerResponse>();
+  readonly #sockets = new Set<Socket>();
+  readonly #armed: ProxyFault[] = [];
+  #incarnation = 0;
+  #inFlight = 0;
   // No lane is promoted at first: even lane 0 (a run's first process) waits for its turn.
-  const state: { incarnation: number; inFlight: number; promoted: number; shaper: WatchShaper | undefined } = { incarnation: 0, inFlight: 0, promoted: -1, shaper: undefined };
-  const held: Array<{ lane: number; req: IncomingMessage; res: ServerResponse }> = [];
+  #promoted = -1;
+  #shaper: WatchShaper | undefined;
+  readonly #held: Held[] = [];
   // Its own keep-alive pool, destroyed on close: connections left in the global pool would keep the server's
   // close waiting for their idle timeout (seconds per drilled point).
-  const agent = new Agent({ keepAlive: true });
-  const laneOf = new WeakMap<IncomingMessage, number>();
-  const socketLane = new WeakMap<import("node:net").Socket, number>();
+  readonly #agent = new Agent({ keepAlive: true });
+  readonly #laneOf = new WeakMap<IncomingMessage, number>();
+  readonly #socketLane = new WeakMap<Socket, number>();
+  readonly #server: Server;
+  private readonly target: URL;
+  private readonly now: () => number;
 
-  const record = (req: IncomingMessage, status: number, extra: Partial<RequestSeen> = {}): void => {
+  constructor(target: URL, now: () => number) {
+    this.target = target;
+    this.now = now;
+    this.#server = createServer((req, res) => this.#admit(req, res));
+    this.#server.on("connection", (socket) => {
+      this.#sockets.add(socket);
+      socket.once("close", () => this.#sockets.delete(socket));
+    });
+  }
+
+  async listen(): Promise<void> {
+    assert(this.#url === "", "a proxy listens once");
+    await new Promise<void>((resolve) => this.#server.listen(0, "127.0.0.1", resolve));
+    this.#url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  }
+
+  get url(): string {
+    return this.#url;
+  }
+  get incarnation(): number {
+    return this.#incarnation;
+  }
+  get watchesOpen(): number {
+    return this.#watchesOpen;
+  }
+  get watchOpens(): number {
+    return this.#watchOpens;
+  }
+  get requestsInFlight(): number {
+    return this.#inFlight;
+  }
+  get watchShaper(): WatchShaper | undefined {
+    return this.#shaper;
+  }
+  get faultsArmed(): number {
+    return this.#armed.length;
+  }
+
+  countTo(n: number): void {
+    assert(Number.isInteger(n) && n >= 0, "an incarnation is a lane number");
+    this.#incarnation = n;
+  }
+
+  waitForWatch(after = 0): Promise<void> {
+    return this.#watchOpens > after ? Promise.resolve() : new Promise<void>((wake) => this.#watchWaiters.push({ after, wake }));
+  }
+
+  setHooks(hooks: ProxyHooks): void {
+    this.#hooks = hooks;
+  }
+
+  setActivityHook(hook: (activity: RequestActivity, write: boolean) => void): void {
+    this.#onActivity = hook;
+  }
+
+  lanePrefix(n: number): string {
+    return `/incarnation/${n}`;
+  }
+
+  promote(n: number): void {
+    assert(Number.isInteger(n) && n >= 0, "a lane is a whole number");
+    const before = this.#promoted;
+    this.#promoted = Math.max(this.#promoted, n);
+    assert(this.#promoted >= before, "the promoted lane only grows");
+    const ready = this.#held.filter((h) => h.lane <= this.#promoted);
+    this.#held.splice(0, this.#held.length, ...this.#held.filter((h) => h.lane > this.#promoted));
+    for (const h of ready) this.#forward(h.req, h.res);
+  }
+
+  setWatchShaper(shaper: WatchShaper): void {
+    assert(this.#shaper === undefined, "a run has one watch shaper");
+    assert(this.#promoted < 0, "the watch shaper is set before any lane is let through");
+    this.#shaper = shaper;
+  }
+
+  armFault(fault: ProxyFault): void {
+    this.#armed.push(fault);
+  }
+
+  closeWatches(): number {
+    const open = [...this.#openWatches];
+    for (const res of open) res.end();
+    return open.length;
+  }
+
+  dropConnections(): void {
+    // A connection that has sent no request yet has no lane: if it was the killed process's, the kernel closed it
+    // with the process; if it is the pre-started one's, it must stay.
+    for (const socket of this.#sockets) {
+      const lane = this.#socketLane.get(socket);
+      if (lane !== undefined && lane <= this.#promoted) socket.destroy();
+    }
+  }
+
+  close(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      for (const socket of this.#sockets) socket.destroy();
+      this.#agent.destroy();
+      this.#server.close(() => resolve());
+    });
+  }
+
+  #record(req: IncomingMessage, status: number, extra: Partial<RequestSeen> = {}): void {
     const { path, query } = splitTarget(redactPath(req.url ?? "/"));
-    if (requests.length >= requestsSeenMax) requests.shift();
-    requests.push({ atMs: now(), incarnation: laneOf.get(req) ?? state.incarnation, method: req.method ?? "", path, query, status, watch: isWatch(req), ...extra });
-  };
+    if (this.requests.length >= requestsSeenMax) this.requests.shift();
+    this.requests.push({ atMs: this.now(), incarnation: this.#laneOf.get(req) ?? this.#incarnation, method: req.method ?? "", path, query, status, watch: isWatch(req), ...extra });
+    assert(this.requests.length <= requestsSeenMax, "the requests seen are bounded");
+  }
 
-  const activity = (req: IncomingMessage, res: ServerResponse): void => {
+  /** Counts a request other than a watch in flight until its answer closes (the drill's quiet detection). */
+  #activity(req: IncomingMessage, res: ServerResponse): void {
     if (isWatch(req)) return;
     const write = writeMethods.has(req.method ?? "");
-    state.inFlight++;
-    if (write) proxy.watchShaper?.controllerWrote();
-    onActivity("start", write);
+    this.#inFlight++;
+    if (write) this.#shaper?.controllerWrote();
+    this.#onActivity("start", write);
     res.once("close", () => {
-      state.inFlight--;
-      assert(state.inFlight >= 0, "requests in flight never go below zero");
-      onActivity("end", write);
+      this.#inFlight--;
+      assert(this.#inFlight >= 0, "requests in flight never go below zero");
+      this.#onActivity("end", write);
     });
-  };
+  }
 
   /** Strips a lane prefix; holds the request if its lane is not promoted yet. */
-  const admit = (req: IncomingMessage, res: ServerResponse): void => {
+  #admit(req: IncomingMessage, res: ServerResponse): void {
     const lane = /^\/incarnation\/(\d+)(\/.*)$/.exec(req.url ?? "");
     if (lane !== null) {
+      const n = Number(lane[1]);
       req.url = lane[2]!;
-      laneOf.set(req, Number(lane[1]));
-      socketLane.set(req.socket, Number(lane[1]));
-      if (Number(lane[1]) > state.promoted) {
-        if (held.length >= heldRequestsMax) return void res.destroy();
-        return void held.push({ lane: Number(lane[1]), req, res });
+      this.#laneOf.set(req, n);
+      this.#socketLane.set(req.socket, n);
+      if (n > this.#promoted) {
+        if (this.#held.length >= heldRequestsMax) return void res.destroy();
+        this.#held.push({ lane: n, req, res });
+        assert(this.#held.length <= heldRequestsMax, "held requests are bounded");
+        return;
       }
     }
-    forward(req, res);
-  };
+    this.#forward(req, res);
+  }
 
-  const forward = (req: IncomingMessage, res: ServerResponse): void => {
+  #forward(req: IncomingMessage, res: ServerResponse): void {
     if (res.destroyed) return;
     const watch = isWatch(req);
     const write = writeMethods.has(req.method ?? "");
-    activity(req, res);
-    const fault = write ? armed.shift() : undefined;
-    if (watch && proxy.watchShaper !== undefined) req.headers.accept = acceptJson;
-    if (fault?.kind === "fail-request") return void failRequest(req, res, fault.code, record);
+    this.#activity(req, res);
+    const fault = write ? this.#armed.shift() : undefined;
+    if (watch && this.#shaper !== undefined) req.headers.accept = acceptJson;
+    if (fault?.kind === "fail-request") return void failRequest(req, res, fault.code, (r, status, extra) => this.#record(r, status, extra));
+    const { target } = this;
     const upstreamReq = httpRequest(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent },
-      (upstreamRes) => void answer(req, res, upstreamRes, watch, fault),
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...req.headers, host: target.host }, agent: this.#agent },
+      (upstreamRes) => void this.#answer(req, res, upstreamRes, watch, fault),
     );
     upstreamReq.on("error", () => res.destroy());
     req.pipe(upstreamReq);
-  };
+  }
 
-  const answer = async (req: IncomingMessage, res: ServerResponse, upstreamRes: IncomingMessage, watch: boolean, fault: ProxyFault | undefined): Promise<void> => {
+  async #answer(req: IncomingMessage, res: ServerResponse, upstreamRes: IncomingMessage, watch: boolean, fault: ProxyFault | undefined): Promise<void> {
     const status = upstreamRes.statusCode ?? 0;
-    if (writeMethods.has(req.method ?? "") && status >= 200 && status < 300) {
-      const body = await readAll(upstreamRes);
-      // The answer's time, not the time the drill let it go (a kill holds it for the whole restart).
-      const atMs = now();
-      const incarnation = laneOf.get(req) ?? state.incarnation;
-      const seen: WriteSeen = { index: writes.length + 1, method: req.method!, path: redactPath(req.url ?? ""), status };
-      const revision = revisionOf(body, upstreamRes.headers["content-type"]);
-      if (revision !== undefined) seen.revision = revision;
-      writes.push(seen);
-      if (fault?.kind === "lost-response") {
-        record(req, status, { atMs, incarnation, write: seen.index, note: "applied, response lost (injected)" });
-        return void res.destroy();
-      }
-      const decision = (await hooks.onWrite?.(seen)) ?? "deliver";
-      record(req, status, { atMs, incarnation, write: seen.index, ...(decision === "drop" ? { note: "applied, response held, process group killed" } : {}) });
-      if (decision === "drop") return void res.destroy();
-      res.writeHead(status, upstreamRes.headers);
-      return void res.end(body);
-    }
-    if (fault !== undefined) armed.unshift(fault);
-    record(req, status);
+    if (writeMethods.has(req.method ?? "") && status >= 200 && status < 300) return this.#answerWrite(req, res, upstreamRes, fault);
+    // The fault waits for the next write the server applies.
+    if (fault !== undefined) this.#armed.unshift(fault);
+    this.#record(req, status);
     res.writeHead(status, upstreamRes.headers);
-    if (watch && status === 200) {
-      watchesOpen++;
-      watchOpens++;
-      openWatches.add(res);
-      for (const waiter of watchWaiters) if (watchOpens > waiter.after) waiter.wake();
-      watchWaiters = watchWaiters.filter((waiter) => watchOpens <= waiter.after);
-      const done = () => {
-        watchesOpen--;
-        openWatches.delete(res);
-        upstreamRes.destroy();
-      };
-      res.once("close", done);
-      const shaper = proxy.watchShaper;
-      const resource = resourceOfPath(redactPath(req.url ?? ""));
-      if (shaper !== undefined && resource !== undefined && (upstreamRes.headers["content-type"] ?? "").includes("json")) return shapeWatch(shaper, resource, upstreamRes, res);
-    }
+    if (watch && status === 200 && this.#watchOpened(req, res, upstreamRes)) return;
     upstreamRes.pipe(res);
-  };
+  }
 
-  const server: Server = createServer(admit);
-  server.on("connection", (socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  const proxy: DrillProxy = {
-    url: `http://127.0.0.1:${port}`,
-    writes,
-    requests,
-    get incarnation() {
-      return state.incarnation;
-    },
-    countTo: (n) => {
-      assert(Number.isInteger(n) && n >= 0, "an incarnation is a lane number");
-      state.incarnation = n;
-    },
-    get watchesOpen() {
-      return watchesOpen;
-    },
-    get watchOpens() {
-      return watchOpens;
-    },
-    waitForWatch: (after = 0) => (watchOpens > after ? Promise.resolve() : new Promise<void>((wake) => watchWaiters.push({ after, wake }))),
-    setHooks: (next) => void (hooks = next),
-    setActivityHook: (hook) => void (onActivity = hook),
-    get requestsInFlight() {
-      return state.inFlight;
-    },
-    lanePrefix: (n) => `/incarnation/${n}`,
-    promote: (n) => {
-      assert(Number.isInteger(n) && n >= 0, "a lane is a whole number");
-      state.promoted = Math.max(state.promoted, n);
-      const ready = held.filter((h) => h.lane <= state.promoted);
-      held.splice(0, held.length, ...held.filter((h) => h.lane > state.promoted));
-      for (const h of ready) forward(h.req, h.res);
-    },
-    get watchShaper() {
-      return state.shaper;
-    },
-    setWatchShaper: (shaper) => {
-      assert(state.shaper === undefined, "a run has one watch shaper");
-      assert(state.promoted < 0, "the watch shaper is set before any lane is let through");
-      state.shaper = shaper;
-    },
-    armFault: (fault) => void armed.push(fault),
-    get faultsArmed() {
-      return armed.length;
-    },
-    closeWatches: () => {
-      const open = [...openWatches];
-      for (const res of open) res.end();
-      return open.length;
-    },
-    dropConnections: () => {
-      // A connection that has sent no request yet has no lane: if it was the killed process's, the kernel closed it
-      // with the process; if it is the pre-started one's, it must stay.
-      for (const socket of sockets) {
-        const lane = socketLane.get(socket);
-        if (lane !== undefined && lane <= state.promoted) socket.destroy();
-      }
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        agent.destroy();
-        server.close(() => resolve());
-      }),
-  };
-  return proxy;
+  /** An applied write: counted, then answered, held (a kill) or cut (a lost response). */
+  async #answerWrite(req: IncomingMessage, res: ServerResponse, upstreamRes: IncomingMessage, fault: ProxyFault | undefined): Promise<void> {
+    const status = upstreamRes.statusCode ?? 0;
+    const body = await readAll(upstreamRes);
+    // The answer's time, not the time the drill let it go (a kill holds it for the whole restart).
+    const atMs = this.now();
+    const incarnation = this.#laneOf.get(req) ?? this.#incarnation;
+    const seen: WriteSeen = { index: this.writes.length + 1, method: req.method!, path: redactPath(req.url ?? ""), status };
+    const revision = revisionOf(body, upstreamRes.headers["content-type"]);
+    if (revision !== undefined) seen.revision = revision;
+    this.writes.push(seen);
+    if (fault?.kind === "lost-response") {
+      this.#record(req, status, { atMs, incarnation, write: seen.index, note: "applied, response lost (injected)" });
+      return void res.destroy();
+    }
+    const decision = (await this.#hooks.onWrite?.(seen)) ?? "deliver";
+    this.#record(req, status, { atMs, incarnation, write: seen.index, ...(decision === "drop" ? { note: "applied, response held, process group killed" } : {}) });
+    if (decision === "drop") return void res.destroy();
+    res.writeHead(status, upstreamRes.headers);
+    res.end(body);
+  }
+
+  /** A watch answered 200: counted open until it closes; true when the shaper took its stream over. */
+  #watchOpened(req: IncomingMessage, res: ServerResponse, upstreamRes: IncomingMessage): boolean {
+    this.#watchesOpen++;
+    this.#watchOpens++;
+    this.#openWatches.add(res);
+    for (const waiter of this.#watchWaiters) if (this.#watchOpens > waiter.after) waiter.wake();
+    this.#watchWaiters = this.#watchWaiters.filter((waiter) => this.#watchOpens <= waiter.after);
+    res.once("close", () => {
+      this.#watchesOpen--;
+      assert(this.#watchesOpen >= 0, "open watches never go below zero");
+      this.#openWatches.delete(res);
+      upstreamRes.destroy();
+    });
+    const shaper = this.#shaper;
+    const resource = resourceOfPath(redactPath(req.url ?? ""));
+    if (shaper === undefined || resource === undefined || !(upstreamRes.headers["content-type"] ?? "").includes("json")) return false;
+    shapeWatch(shaper, resource, upstreamRes, res);
+    return true;
+  }
 }
 
 /** Feeds a watch's events through the shaper instead of piping them. */

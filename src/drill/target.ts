@@ -53,6 +53,8 @@ export interface DrillTarget {
 export interface WorkloadEvents {
   /** Resolves on the store's next write (by anyone). */
   nextChange(): Promise<void>;
+  /** A line for the run's report (a `waitFor` that timed out and ended the workload). */
+  note?(line: string): void;
 }
 
 /**
@@ -106,6 +108,9 @@ export function targetFromScenario(scenario: Scenario, ctx: ScenarioContext, pat
     rerun: `settle drill ${path} --variant ${ctx.variant} --workload ${ctx.workload}`,
   };
   if (scenario.summary !== undefined) target.summary = scenario.summary;
+  // The variant's expectation, so the drill's last line says whether its outcome was the expected one.
+  const expect = scenario.variants[ctx.variant]?.expect;
+  if (expect !== undefined) target.expect = expect;
   // The setup runs once here, into a scratch store, so that one that throws (or creates a bad object) stops the
   // drill before it starts, as a ScenarioError (exit code 2) with the user's file:line, as in explore.
   scenarioCall(scenario, "setup", () => target.setup(createStore({ now: () => realClock.now() })));

@@ -1,15 +1,14 @@
 // A YAML scenario's variant as a drill target: the world created from its manifests, its CEL properties, and its
 // workload steps applied through a real client (as an admin, straight to the server, never through the proxy).
-import { dirname, relative } from "node:path";
+import { dirname, relative, sep } from "node:path";
 import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
-import { isApiError, isNotFound } from "../api/errors.ts";
-import { cloneJson } from "../api/json.ts";
-import type { KubeObject, ObjectRef } from "../api/object.ts";
 import type { DrillTarget, WorkloadEvents } from "./target.ts";
+import { GoBuildError, nativeGoBinary } from "./go-build.ts";
 import type { WorldView } from "../sim/types.ts";
-import { createWorld, ScenarioYamlError, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
-import { kindIn } from "../scenario-yaml/world.ts";
+import { createWorld, ScenarioYamlError, type YamlScenario, type YamlVariant } from "../scenario-yaml/load.ts";
+import { runWorkload } from "../scenario-yaml/workload.ts";
+import { variantCommand } from "../explore/example-commands.ts";
 
 export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillTarget {
   const declared = scenario.variants[variant];
@@ -25,16 +24,58 @@ export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillT
     // Properties whose CEL failed to evaluate are false; the summary says why, so a typo is not mistaken for a bug.
     summary: (view) => evaluationErrors(scenario, view),
     cwd: dirname(scenario.path),
-    rerun: `settle drill ${shown} --variant ${variant}`,
+    rerun: variantCommand("drill", shown, variant),
   };
   const faults = scenario.faults === "none" ? { faultKinds: [] as string[] } : { ...(scenario.faults.kinds === undefined ? {} : { faultKinds: scenario.faults.kinds }), ...(scenario.faults.afterWrites === undefined ? {} : { afterWrites: scenario.faults.afterWrites }) };
   target.defaults = { ...scenario.drill, ...faults };
-  // A module variant without a command runs as `node MODULE ARGS...` (this Node.js), so one scenario serves explore and drill.
-  if (declared.command !== undefined) target.command = declared.command;
-  else if (declared.module !== undefined) target.command = [process.execPath, declared.module, ...(declared.args ?? [])];
-  if (declared.expect !== undefined) target.expect = declared.expect;
+  const command = controllerCommand(scenario, variant, declared);
+  if (command !== undefined) target.command = command;
+  const expect = declared.drillExpect ?? declared.expect;
+  if (expect !== undefined) target.expect = expect;
   if (declared.env !== undefined) target.env = declared.env;
   return target;
+}
+
+/**
+ * The variant's controller command. A module variant without a command runs as `node MODULE ARGS...` (this Node.js)
+ * and a `go:` variant as a native build of its package (go-build.ts), so one scenario serves explore and drill.
+ * `replicas: N` starts N instances in the one process group (replicasCommand).
+ */
+function controllerCommand(scenario: YamlScenario, name: string, declared: YamlVariant): string[] | undefined {
+  if (declared.command !== undefined) return declared.command;
+  let program: string[];
+  if (declared.module !== undefined) program = [process.execPath, declared.module, ...(declared.args ?? [])];
+  else if (declared.go !== undefined) program = [goBinary(scenario, name, declared.go), ...(declared.args ?? [])];
+  else return undefined;
+  return declared.replicas === undefined || declared.replicas === 1 ? program : replicasCommand(program, declared.replicas);
+}
+
+function goBinary(scenario: YamlScenario, name: string, dir: string): string {
+  const given = relative(dirname(scenario.path), dir).split(sep).join("/");
+  const label = `${relative(process.cwd(), scenario.path) || scenario.path}: variants.${name}.go: ${given === "" ? "." : given.startsWith("..") ? given : `./${given}`}`;
+  try {
+    return nativeGoBinary({ dir, label, onBuild: (line) => process.stderr.write(`settle drill: ${line}\n`) });
+  } catch (error) {
+    // A scenario error (exit code 2), never a finding: the program could not be built, so nothing was drilled.
+    if (error instanceof GoBuildError) throw new ScenarioYamlError(error.message);
+    throw error;
+  }
+}
+
+/**
+ * N instances of the program in one process group, each told its replica number (SETTLE_REPLICA, and POD_NAME as a
+ * Deployment's pod would have it). The drill's kill takes the group, so every replica dies at a point at once; an
+ * instance that exits by itself takes the others down with it, and the drill restarts the group as it restarts a
+ * crashed controller.
+ */
+function replicasCommand(program: string[], replicas: number): string[] {
+  const script = [
+    `for i in $(seq 0 ${replicas - 1}); do SETTLE_REPLICA=$i POD_NAME="controller-$i" "$@" & done`,
+    "wait -n; status=$?",
+    "kill -KILL $(jobs -p) 2>/dev/null",
+    "exit $status",
+  ].join("\n");
+  return ["bash", "-c", script, "settle-replicas", ...program];
 }
 
 function evaluationErrors(scenario: YamlScenario, view: WorldView): string {
@@ -48,68 +89,21 @@ function evaluationErrors(scenario: YamlScenario, view: WorldView): string {
   return errors.length === 0 ? "" : `CEL errors: ${errors.join("; ")}`;
 }
 
-function objectRef(scenario: YamlScenario, ref: Ref): ObjectRef {
-  return { ...kindIn(scenario.kinds, ref), name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) };
-}
-
-async function runSteps(scenario: YamlScenario, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
-  for (const step of scenario.workload) {
-    try {
-      await runStep(scenario, step, client, view, events);
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new ScenarioYamlError(`${step.at}: workload ${step.kind}: ${message}`);
-    }
-  }
-}
-
-async function runStep(scenario: YamlScenario, step: WorkloadStep, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
-  switch (step.kind) {
-    case "sleep":
-      return realClock.sleep(step.ms);
-    case "apply":
-      return void (await apply(scenario, client, step.object));
-    case "patch": {
-      const options = { ...objectRef(scenario, step.ref), patchType: step.json === undefined ? ("merge" as const) : ("json" as const), patch: step.json ?? step.merge };
-      await (step.status ? client.patchStatus(options) : client.patch(options));
-      return;
-    }
-    case "delete":
-      await client.delete(objectRef(scenario, step.ref));
-      return;
-    case "waitFor":
-      return waitFor(step, view, events);
-  }
-}
-
 /**
- * Evaluates the condition now and after each store write, until it holds or the step's timeout passes: the world
- * only changes by writes, so there is nothing to poll.
+ * The workload in real time: the shared interpreter, looking at the world again after each store write (it only
+ * changes by writes, so there is nothing to poll). A timed-out `waitFor` ends the workload; its note goes to the run.
  */
-async function waitFor(step: Extract<WorkloadStep, { kind: "waitFor" }>, view: WorldView, events: WorkloadEvents): Promise<void> {
-  const deadline = realClock.now() + step.timeoutMs;
-  while (!step.condition.test(view)) {
-    const leftMs = deadline - realClock.now();
-    if (leftMs <= 0) {
-      const error = step.condition.lastError(view);
-      const why = error === undefined ? "" : ` (last evaluation: ${error})`;
-      throw new Error(`${JSON.stringify(step.condition.text)} not true within ${step.timeoutMs} ms${why}`);
-    }
-    let timer: { cancel(): void } | undefined;
-    await Promise.race([events.nextChange(), new Promise<void>((wake) => (timer = realClock.setTimer(leftMs, wake)))]);
-    timer?.cancel();
-  }
-}
-
-/** Creates the object, or merges it into the existing one (what `kubectl apply` amounts to for a workload). */
-async function apply(scenario: YamlScenario, client: Client, source: KubeObject): Promise<KubeObject> {
-  const object = { ...cloneJson(source), ...kindIn(scenario.kinds, source) };
-  const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name: object.metadata.name ?? "", ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) };
-  try {
-    return await client.create({ object });
-  } catch (error) {
-    if (!isApiError(error) || error.code !== 409 || isNotFound(error)) throw error;
-    const { metadata, ...rest } = object;
-    return client.patch({ ...ref, patchType: "merge", patch: { ...rest, metadata: { labels: metadata.labels, annotations: metadata.annotations } } });
-  }
+async function runSteps(scenario: YamlScenario, client: Client, view: WorldView, events: WorkloadEvents): Promise<void> {
+  await runWorkload(scenario, {
+    client,
+    now: () => realClock.now(),
+    sleep: (ms) => realClock.sleep(ms),
+    view,
+    nextCheck: async (leftMs) => {
+      let timer: { cancel(): void } | undefined;
+      await Promise.race([events.nextChange(), new Promise<void>((wake) => (timer = realClock.setTimer(leftMs, wake)))]);
+      timer?.cancel();
+    },
+    note: (line) => events.note?.(line),
+  });
 }

@@ -1,15 +1,16 @@
 // What the seeded search (explore.ts) and the bounded search (bounded.ts, bounded-parallel.ts) share: the reference
 // runs and the fault points planned from them, a run's summary, the findings shrunk from the failing runs, and how a
 // worker thread starts. Kept apart from explore.ts so that the bounded search needs nothing from the file that
-// dispatches to it (no run-time import cycle inside src/explore).
+// dispatches to it.
 
 import { availableParallelism, totalmem } from "node:os";
 import { assert } from "../api/assert.ts";
+import { clockFaultKinds } from "../api/faults.ts";
 import { findingKey, isFinding, isScenarioError } from "../check/verdict.ts";
 import { fifoStrategy } from "../sim/strategy.ts";
 import type { TraceRecord } from "../sim/trace.ts";
 import type { FaultKind, WorldView } from "../sim/types.ts";
-import type { ExploreOptions, Finding, RunSummary } from "./explore.ts";
+import type { ExploreOptions, Finding, RunSummary } from "./types.ts";
 import { crashableActors, faultableActors, faultPointsOf, systematicKinds, type DeclaredPlace, type FaultPoint, type PlannedRun } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import { faultBudgetOf, type Scenario } from "./scenario.ts";
@@ -35,6 +36,8 @@ export async function referencePlan(
     const spec = { variant: options.variant, workload, params: options.params, seed: options.seed };
     const budget = faultBudgetOf(scenario, spec);
     const kinds = new Set(Object.entries(budget?.counts ?? {}).filter(([, count]) => count > 0).map(([kind]) => kind));
+    // A budget that lets runs draw a clock skew plans the clock points too (skews from the start, steps at a write).
+    if ((budget?.clockSkewMs ?? 0) > 0) for (const kind of clockFaultKinds) kinds.add(kind);
     const declaredKinds = (scenario.faultKinds ?? []).filter((kind) => kinds.has(kind.name));
     // A reference run costs a whole run with a full trace: only worth it when the budget allows a kind to plan.
     if (!systematicKinds.some((kind) => kinds.has(kind)) && declaredKinds.length === 0) continue;

@@ -1,20 +1,22 @@
 // A `scenario.yaml` as an explorable scenario: its world as the setup, its workload steps as the workload actor,
-// its CEL properties, the default fault budget, and each variant's `module:` run by `moduleActor`. A variant with
-// only a `command:` runs a process, which only `settle drill` can run.
+// its CEL properties, the default fault budget, and each variant's `module:` run by `moduleActor` or `go:` run by
+// `goActor` (built for js/wasm once, before any run). A variant with only a `command:` runs a process, which only
+// `settle drill` can run.
 import { dirname, relative, resolve } from "node:path";
-import { isApiError, isNotFound } from "../api/errors.ts";
-import type { ObjectRef } from "../api/object.ts";
 import { createStore } from "../store/index.ts";
 import { kernelAccess } from "../sim/access.ts";
 import { createSimulation } from "../sim/simulation.ts";
 import type { WorldView } from "../sim/types.ts";
 import { scenario, type Scenario, type VariantInfo, type WorkloadContext } from "./scenario.ts";
 import { ScenarioError } from "./run.ts";
-import { createWorld, type Ref, type WorkloadStep, type YamlScenario } from "../scenario-yaml/load.ts";
-import { kindIn } from "../scenario-yaml/world.ts";
+import { createWorld, type YamlScenario } from "../scenario-yaml/load.ts";
+import { runWorkload } from "../scenario-yaml/workload.ts";
 import { checkModule, moduleActor } from "../module/actor.ts";
 import { ModuleLoadError, notePreflight, preflightKey, preflightPassed } from "../module/loader.ts";
 import { cloneJson } from "../api/json.ts";
+import { goActor } from "../go/actor.ts";
+import { buildGoProgram, GoBuildError } from "../go/build.ts";
+import { variantCommand } from "./example-commands.ts";
 
 /** The actor name of a YAML scenario's module. */
 export const MODULE_ACTOR = "controller";
@@ -23,11 +25,20 @@ export const MODULE_ACTOR = "controller";
 export function yamlExploreScenario(yaml: YamlScenario): Scenario {
   const shown = relative(process.cwd(), yaml.path) || yaml.path;
   const modules = Object.entries(yaml.variants).filter(([, v]) => v.module !== undefined);
-  if (modules.length === 0) {
+  const programs = Object.entries(yaml.variants).filter(([, v]) => v.go !== undefined);
+  if (modules.length === 0 && programs.length === 0) {
     const first = Object.keys(yaml.variants)[0] ?? "V";
-    throw new ScenarioError(`${shown}: no variant gives a module: (its controllers are commands, which run as processes): settle explore runs Node.js modules in the simulator; use settle drill ${shown} --variant ${first}`);
+    throw new ScenarioError(`${shown}: no variant gives a module: or go: (its controllers are commands, which run as processes): settle explore runs Node.js modules and Go programs in the simulator; use ${variantCommand("drill", shown, first)}`);
   }
   const dir = dirname(yaml.path);
+  for (const [name, variant] of programs) {
+    try {
+      buildGoProgram(variant.go!);
+    } catch (error) {
+      if (error instanceof GoBuildError) throw new ScenarioError(`${shown}: variant ${name}: ${error.message}`);
+      throw error;
+    }
+  }
   for (const [name, variant] of modules) {
     try {
       checkModule({ module: resolve(dir, variant.module!) });
@@ -67,8 +78,12 @@ export function yamlExploreScenario(yaml: YamlScenario): Scenario {
     },
     actors(ctx) {
       const variant = yaml.variants[ctx.variant]!;
+      if (variant.go !== undefined) {
+        const options = { name: MODULE_ACTOR, dir: variant.go, args: variant.args ?? [], env: variant.env ?? {} };
+        return goActor(variant.replicas === undefined ? options : { ...options, replicas: variant.replicas });
+      }
       if (variant.module === undefined) {
-        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module: use settle drill ${shown} --variant ${ctx.variant}`);
+        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module or a Go program: use ${variantCommand("drill", shown, ctx.variant)}`);
       }
       return [moduleActor({ name: MODULE_ACTOR, module: resolve(dir, variant.module), args: variant.args ?? [], env: variant.env ?? {} })];
     },
@@ -107,67 +122,19 @@ export async function loadYamlExplore(yaml: YamlScenario): Promise<Scenario> {
   return built;
 }
 
-function objectRef(yaml: YamlScenario, ref: Ref): ObjectRef {
-  return { ...kindIn(yaml.kinds, ref), name: ref.name, namespace: ref.namespace ?? "default" };
-}
-
-async function runSteps(yaml: YamlScenario, ctx: WorkloadContext): Promise<void> {
-  for (const step of yaml.workload) {
-    try {
-      if ((await runStep(yaml, step, ctx)) === "timed-out") {
-        // The controller's doing, not the scenario's mistake: the steps after it would act on a world that is not
-        // the one they were written for, so the workload ends here and the properties judge the world it left.
-        // Not `step.at`: it holds the file's absolute path, and a trace line must not depend on where the checkout is.
-        const wait = step as Extract<WorkloadStep, { kind: "waitFor" }>;
-        ctx.log(`waitFor ${JSON.stringify(wait.condition.text)} not true within ${wait.timeoutMs} ms: later steps not run`);
-        return;
-      }
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new Error(`${step.at}: workload ${step.kind}: ${message}`);
-    }
-  }
-}
-
-/** How often a `waitFor` looks at the world again, in virtual ms. */
+/** How often a `waitFor` looks at the world again, in virtual ms (each look is a timer step of the workload). */
 const WAIT_POLL_MS = 250;
 
-async function runStep(yaml: YamlScenario, step: WorkloadStep, ctx: WorkloadContext): Promise<"timed-out" | void> {
-  const client = ctx.client;
-  switch (step.kind) {
-    case "sleep":
-      return ctx.clock.sleep(step.ms);
-    case "apply": {
-      const object = { ...cloneJson(step.object), ...kindIn(yaml.kinds, step.object) };
-      object.metadata.namespace ??= "default";
-      try {
-        await client.create({ object });
-      } catch (error) {
-        if (!isApiError(error) || error.code !== 409 || isNotFound(error)) throw error;
-        const { metadata, ...rest } = object;
-        await client.patch({ apiVersion: object.apiVersion, kind: object.kind, namespace: metadata.namespace, name: metadata.name ?? "", patchType: "merge", patch: { ...rest, metadata: { labels: metadata.labels, annotations: metadata.annotations } } });
-      }
-      return;
-    }
-    case "patch": {
-      const options = { ...objectRef(yaml, step.ref), patchType: step.json === undefined ? ("merge" as const) : ("json" as const), patch: step.json ?? step.merge };
-      await (step.status ? client.patchStatus(options) : client.patch(options));
-      return;
-    }
-    case "delete":
-      await client.delete(objectRef(yaml, step.ref));
-      return;
-    case "waitFor": {
-      // The workload reads the world between its own steps (each poll is a timer step of the workload).
-      const view = storeView(ctx);
-      const deadline = ctx.clock.now() + step.timeoutMs;
-      while (!step.condition.test(view)) {
-        if (ctx.clock.now() >= deadline) return "timed-out";
-        await ctx.clock.sleep(WAIT_POLL_MS);
-      }
-      return;
-    }
-  }
+/** The workload actor: the shared interpreter on the simulation's clock, reading the world between its own steps. */
+async function runSteps(yaml: YamlScenario, ctx: WorkloadContext): Promise<void> {
+  await runWorkload(yaml, {
+    client: ctx.client,
+    now: () => ctx.clock.now(),
+    sleep: (ms) => ctx.clock.sleep(ms),
+    view: storeView(ctx),
+    nextCheck: () => ctx.clock.sleep(WAIT_POLL_MS),
+    note: (line) => ctx.log(line),
+  });
 }
 
 function storeView(ctx: WorkloadContext): WorldView {

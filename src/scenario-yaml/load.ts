@@ -7,7 +7,7 @@ import { Ajv } from "ajv";
 import { LineCounter, parseAllDocuments, parseDocument, type Document } from "yaml";
 import { isApiError } from "../api/errors.ts";
 import { cloneJson, isRecord } from "../api/json.ts";
-import type { KubeObject } from "../api/object.ts";
+import type { KindRef, KubeObject } from "../api/object.ts";
 import { always, eventually, type Property } from "../check/properties.ts";
 import { createStore } from "../store/index.ts";
 import type { Store } from "../store/types.ts";
@@ -44,6 +44,8 @@ export interface YamlVariant {
   /** How many instances of the module or Go program run (default 1). */
   replicas?: number;
   expect?: "finding" | "ok";
+  /** What settle drill finds, where it differs from `expect` (default: `expect`). */
+  drillExpect?: "finding" | "ok";
   env?: Record<string, string>;
 }
 
@@ -60,6 +62,8 @@ export interface YamlScenario {
   /** The compiled expressions of `properties`, in the same order (their last evaluation errors). */
   expressions: WorldExpression[];
   kinds: KindTable;
+  /** Whether a kind is namespaced, as the world's store serves it; a kind it does not serve counts as namespaced. */
+  namespaced(kind: KindRef): boolean;
   faults: "none" | { kinds?: string[]; afterWrites?: number[] };
   drill: { quietMs?: number; timeoutMs?: number; coldStart?: boolean };
 }
@@ -194,6 +198,15 @@ function build(
     properties,
     expressions,
     kinds,
+    namespaced: (kind) => {
+      try {
+        return scratch.resourceFor(kind).namespaced;
+      } catch (error) {
+        // A kind the world does not serve (a CRD the workload creates, say): as kubectl would, given a namespace.
+        if (isApiError(error)) return true;
+        throw error;
+      }
+    },
     faults: (raw.faults as YamlScenario["faults"] | undefined) ?? {},
     drill: (raw.drill as YamlScenario["drill"] | undefined) ?? {},
   };

@@ -87,7 +87,11 @@ export const scenarioSchema = {
           },
           args: { type: "array", items: { type: "string" }, description: "module or go only: the program's arguments." },
           replicas: { type: "integer", minimum: 1, maximum: 16, description: "module or go only: how many instances run, each with its own identity and crashes (default 1)." },
-          expect: { enum: ["finding", "ok"] },
+          expect: { enum: ["finding", "ok"], description: "What settle explore and settle drill find of this variant: a finding (buggy) or none (fixed). Default ok." },
+          drillExpect: {
+            enum: ["finding", "ok"],
+            description: "What settle drill finds, where it differs from expect (a real process restarted as a kubelet would, under the scenario's faults.kinds). Default: expect.",
+          },
           env: { type: "object", additionalProperties: { type: "string" }, description: "Extra environment variables for the controller (command or module)." },
         },
       },
@@ -109,7 +113,7 @@ export const scenarioSchema = {
           type: "object",
           additionalProperties: false,
           properties: {
-            kinds: { type: "array", items: { enum: drillFaultKinds }, description: "Default [kill]; --faults adds every kind." },
+            kinds: { type: "array", items: { enum: drillFaultKinds }, description: "The faults settle drill applies at each point without --faults (declare what an expected finding needs). Default [kill]; --faults applies every kind." },
             afterWrites: { type: "array", items: { type: "integer", minimum: 1 }, description: "Points (write numbers). Default: every write of the reference run." },
           },
         },

@@ -22,7 +22,7 @@ interface Row {
   scenario: string;
   kind: string;
   name: string;
-  variants: Record<string, { expect: string; runsIn: string[]; run: string }>;
+  variants: Record<string, { expect: string; runsIn: string[]; run: string; commands: Array<{ runner: string; run: string; expect: string }> }>;
 }
 
 test("list-examples lists the bundled scenario.yaml examples, the framework ones a level down, with where each variant runs", () => {
@@ -53,7 +53,8 @@ test("list-examples lists the bundled scenario.yaml examples, the framework ones
     }
   }
   const pythonRow = byPath.get("examples/python-operator")!;
-  assert.deepEqual(pythonRow.variants.delta, { expect: "finding", description: "creates new - old children from the watch event (the bug)", runsIn: ["drill"], run: "settle drill examples/python-operator/scenario.yaml --variant delta" });
+  const drillDelta = "settle drill examples/python-operator/scenario.yaml --variant delta";
+  assert.deepEqual(pythonRow.variants.delta, { expect: "finding", description: "creates new - old children from the watch event (the bug)", runsIn: ["drill"], run: drillDelta, commands: [{ runner: "drill", run: drillDelta, expect: "finding" }] });
   const ensemble = byPath.get("examples/ensemble")!;
   assert.equal(ensemble.kind, "code");
   assert.equal(ensemble.scenario, "examples/ensemble/scenario.ts");
@@ -63,7 +64,10 @@ test("list-examples lists the bundled scenario.yaml examples, the framework ones
 test("list-examples on a folder of one's own: a scenario.yaml mixing a module and a command variant; a bad one exits 2 naming it", () => {
   const root = mkdtempSync(join(tmpdir(), "settle-list-yaml-"));
   try {
-    mkdirSync(join(root, "mine", "mixed"), { recursive: true });
+    mkdirSync(join(root, "mine", "mixed", "gocontroller"), { recursive: true });
+    // A go: variant names a main package inside a Go module; listing it builds nothing.
+    writeFileSync(join(root, "mine", "mixed", "go.mod"), "module example.com/mixed\n\ngo 1.22\n");
+    writeFileSync(join(root, "mine", "mixed", "gocontroller", "main.go"), "package main\n\nfunc main() {}\n");
     writeFileSync(
       join(root, "mine", "mixed", "scenario.yaml"),
       `name: mixed
@@ -73,6 +77,13 @@ variants:
     expect: ok
   as-process:
     command: ["node", ${JSON.stringify(operator)}]
+  crashes-once:
+    module: ${JSON.stringify(operator)}
+    expect: finding
+    drillExpect: ok
+  in-go:
+    go: gocontroller
+    expect: ok
 properties:
   - eventually: nothing
     expr: "true"
@@ -82,10 +93,26 @@ properties:
     assert.equal(text.status, 0, text.stderr);
     assert.match(text.stdout, /--variant level +expect ok +explore\+drill/);
     assert.match(text.stdout, /--variant as-process +expect ok +drill only/);
-    assert.match(text.stdout, /explore: settle explore mine\/mixed\/scenario\.yaml --variant V \(V: level\)/);
+    assert.match(text.stdout, /--variant in-go +expect ok +explore\+drill/);
+    assert.match(text.stdout, /--variant crashes-once +expect finding +explore\+drill +\(settle drill expects none\)$/m);
+    assert.match(text.stdout, /explore: settle explore mine\/mixed\/scenario\.yaml --variant V \(V: level, crashes-once, in-go\)/);
     const rows = JSON.parse(listExamples(["mine", "--json"], root).stdout) as Row[];
     assert.deepEqual(rows.map((r) => [r.path, r.kind, Object.values(r.variants).map((v) => v.run)]), [
-      ["mine/mixed", "yaml", ["settle explore mine/mixed/scenario.yaml --variant level", "settle drill mine/mixed/scenario.yaml --variant as-process"]],
+      [
+        "mine/mixed",
+        "yaml",
+        [
+          "settle explore mine/mixed/scenario.yaml --variant level",
+          "settle drill mine/mixed/scenario.yaml --variant as-process",
+          "settle explore mine/mixed/scenario.yaml --variant crashes-once",
+          "settle explore mine/mixed/scenario.yaml --variant in-go",
+        ],
+      ],
+    ]);
+    // Each command with what it finds: a drillExpect is settle drill's alone.
+    assert.deepEqual(rows[0]!.variants["crashes-once"]!.commands, [
+      { runner: "explore", run: "settle explore mine/mixed/scenario.yaml --variant crashes-once", expect: "finding" },
+      { runner: "drill", run: "settle drill mine/mixed/scenario.yaml --variant crashes-once", expect: "ok" },
     ]);
 
     mkdirSync(join(root, "mine", "broken"));

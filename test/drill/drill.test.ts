@@ -68,6 +68,19 @@ test("settle drill runs a scenario.yaml variant's own command; --json has no tok
   assert.ok(existsSync(join(dir, "out", "delta-kill-2.json")));
 });
 
+test("settle drill on a TypeScript scenario: a finding exits 1 whatever the variant expects, and the last line says it was unexpected", async () => {
+  // The first variant (level) expects none; the plain client-node operator given after -- loses work at the kill
+  // after write 2 (as in the test above).
+  const dir = mkdtempSync(join(tmpdir(), "settle-drill-cli-"));
+  const { code, stdout, stderr } = await runCli(
+    ["drill", join(repo, "examples/ensemble"), "--param", "userDelayMs=200", "--kill-points", "2", "--quiet-ms", "2500", "--", process.execPath, plainOperator, "--slow-reconcile-ms=50"],
+    dir,
+  );
+  assert.equal(code, 1, stderr);
+  assert.match(stdout, /kill after write 2 .*: VIOLATED/);
+  assert.equal(stdout.trimEnd().split("\n").at(-1), "a finding; the variant expects none (unexpected)");
+});
+
 test("settle drill reports a scenario.yaml error with its file and line, exit 2", async () => {
   const dir = mkdtempSync(join(tmpdir(), "settle-drill-cli-"));
   writeFileSync(join(dir, "scenario.yaml"), "name: broken\nvariants:\n  only: { command: [bash] }\nproperties:\n  - always: bad\n    expr: \"list('ConfigMap') ==\"\n");

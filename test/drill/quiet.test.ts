@@ -40,6 +40,24 @@ test("a point whose controller thinks longer than the reference did widens its o
   quiet.stop();
 });
 
+test("after a failed request the window is the reference's own: the controller's retry timer was never measured", () => {
+  // The reference run failed no request, so its think times say nothing of a retry after a backoff (the framework
+  // examples' level handlers retry 500 ms later, as long as the floor): a point that fails one waits the longest.
+  const quiet = new QuietTracker(learnQuietWindow(0, 1500), () => 0);
+  assert.equal(quiet.currentMs, quietFloorMs);
+  quiet.awaitRetry();
+  assert.equal(quiet.currentMs, 1500);
+  // The learned window arriving afterwards does not shrink it back.
+  quiet.relearn(learnQuietWindow(10, 1500));
+  assert.equal(quiet.currentMs, 1500);
+  // A fixed window stays what was given.
+  const fixed = new QuietTracker(fixedQuietWindow(700), () => 0);
+  fixed.awaitRetry();
+  assert.equal(fixed.currentMs, 700);
+  quiet.stop();
+  fixed.stop();
+});
+
 test("quiet is not reached while a request of the controller is in flight, and is once it ends", async () => {
   let inFlight = 1;
   const quiet = new QuietTracker(fixedQuietWindow(30), () => inFlight);
