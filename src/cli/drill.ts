@@ -1,3 +1,4 @@
+import { expectationLine } from "./expectation.ts";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { resolve } from "node:path";
@@ -187,8 +188,7 @@ async function drillMain(argv: string[]): Promise<number> {
   }
   const found = result.reference.verdict !== "ok" || result.runs.some((r) => r.verdict !== "ok");
   if (target.expect !== undefined && values.json !== true) {
-    const matched = (target.expect === "finding") === found;
-    process.stdout.write(`${found ? "a finding" : "no finding"}; the variant expects ${target.expect === "finding" ? "a finding" : "none"}${matched ? "" : " (unexpected)"}\n`);
+    process.stdout.write(`${expectationLine(found, target.expect)}\n`);
   }
   return found ? 1 : 0;
 }

@@ -1,3 +1,4 @@
+import { expectationLine } from "./expectation.ts";
 import { availableParallelism } from "node:os";
 import { relative } from "node:path";
 import { realClock } from "../api/clock.ts";
@@ -26,7 +27,8 @@ file or a scenario.yaml), every variant; a scenario.yaml's variants that give on
 settle drill command that runs them (examples/frameworks holds the Node.js framework examples). Without --runs and
 --first, it runs as a tour: each buggy variant (expect: finding) stops at its first finding (at most 1000
 runs), each fixed variant (expect: ok) gets a sweep of ${tourFixedRuns} runs; the line of each variant says how
-many ran.
+many ran. With --variant, the last line says whether the outcome is the one the variant expects, and ends
+"(unexpected)" when it is not (the exit code is 1 for a finding, 0 for none, either way).
 A scenario.yaml explores the variants that give a Node.js module (module:, args:, env:): each runs unmodified
 in the simulator, its HTTP requests served in process (variants with only a command: run under settle drill).
 
@@ -160,6 +162,8 @@ export async function exploreCommand(argv: string[]): Promise<number> {
       findings += summary.findings.length - errors.length;
       for (const error of errors) process.stderr.write(`settle explore: scenario ${scenario.name} --variant ${variant}: ${error.error === undefined ? "scenario error" : thrownLine(error.error)}\n`);
       results.push(summary);
+      // One variant asked for: the last line says whether what was found is what the variant expects, as the drill's.
+      if (!json && typeof values.variant === "string") process.stdout.write(`${expectationLine(summary.findings.length - errors.length > 0, scenario.variants[variant]!.expect)}\n`);
       cases.push({ scenario: scenario.name, variant, scenarioPath: relative(process.cwd(), scenarioPath), runs: result.runs, wallMs: result.wallMs, findings: summary.findings });
       if (typeof values.html === "string") {
         for (const finding of summary.findings) {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parse, intOption, UsageError } from "../../src/cli/args.ts";
 import { exploreUsage } from "../../src/cli/explore.ts";
+import { expectationLine } from "../../src/cli/expectation.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -60,4 +61,22 @@ test("list-examples in a project without ./examples says where the examples are,
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
+});
+
+test("explore --variant ends with whether the outcome is the one the variant expects, as the drill does", () => {
+  const cwd = mkdtempSync(join(tmpdir(), "settle-expect-"));
+  try {
+    const canary = join(repo, "test", "fixtures", "canary");
+    const run = (variant: string) => spawnSync(process.execPath, [join(repo, "bin", "settle.js"), "explore", canary, "--variant", variant, "--runs", "3", "--workers", "1"], { cwd, encoding: "utf8" });
+    const found = run("always-false");
+    assert.equal(found.status, 1, found.stderr);
+    assert.equal(found.stdout.trimEnd().split("\n").at(-1), "a finding; the variant expects a finding");
+    const clean = run("healthy");
+    assert.equal(clean.status, 0, clean.stderr);
+    assert.equal(clean.stdout.trimEnd().split("\n").at(-1), "no finding; the variant expects none");
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+  assert.equal(expectationLine(false, "finding"), "no finding; the variant expects a finding (unexpected)");
+  assert.equal(expectationLine(true, "ok"), "a finding; the variant expects none (unexpected)");
 });
