@@ -36,6 +36,8 @@ import { parseRoute, pathNotFound, requestTarget } from "./routes.ts";
 import type { ResourceRoute, Route } from "./routes.ts";
 import { Tables, wantsTable } from "./encoding/table.ts";
 import { polyglotListener, selfSignedCertificate } from "./auth/tls.ts";
+import { clientCertificateUser, tlsServerOptions } from "./auth/client-cert.ts";
+import type { ServingTls } from "./auth/client-cert.ts";
 import { WatchStream } from "./watch.ts";
 
 export interface ServerOptions {
@@ -78,6 +80,8 @@ export interface ServerOptions {
    * loop's next turn (`setImmediate`), after the I/O ready by then (another connection's `/healthz`).
    */
   phasePause?: () => Promise<void>;
+  /** The TLS side's certificate and client authorities (envtest's `--cert-dir`, `--client-ca-file`). Default: self-signed, no client certificates. */
+  tls?: ServingTls;
 }
 
 /**
@@ -151,6 +155,7 @@ interface Resolved {
   faults: readonly FaultSpec[];
   revisionWaitMs: number;
   phasePause: () => Promise<void>;
+  tls: ServingTls | undefined;
   /** Set for an in-process server: no listener, no TLS, no GC or quota loops (the simulator collects garbage). */
   inProcess?: InProcessHooks;
 }
@@ -173,6 +178,7 @@ function resolveOptions(options: ServerOptions): Resolved {
     faults: parseFaultSpecs(options.faults ?? []),
     revisionWaitMs: options.revisionWaitMs ?? revisionWaitMsDefault,
     phasePause: options.phasePause ?? nextTurn,
+    tls: options.tls,
   };
   assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
   assert(resolved.token.length >= 1 && /^[\x21-\x7e]+$/.test(resolved.token), "token is printable ASCII");
@@ -324,9 +330,9 @@ class ApiServer {
       this.#certificate = "";
       return;
     }
-    const tls = selfSignedCertificate(options.clock.now());
+    const tls = options.tls ?? selfSignedCertificate(options.clock.now());
     this.#certificate = tls.cert;
-    this.#https = createHttpsServer({ keepAlive: true, ...tls }, (req, res) => void this.#handle(req, res));
+    this.#https = createHttpsServer({ keepAlive: true, ...tlsServerOptions(tls) }, (req, res) => void this.#handle(req, res));
     const onClientError = (error: Error & { code?: string }, socket: Socket) => {
       rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
     };
@@ -470,7 +476,8 @@ class ApiServer {
 
   /**
    * Who sent a request: the server's token, by `Authorization: Bearer <token>` or by the path prefix `/token/<token>`,
-   * is the administrator; a service account token this server minted is that account (rbac.ts); anything else is
+   * is the administrator; a service account token this server minted is that account (rbac.ts); without a token, a
+   * client certificate an authority of `tls.clientCa` signed is the user it names (client-cert.ts); anything else is
    * nobody (undefined). The prefix exists because kubectl (client-go) never sends credentials to a plain-HTTP
    * server: the kubeconfig's server URL carries it, and every client joins its request paths onto that URL.
    */
@@ -481,7 +488,7 @@ class ApiServer {
       return { path: match[2] ?? "/", user: user === serverUser ? user : undefined };
     }
     const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "");
-    return { path: pathname, user: bearer === null ? undefined : this.#tokens.user(bearer[1]!) };
+    return { path: pathname, user: bearer === null ? clientCertificateUser(req) : this.#tokens.user(bearer[1]!) };
   }
 
   /** Refuses what RBAC does not allow `user` (anyone but `system:masters`) to do with this route. */
