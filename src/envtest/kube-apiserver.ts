@@ -10,6 +10,13 @@ import { createServerStore, parseFaultSpecs, startServer } from "../server/index
 import type { FaultSpec, SettleServer } from "../server/index.ts";
 import { apiServerFlags, FlagError, flagsHelp, parseFlags } from "./flags.ts";
 
+/**
+ * How long a stop waits for connections to end. A client may hold a connection that never carried a request (Go's
+ * transport dials ahead), which the server cannot tell from one whose request is under way; past this the process
+ * exits with them open, as kube-apiserver ends its connections when it stops.
+ */
+const stopGraceMs = 1000;
+
 /** Authorizers settle has: RBAC, and Node, which only kubelets use (none runs here), taken without effect. */
 const authorizationModes = new Set(["RBAC", "Node"]);
 
@@ -97,6 +104,8 @@ export async function apiServerMain(argv: readonly string[], env: NodeJS.Process
     process.once("SIGTERM", resolve);
     process.once("SIGINT", resolve);
   });
-  await server.close();
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([server.close(), new Promise<void>((resolve) => (timer = setTimeout(resolve, stopGraceMs)))]);
+  clearTimeout(timer);
   return 0;
 }

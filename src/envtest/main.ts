@@ -1,5 +1,5 @@
 // The entry point the assets directory's `kube-apiserver` and `etcd` scripts run: `node main.js <binary> [flags]`.
-// Run only, never imported: it exits when the binary it names is done.
+// Run only, never imported: it exits when the binary it names is done, with connections a client left open too.
 import { apiServerMain } from "./kube-apiserver.ts";
 import { etcdMain } from "./etcd.ts";
 
@@ -10,3 +10,4 @@ else {
   process.stderr.write(`settle envtest: expected "kube-apiserver" or "etcd" as the first argument, got "${binary ?? ""}"\n`);
   process.exitCode = 2;
 }
+process.exit();
