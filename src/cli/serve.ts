@@ -9,6 +9,7 @@ import { realClock } from "../api/clock.ts";
 import { createServerStore, loadSetup, parseFaultSpecs, serverHistoryBytesMax, SetupError, startServer } from "../server/index.ts";
 import type { FaultSpec, SettleServer } from "../server/index.ts";
 import type { Store } from "../store/types.ts";
+import { bodyTimeoutMsDefault, headerTimeoutMsDefault, idleTimeoutMsDefault, timeoutMsMax } from "../server/connections.ts";
 import { intOption, parse, UsageError } from "./args.ts";
 import type { ClusterMode } from "../kube/cluster-mode.ts";
 
@@ -16,7 +17,7 @@ import type { ClusterMode } from "../kube/cluster-mode.ts";
 const clusterNodesMax = 100;
 
 export const serveUsage = `Usage: settle serve [--port N] [--host ADDR] [--kubeconfig-out FILE] [--setup FILE|DIR...] [--token T] [--faults FILE]
-                   [--history-bytes N] [--cluster [--nodes N]]
+                   [--history-bytes N] [--header-timeout-ms N] [--idle-timeout-ms N] [--cluster [--nodes N]]
 
 Serves a Kubernetes-compatible HTTP API (discovery, OpenAPI v3 stubs, CRUD, merge, JSON and strategic merge patch,
 server-side apply, Tables, watches, CRDs, finalizers and garbage collection) over an in-memory store, for kubectl,
@@ -26,7 +27,8 @@ Options:
   --port N              port to listen on; 0 picks a free one (default 0). Its URLs are printed once listening:
                         https:// (as in the kubeconfig) and plain http://, one port for both.
   --host ADDR           address to listen on (default 127.0.0.1). Anything but loopback is warned about.
-  --kubeconfig-out FILE write a kubeconfig for this server (mode 600, atomically, once listening)
+  --kubeconfig-out FILE write a kubeconfig for this server (mode 600, atomically through a new file of a random
+                        name beside FILE, once listening); it holds the administrator's token
   --setup FILE|DIR      preload manifests (YAML, multi-document, or JSON; a directory's .yaml, .yml and
                         .json files in name order), or a scenario.yaml's world; repeatable, loaded in order
   --token T             the bearer token clients must send (default: random, printed in the kubeconfig)
@@ -35,6 +37,12 @@ Options:
   --history-bytes N     bytes of write history kept for watches and reads at older revisions (default
                         ${serverHistoryBytesMax}, 64 MiB; each write counts its object's JSON size). Older revisions
                         are compacted, as etcd compacts: a watch or list from before them gets 410 Gone
+  --header-timeout-ms N a connection that has not sent a request's headers this long after its first byte
+                        (or that sends nothing) is closed (default 32000, as kube-apiserver)
+  --idle-timeout-ms N   a keep-alive connection that sends no next request this long after an answer is
+                        closed (default 90000, as kube-apiserver); a watch is never cut by it
+  --body-timeout-ms N   a request whose body has not all come this long after its headers is answered 504
+                        and its connection closed (default 60000, kube-apiserver's request timeout)
   --cluster             also run a fake cluster in real time: Ready nodes with kubelets that report pods
                         Running and Ready (no containers run), the scheduler, node lifecycle and the
                         Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob, disruption and HPA
@@ -56,6 +64,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
     cluster: { type: "boolean" },
     nodes: { type: "string" },
     "history-bytes": { type: "string" },
+    "header-timeout-ms": { type: "string" },
+    "idle-timeout-ms": { type: "string" },
+    "body-timeout-ms": { type: "string" },
   });
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   const port = intOption(values, "port", 0, 0);
@@ -67,6 +78,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const nodes = intOption(values, "nodes", 1, 1);
   if (nodes > clusterNodesMax) throw new UsageError(`--nodes expects an integer from 1 to ${clusterNodesMax}, got "${nodes}"`);
   const historyBytesMax = intOption(values, "history-bytes", serverHistoryBytesMax, 1);
+  const headerTimeoutMs = intOption(values, "header-timeout-ms", headerTimeoutMsDefault, 1);
+  const idleTimeoutMs = intOption(values, "idle-timeout-ms", idleTimeoutMsDefault, 1);
+  const bodyTimeoutMs = intOption(values, "body-timeout-ms", bodyTimeoutMsDefault, 1);
+  for (const [name, ms] of [["header-timeout-ms", headerTimeoutMs], ["idle-timeout-ms", idleTimeoutMs], ["body-timeout-ms", bodyTimeoutMs]] as const) {
+    if (ms > timeoutMsMax) throw new UsageError(`--${name} expects an integer from 1 to ${timeoutMsMax}, got "${ms}"`);
+  }
   const store = createServerStore({ now: () => realClock.now(), historyBytesMax });
   const setupError = await loadSetupFiles(store, (values.setup as string[] | undefined) ?? []);
   if (setupError !== undefined) {
@@ -85,7 +102,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
-    server = await startServer({ store, host, port, faults, ...(token === undefined ? {} : { token }) });
+    server = await startServer({ store, host, port, faults, headerTimeoutMs, idleTimeoutMs, bodyTimeoutMs, ...(token === undefined ? {} : { token }) });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "EADDRINUSE" && code !== "EADDRNOTAVAIL" && code !== "EACCES") throw error;
@@ -95,7 +112,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const cluster = values.cluster === true ? await startCluster(server, nodes) : undefined;
   const kubeconfigOut = values["kubeconfig-out"];
-  if (typeof kubeconfigOut === "string") server.writeKubeconfig(kubeconfigOut);
+  if (typeof kubeconfigOut === "string") {
+    try {
+      server.writeKubeconfig(kubeconfigOut);
+    } catch (error) {
+      process.stderr.write(`settle serve: --kubeconfig-out ${kubeconfigOut}: ${error instanceof Error ? error.message : String(error)}\n`);
+      cluster?.stop();
+      await server.close();
+      return 2;
+    }
+  }
   // The port speaks TLS (what the kubeconfig names) and plain HTTP (curl, the /token/ path prefix) alike.
   const plain = server.url;
   const secure = plain.replace(/^http:/, "https:");

@@ -1,15 +1,18 @@
-// The bounded search on several threads (issue 36): this one and `workers - 1` worker threads. The tree is cut into
-// tasks (src/explore/bounded.ts, `BoundedTask`): each root's own run, then the subtree under each of its children,
-// one preemption each. Idle threads take the first task not yet handed out, in search order; a root's run hands
-// back its children as new tasks. Results are folded into the search's state in search order, root by root, so the state (figures, the
-// first run of each finding and its index) is the one-thread search's whatever finished first. No schedule runs
-// twice: a task is handed out once, and each schedule is in exactly one subtree. With `first`, a task stops at its
-// first finding and no task after it is handed out; the ones before still run, and the ones after that were
-// already running are dropped, so the search stops where the one-thread search does.
+// The bounded search on several threads (issue 36): this one and `workers - 1` worker threads. The tasks, which one
+// runs next and the folding of their results into the search's tally in search order are the scheduler's
+// (task-scheduler.ts); here are the threads that run them. Idle threads take the scheduler's next task; a worker
+// thread holds two, so that it never waits for this thread to hand it the next one, and this thread runs one at a
+// time between handing tasks out. No schedule runs twice: a task is handed out once, and each schedule is in exactly
+// one subtree. With `first`, a task stops at its first finding and no task after it is handed out; the ones before
+// still run, and the ones after that were already running are dropped, so the search stops where the one-thread
+// search does.
 import { pathToFileURL } from "node:url";
 import { parentPort, Worker } from "node:worker_threads";
 import { assert } from "../api/assert.ts";
-import { foldState, jobSearch, rootAt, runTask, type BoundedJob, type BoundedStats, type BoundedTask, type RootWork, type Search, type TaskResult } from "./bounded.ts";
+import { jobSearch, runTask, type BoundedJob, type BoundedTask, type Search, type SearchState, type TaskResult } from "./bounded-search.ts";
+import type { SearchTally } from "./tally.ts";
+import { TaskScheduler, type Place, type RootWork } from "./task-scheduler.ts";
+import type { BoundedStats } from "./types.ts";
 import { workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
@@ -23,174 +26,137 @@ export interface ParallelOptions {
   onTask: ((thread: number, schedules: number) => void) | undefined;
   /** Roots under way, from a checkpoint. */
   frontier: RootWork[];
-  save: (frontier: RootWork[]) => void;
+  save: (saved: { state: SearchState; frontier: RootWork[] }) => void;
   saveEveryRuns: number;
   shouldStop: () => boolean;
   youngGenerationMb: number | undefined;
 }
 
-/** A task's place: its root's work, and -1 for the root's own run or the index of the child whose subtree it is. */
-interface Place {
-  work: RootWork;
-  child: number;
+/**
+ * Searches from `root` on (the roots of `options.frontier` under way) with `options.workers` threads, folding into
+ * `tally`; returns what stopped it (undefined when done) and the root after the last one folded.
+ */
+export async function searchOnWorkers(search: Search, tally: SearchTally, root: number, options: ParallelOptions): Promise<{ stoppedBy: BoundedStats["stoppedBy"]; root: number }> {
+  const scheduler = new TaskScheduler(search, tally, root, options.frontier);
+  await new TaskThreads(search, scheduler, options).run();
+  const stoppedBy = scheduler.stoppedBy();
+  // Stopped at a finding, the checkpoint keeps its last save: the roots folded since dropped the tasks after it.
+  if (stoppedBy === "budget") options.save(scheduler.saved());
+  return { stoppedBy, root: scheduler.root };
 }
 
-/** Searches from `search.state.root` on with `options.workers` threads; returns what stopped it, or undefined when done. */
-export async function searchOnWorkers(search: Search, options: ParallelOptions): Promise<BoundedStats["stoppedBy"]> {
-  const { state } = search;
-  const frontier = options.frontier;
-  const { index: shard, count: shards } = search.options.shard ?? { index: 0, count: 1 };
-  let nextRoot = frontier.length > 0 ? frontier[frontier.length - 1]!.root + 1 : state.root;
-  const handedOut = new Set<string>();
-  const name = (place: Place) => `${place.work.root}/${place.child}`;
-  /** The earliest task that stopped at a finding (with `first`): nothing after it is handed out or kept. */
-  let firstAt: Place | undefined;
-  let stopping = false;
-  let runsAtSave = state.stats.runs;
-  const before = (a: Place, b: Place) => (a.work.root !== b.work.root ? a.work.root < b.work.root : a.child < b.child);
+/**
+ * The threads of a search: this one (unless `ownThreadTasks` is off) and the worker threads, each handed the
+ * scheduler's next tasks as it has room for them. `run` ends when no task is out and none is left to hand out, or
+ * fails with the first error, once this thread's task under way has ended (a search that failed leaves no run
+ * behind).
+ *
+ * This thread runs tasks from the start, with the code it has already warmed up (the reference runs), while the
+ * worker threads start (the bundle is built, each loads it and warms up its own code). So `--workers N` is this
+ * thread and N - 1 worker threads, and no core waits for the others' set-up.
+ */
+class TaskThreads {
+  readonly #search: Search;
+  readonly #scheduler: TaskScheduler;
+  readonly #options: ParallelOptions;
+  readonly #runners: Runner[] = [];
+  readonly #workers: Worker[] = [];
+  readonly #own: Runner | undefined;
+  /** With no task in this thread, the search waits for its worker threads. */
+  #threadsStarting: boolean;
+  #failure: { error: unknown } | undefined;
+  #resolve: () => void = () => {};
+  #reject: (error: unknown) => void = () => {};
 
-  const resultAt = (place: Place) => (place.child < 0 ? place.work.rootResult : place.work.childResults[place.child]);
-  const nextTask = (): Place | undefined => {
-    for (const work of frontier) {
-      const places: Place[] = [{ work, child: -1 }];
-      const children = work.rootResult?.children ?? [];
-      for (let child = 0; child < children.length; child++) places.push({ work, child });
-      for (const place of places) {
-        if (firstAt !== undefined && !before(place, firstAt)) return undefined;
-        if (resultAt(place) === undefined && !handedOut.has(name(place))) return place;
+  constructor(search: Search, scheduler: TaskScheduler, options: ParallelOptions) {
+    this.#search = search;
+    this.#scheduler = scheduler;
+    this.#options = options;
+    const own = options.ownThreadTasks ? ownThread(search, options.job, (reply) => this.#onReply(own!, reply)) : undefined;
+    this.#own = own;
+    if (own !== undefined) this.#runners.push(own);
+    this.#threadsStarting = own === undefined;
+  }
+
+  /** Runs the search's tasks to the end; the worker threads are ended whatever happens. */
+  async run(): Promise<void> {
+    try {
+      await new Promise<void>((resolve, reject) => {
+        this.#resolve = resolve;
+        this.#reject = reject;
+        this.#fill();
+        const threads = this.#options.workers - (this.#own === undefined ? 0 : 1);
+        if (threads > 0) workerBundle(this.#options.job.scenarioPath).then((entry) => this.#startWorkers(entry, threads), (error: unknown) => this.#fail(error));
+      });
+    } finally {
+      await Promise.all(this.#workers.map((w) => w.terminate()));
+    }
+  }
+
+  #inFlight(): number {
+    return this.#runners.reduce((n, runner) => n + runner.queue.length, 0);
+  }
+
+  /** Rejects only once this thread's task under way has ended. */
+  #fail(error: unknown): void {
+    this.#failure ??= { error };
+    if ((this.#own?.queue.length ?? 0) === 0) this.#reject(this.#failure.error);
+  }
+
+  /** Hands tasks out to every runner with room, then ends the run when nothing is out and the threads have started. */
+  #fill(): void {
+    if (this.#failure !== undefined) return;
+    // Two tasks per worker thread, one at a time for this thread (it hands tasks out between its own steps).
+    for (let depth = 1; depth <= tasksPerWorker; depth++) {
+      for (const runner of this.#runners) {
+        if (runner.queue.length >= Math.min(depth, runner.depth)) continue;
+        if (!this.#scheduler.stopping && this.#options.shouldStop()) this.#scheduler.stop();
+        const place = this.#scheduler.handOut();
+        if (place === undefined) break;
+        runner.queue.push(place);
+        runner.send(this.#scheduler.task(place));
       }
     }
-    if (firstAt !== undefined || stopping) return undefined;
-    for (let root = rootAt(search, nextRoot); root !== undefined; root = rootAt(search, ++nextRoot)) {
-      // A shard that owns neither the root nor (without preemptions) any child skips it, as in one thread.
-      if (nextRoot % shards !== shard && search.preemptions === 0) continue;
-      const work: RootWork = { root: nextRoot++, childResults: [] };
-      frontier.push(work);
-      return { work, child: -1 };
-    }
-    return undefined;
-  };
-
-  /** Folds the leading roots whose tasks are all done (up to `firstAt`) into the state. */
-  const fold = () => {
-    while (frontier.length > 0) {
-      const work = frontier[0]!;
-      const rootResult = work.rootResult;
-      if (rootResult === undefined) return;
-      const children = rootResult.children ?? [];
-      const last = firstAt !== undefined && firstAt.work === work ? firstAt.child : children.length - 1;
-      for (let child = 0; child <= last; child++) if (work.childResults[child] === undefined) return;
-      foldState(state, rootResult.state);
-      for (let child = 0; child <= last; child++) foldState(state, work.childResults[child]!.state);
-      frontier.shift();
-      state.root = work.root + 1;
-      if (firstAt?.work === work) return;
-    }
-  };
-
-  const progress = () => {
-    const partRuns = (r: TaskResult | undefined) => r?.state.stats.runs ?? 0;
-    const done = state.stats.runs + frontier.reduce((sum, w) => sum + partRuns(w.rootResult) + w.childResults.reduce((s, r) => s + partRuns(r), 0), 0);
-    const pending = frontier.reduce((sum, w) => sum + (w.rootResult === undefined ? 1 : (w.rootResult.children ?? []).filter((_, i) => w.childResults[i] === undefined).length), 0);
-    search.options.onProgress?.({ done, total: done + pending, findings: state.found.length });
-  };
-
-  /**
-   * This thread is one of the search's threads: it runs tasks too, from the start, with the code it has already
-   * warmed up (the reference runs), while the worker threads start (the bundle is built, each loads it and warms up
-   * its own code). So `--workers N` is this thread and N - 1 worker threads, and no core waits for the others' set-up.
-   */
-  const runners: Runner[] = [];
-  const inFlight = () => runners.reduce((n, runner) => n + runner.queue.length, 0);
-  const workers: Worker[] = [];
-  try {
-    await new Promise<void>((resolve, reject) => {
-      let failed = false;
-      let failure: unknown;
-      const own = options.ownThreadTasks ? ownThread(search, options.job, (reply) => onReply(own!, reply)) : undefined;
-      if (own !== undefined) runners.push(own);
-      const threads = options.workers - (own === undefined ? 0 : 1);
-      /** With no task in this thread, the search waits for its worker threads. */
-      let threadsStarting = own === undefined;
-      // Rejected only once this thread's task under way has ended: a search that failed leaves no run behind.
-      const fail = (error: unknown) => {
-        if (!failed) failure = error;
-        failed = true;
-        if ((own?.queue.length ?? 0) === 0) reject(failure);
-      };
-      const fill = () => {
-        if (failed) return;
-        // Two tasks per worker thread, so that it never waits for this thread to hand it the next one; this thread
-        // takes one at a time (it hands tasks out between its own steps).
-        for (let depth = 1; depth <= tasksPerWorker; depth++) {
-          for (const runner of runners) {
-            if (runner.queue.length >= Math.min(depth, runner.depth)) continue;
-            if (!stopping && options.shouldStop()) stopping = true;
-            const place = nextTask();
-            if (place === undefined) break;
-            handedOut.add(name(place));
-            runner.queue.push(place);
-            const children = place.work.rootResult?.children;
-            runner.send(place.child < 0 ? { root: place.work.root } : { root: place.work.root, child: children![place.child]! });
-          }
-        }
-        if (inFlight() === 0 && !threadsStarting) resolve();
-      };
-      const onReply = (runner: Runner, reply: TaskReply) => {
-        const place = runner.queue.shift();
-        assert(place !== undefined, "a worker answers only the tasks it holds");
-        if (failed) return runner === own ? reject(failure) : undefined;
-        handedOut.delete(name(place));
-        if (reply.error !== undefined) return fail(new Error(reply.error));
-        const result = reply.result!;
-        options.onTask?.(runners.indexOf(runner) + (own === undefined ? 1 : 0), result.state.stats.schedules);
-        if (place.child < 0) place.work.rootResult = result;
-        else place.work.childResults[place.child] = result;
-        if (result.stoppedAtFinding && (firstAt === undefined || before(place, firstAt))) firstAt = place;
-        fold();
-        // Not once a task stopped at a finding: the roots it folded dropped the tasks after it.
-        if (firstAt === undefined && state.stats.runs - runsAtSave >= options.saveEveryRuns) {
-          runsAtSave = state.stats.runs;
-          options.save(frontier);
-        }
-        progress();
-        fill();
-      };
-      fill();
-      if (threads > 0) {
-        workerBundle(options.job.scenarioPath).then((entry) => {
-          // Done already (a small search), or failed: no thread to start.
-          if (failed || (own !== undefined && inFlight() === 0)) return;
-          const execArgv = workerExecArgv();
-          for (let w = 0; w < threads; w++) {
-            const worker = new Worker(entry === undefined ? workerEntry() : pathToFileURL(entry), {
-              workerData: { ...options.job, moduleBundles: loadedModuleBundles(), preflightedModules: preflightedModules() },
-              ...(execArgv === undefined ? {} : { execArgv }),
-              resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
-            });
-            workers.push(worker);
-            const runner: Runner = { queue: [], depth: tasksPerWorker, send: (task) => worker.postMessage(task) };
-            runners.push(runner);
-            worker.on("message", (reply: TaskReply) => onReply(runner, reply));
-            worker.on("error", fail);
-            worker.on("exit", (code) => (runner.queue.length > 0 ? fail(new Error(`a bounded search worker exited (code ${code}) with a task under way`)) : undefined));
-          }
-          threadsStarting = false;
-          fill();
-        }, fail);
-      }
-    });
-  } finally {
-    await Promise.all(workers.map((w) => w.terminate()));
+    if (this.#inFlight() === 0 && !this.#threadsStarting) this.#resolve();
   }
-  // Stopped at a finding, the checkpoint keeps its last save: the roots folded since dropped the tasks after it.
-  if (firstAt !== undefined) return "first";
-  if (stopping) {
-    options.save(frontier);
-    return "budget";
+
+  #onReply(runner: Runner, reply: TaskReply): void {
+    const place = runner.queue.shift();
+    assert(place !== undefined, "a worker answers only the tasks it holds");
+    if (this.#failure !== undefined) return runner === this.#own ? this.#reject(this.#failure.error) : undefined;
+    if (reply.error !== undefined) {
+      this.#scheduler.failed(place);
+      return this.#fail(new Error(reply.error));
+    }
+    const result = reply.result!;
+    this.#options.onTask?.(this.#runners.indexOf(runner) + (this.#own === undefined ? 1 : 0), result.state.stats.schedules);
+    this.#scheduler.done(place, result);
+    if (this.#scheduler.dueForSave(this.#options.saveEveryRuns)) this.#options.save(this.#scheduler.saved());
+    if (this.#search.options.onProgress !== undefined) this.#search.options.onProgress(this.#scheduler.progress());
+    this.#fill();
   }
-  assert(frontier.length === 0, "a finished search has folded every root");
-  return undefined;
+
+  #startWorkers(entry: string | undefined, threads: number): void {
+    // Done already (a small search), or failed: no thread to start.
+    if (this.#failure !== undefined || (this.#own !== undefined && this.#inFlight() === 0)) return;
+    const execArgv = workerExecArgv();
+    const { job, youngGenerationMb } = this.#options;
+    for (let w = 0; w < threads; w++) {
+      const worker = new Worker(entry === undefined ? workerEntry() : pathToFileURL(entry), {
+        workerData: { ...job, moduleBundles: loadedModuleBundles(), preflightedModules: preflightedModules() },
+        ...(execArgv === undefined ? {} : { execArgv }),
+        resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
+      });
+      this.#workers.push(worker);
+      const runner: Runner = { queue: [], depth: tasksPerWorker, send: (task) => worker.postMessage(task) };
+      this.#runners.push(runner);
+      worker.on("message", (reply: TaskReply) => this.#onReply(runner, reply));
+      worker.on("error", (error: unknown) => this.#fail(error));
+      worker.on("exit", (code) => (runner.queue.length > 0 ? this.#fail(new Error(`a bounded search worker exited (code ${code}) with a task under way`)) : undefined));
+    }
+    this.#threadsStarting = false;
+    this.#fill();
+  }
 }
 
 const tasksPerWorker = 2;

@@ -1,494 +1,19 @@
-// The bounded search (issue 23): every schedule that differs from the FIFO order by at most K preemptions,
-// crossed with every placement of at most F planned faults from the systematic points, depth-first. A
-// preemption is a choice of any ready step but the least one (below); a schedule is its list of preemptions, so the
-// search tree is: a node is a run, its children are the runs that add one preemption after its last one.
-// Each node is one run replayed from the seed (the simulator is deterministic, so no state is saved).
-// On worker threads (src/explore/bounded-parallel.ts) the tree is cut into tasks, a root's own run and the subtree
-// of each of its children, folded back in search order; shards own roots and one-preemption subtrees by index
-// modulo their count. Either way each schedule belongs to exactly one subtree, and the reduction below decides
-// from a schedule's own path only (the sleeping step is carried along the path, never across siblings), so a
-// subtree searched alone prunes exactly what it prunes inside the whole search.
-//
-// The ready list is taken in origin order (`compareOrigins` in src/sim/strategy.ts): by ready time, then by the
-// order of the steps that made each one. Along the FIFO run that is the kernel's own order, so K=0 is the FIFO
-// schedule; unlike the kernel's order (when each step happened to be enqueued), it gives every ready step the same
-// place in every schedule that differs only by commuting steps, which the reduction below needs.
-//
-// Reduction (sleep sets, Godefroid 1996): after a node has run the least step t0 at step s (its default
-// continuation, searched with the node's whole remaining budget), a child that runs another step t at s instead,
-// with t and t0 commuting (src/sim/commute.ts), need not run t0 next: t·t0 is t0·t, which the node's own subtree
-// covers. t0 sleeps until a step that does not commute with it runs, a fault is injected, or it stops being the
-// least ready step; a schedule that would take the sleeping step is cut. Why that loses nothing under the bound
-// (the gap Coons, Musuvathi and McKinley describe for DPOR with preemption bounding, OOPSLA 2013, is that the
-// reordering may cost more preemptions than the schedule it stands for): take a cut schedule p·t·u1..um·t0·r of
-// cost c <= K. While t0 slept it was the least ready step, so t and every ui cost a preemption and t0 cost none:
-// the part from s costs 1 + m + cost(r). Its reordering p·t0·t·u1..um·r runs t0 free, then t and the ui at most
-// one preemption each; after them both schedules have run the same steps, so the world, the ready steps and their
-// origins are the same, the origin order is the same, and r costs the same. The reordering costs at most c, is
-// equivalent, and takes the least step at s where the cut one did not. So of the schedules within the bound that
-// are equivalent to one another, the first in search order (choice indexes compared from the first step) is never
-// cut: if it were, its reordering would come before it. Only the least step ever sleeps, one at a time; that is
-// less reduction than full sleep sets, never less coverage. `reduction: false` runs every schedule, and tests
-// compare the two on generated programs.
-//
-// Every run of the search takes one constant request latency (see `boundedLatencyMs`), so that steps issued on one
-// instant meet again on one instant and their order stays the search's choice; replay files record it.
+// The bounded search's driver (issue 23; the search itself, its tree and its reduction, is bounded-search.ts): it
+// sets the bounds and the constant latency, plans the fault points, loads and saves the checkpoint, runs the search
+// in this thread depth-first or in tasks on worker threads (bounded-parallel.ts), and reports what it found.
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { assert } from "../api/assert.ts";
-import { commute } from "../sim/commute.ts";
-import { compareOrigins, type ReadyStep, type Strategy } from "../sim/strategy.ts";
-import type { PlannedFault } from "../sim/types.ts";
-import type { PropertyCounter } from "../check/properties.ts";
-import { findingKey, isFinding } from "../check/verdict.ts";
-import type { ExploreOptions, ExploreResult, RunSummary } from "./explore.ts";
-import type { ParallelOptions } from "./bounded-parallel.ts";
-import { collectFindings, faultPoints, runSummary } from "./runs.ts";
-import type { FaultPoint } from "./plan.ts";
-import { runScenario, type RunOutcome } from "./run.ts";
-import type { Scenario, Timing } from "./scenario.ts";
+import type { BoundedStats, ExploreOptions, ExploreResult, Finding } from "./types.ts";
+import { searchOnWorkers } from "./bounded-parallel.ts";
+import { boundedLatencyMs, placementCount, searchRoots, searchState, withLatency, type BoundedJob, type Cursor, type Search, type SearchState } from "./bounded-search.ts";
+import { SearchTally } from "./tally.ts";
+import type { RootWork } from "./task-scheduler.ts";
+import { collectFindings, faultPoints } from "./runs.ts";
+import type { Scenario } from "./scenario.ts";
 
-export interface BoundedOptions {
-  /** K: preemptions (choices of a ready step other than the least) per schedule. Default 2. */
-  preemptions?: number;
-  /** F: planned faults per run, 0 to 2, placed at the systematic points. Default 1. */
-  faultPoints?: number;
-  /** Sleep-set reduction. Default true. */
-  reduction?: boolean;
-  /**
-   * The order preemptions are counted in: "origin" (the default; see the top of this file), or "enqueued", the
-   * kernel's ready order, in which the reduction can lose schedules within the bound. Not on the command line:
-   * it is kept so that a test shows the gap the origin order closes.
-   */
-  readyOrder?: "origin" | "enqueued";
-  /** A JSON file the search saves its state to (every `checkpointEveryRuns` runs and at the end) and resumes from. */
-  checkpoint?: string;
-  /** Default 200. */
-  checkpointEveryRuns?: number;
-  /** Asked before each run: true stops the search there, incomplete (a wall-time budget for benchmarks). */
-  shouldStop?: () => boolean;
-  /**
-   * On worker threads: whether this thread runs tasks too (default true: `--workers N` is this thread and N - 1
-   * worker threads; false: N worker threads). Not on the command line: tests turn it off so that a search smaller
-   * than a worker's start-up still runs on the worker threads.
-   */
-  ownThreadTasks?: boolean;
-  /** On worker threads: called as each task ends, with the thread that ran it (0: this one, 1..: the workers) and its schedules. For benchmarks. */
-  onTask?: (thread: number, schedules: number) => void;
-  /**
-   * The constant latency (whole ms) every request takes in every run of the search. Default: the scenario's when
-   * it pins one (`timing.requestLatencyMs: [L, L]`), else the middle of its range, rounded down (10 ms for the
-   * default 1-20 ms), and at least 1 ms when the range allows it, so retry loops still move the clock.
-   */
-  latencyMs?: number;
-}
-
-export interface BoundedStats {
-  /** Every schedule and placement within the bounds was run or pruned (not stopped by `--runs` or `--first`). */
-  complete: boolean;
-  preemptions: number;
-  faultPoints: number;
-  reduction: boolean;
-  /** Runs that reached a verdict. */
-  schedules: number;
-  /**
-   * Schedules cut by the reduction, each an equivalent of one that ran (each as one; a cut schedule also takes the
-   * preemptions it would have added).
-   */
-  pruned: number;
-  /** Fault placements (the fault-free one included) searched, of `placementsTotal`. */
-  placements: number;
-  placementsTotal: number;
-  /** Simulations started, runs cut short by the reduction included. */
-  runs: number;
-  /** Why an incomplete search stopped. */
-  stoppedBy?: "runs" | "first" | "budget";
-  /** The constant request latency (ms) of every run; replay files of the search's findings record it. */
-  latencyMs: number;
-}
-
-/** Thrown by the strategy when a schedule would take a sleeping step: the run is cut there. */
-class PrunedRun extends Error {
-  constructor(readonly step: number) {
-    super(`pruned at step ${step}`);
-  }
-}
-
-/** A step of a run where more than one step was ready: where its children preempt. */
-interface Branch {
-  step: number;
-  width: number;
-  /** For each index i >= 1, whether the least step would sleep in the child that runs index i here. */
-  sleeps: boolean[];
-}
-
-/** Indexes into `ready` in origin order, or in the kernel's own. */
-function readyOrder(ready: readonly ReadyStep[], byOrigin: boolean): number[] {
-  const order = ready.map((_, i) => i);
-  if (byOrigin && ready.length > 1) order.sort((a, b) => compareOrigins(ready[a]!.origin!, ready[b]!.origin!));
-  return order;
-}
-
-/**
- * Follows a node's preemptions (index 0 elsewhere), keeps the sleeping step, and records the branches after the
- * node's last preemption. Indexes count in origin order; the kernel gets its own. A forced index past the ready list
- * means the scenario is not deterministic.
- */
-class BoundedStrategy implements Strategy {
-  readonly name = "bounded";
-  readonly branches: Branch[] = [];
-  private asleep: number | undefined;
-
-  constructor(
-    private readonly forced: ReadonlyMap<number, number>,
-    private readonly lastForced: number,
-    private readonly faultSteps: ReadonlySet<number>,
-    private readonly reduce: boolean,
-    private readonly record: boolean,
-    readonly ordersByOrigin: boolean,
-  ) {}
-
-  next(ready: readonly ReadyStep[], _rng: unknown, step: number): number {
-    const order = readyOrder(ready, this.ordersByOrigin);
-    const least = ready[order[0]!]!;
-    // A fault may disable or change the sleeping step; the step sleeps only while it is the least ready one.
-    if (this.asleep !== undefined && (this.faultSteps.has(step) || least.seq !== this.asleep)) this.asleep = undefined;
-    if (this.record && step > this.lastForced && ready.length > 1) this.branches.push(this.branch(ready, order, step));
-    const index = this.forced.get(step) ?? 0;
-    if (index >= ready.length) throw new Error(`bounded search: step ${step} has ${ready.length} ready steps but the schedule chose index ${index}; is the scenario deterministic?`);
-    const chosen = ready[order[index]!]!;
-    if (chosen.seq === this.asleep) throw new PrunedRun(step);
-    if (index > 0) this.asleep = this.reduce && commute(least, chosen) ? least.seq : undefined;
-    return order[index]!;
-  }
-
-  private branch(ready: readonly ReadyStep[], order: readonly number[], step: number): Branch {
-    const least = ready[order[0]!]!;
-    const sleeps = [false];
-    for (let i = 1; i < ready.length; i++) sleeps.push(this.reduce && commute(least, ready[order[i]!]!));
-    return { step, width: ready.length, sleeps };
-  }
-}
-
-/** The number of placements of at most `f` of `count` points: none, each one, each pair. */
-export function placementCount(count: number, f: number): number {
-  return 1 + (f >= 1 ? count : 0) + (f >= 2 ? (count * (count - 1)) / 2 : 0);
-}
-
-/** Placement `index` as point indexes: 0 is none, then each point alone in order, then each pair (i < j). */
-export function placementAt(count: number, index: number): number[] {
-  assert(index >= 0, "placement index is non-negative");
-  if (index === 0) return [];
-  if (index <= count) return [index - 1];
-  let rest = index - count - 1;
-  for (let i = 0; i < count; i++) {
-    const row = count - 1 - i;
-    if (rest < row) return [i, i + 1 + rest];
-    rest -= row;
-  }
-  throw new Error(`placement ${index} is past the last of ${count} points`);
-}
-
-/** A schedule to run: its preemptions, and whether this shard owns it (a shard runs every root for its children). */
-interface Node {
-  choices: Array<[number, number]>;
-  owned: boolean;
-}
-
-/**
- * Where a schedule is in the search: its root (workload x placement ordinal) and its preemptions. Search order is
- * root order, then preorder of the tree: `comparePositions`. Shards and worker threads compare their findings by it.
- */
-export interface SearchPosition {
-  root: number;
-  choices: Array<[number, number]>;
-}
-
-/** Search order of two schedules: by root, then by choices from the first, a schedule before those below it. */
-export function comparePositions(a: SearchPosition, b: SearchPosition): number {
-  if (a.root !== b.root) return a.root - b.root;
-  for (let i = 0; i < Math.min(a.choices.length, b.choices.length); i++) {
-    const [as, ai] = a.choices[i]!;
-    const [bs, bi] = b.choices[i]!;
-    if (as !== bs) return as - bs;
-    if (ai !== bi) return ai - bi;
-  }
-  return a.choices.length - b.choices.length;
-}
-
-export interface FoundRun {
-  key: string;
-  run: RunSummary;
-  position: SearchPosition;
-  occurrences: number;
-}
-
-/** What a search has done so far: all a checkpoint holds besides its key. */
-interface SearchState {
-  /** The root (workload x placement, in order) being searched; `stack` holds its pending schedules. */
-  root: number;
-  stack: Node[];
-  stats: BoundedStats;
-  steps: number;
-  counters: PropertyCounter[];
-  /** The first run of each finding key, where it is in the search tree, and how many runs had it. */
-  found: FoundRun[];
-  pointsCovered: number[];
-  /**
-   * Schedules per unit, in search order: a unit is a root's own run (`[root, -1, -1, n]`) or the subtree of one of
-   * its children (`[root, step, index, n]`). With each shard's units, `settle merge` turns a shard's run indexes
-   * into the unsharded search's.
-   */
-  units: Unit[];
-}
-
-export type Unit = [root: number, step: number, index: number, schedules: number];
-
-/** Counts a schedule at `position` in its unit (the last one, or a new one: units are met in search order). */
-function countInUnit(units: Unit[], position: SearchPosition): void {
-  const [step, index] = position.choices[0] ?? [-1, -1];
-  const last = units[units.length - 1];
-  if (last !== undefined && last[0] === position.root && last[1] === step && last[2] === index) last[3]++;
-  else units.push([position.root, step, index, 1]);
-}
-
-interface Root {
-  workload: string;
-  points: FaultPoint[];
-  /** Indexes into the search's `points`. */
-  pointIndexes: number[];
-}
-
-/** What a worker thread needs to build a search's `Search` and run its tasks: plain data only. */
-export interface BoundedJob {
-  kind: "bounded";
-  scenarioPath: string;
-  variant: string;
-  workload: string | undefined;
-  params: ExploreOptions["params"];
-  seed: number;
-  shard: ExploreOptions["shard"];
-  first: boolean;
-  /** The bounds (figures zero or ignored). */
-  stats: BoundedStats;
-  byOrigin: boolean;
-  workloads: Search["workloads"];
-  points: FaultPoint[];
-  latencyMs: number;
-}
-
-/** A worker thread's `Search` of `job`, over the scenario it loaded itself. */
-export function jobSearch(loaded: Scenario, job: BoundedJob): Search {
-  const scenario = withLatency(loaded, job.latencyMs);
-  const options: ExploreOptions = { scenarioPath: job.scenarioPath, variant: job.variant, params: job.params, runs: Number.POSITIVE_INFINITY, seed: job.seed, workers: 1, strategy: "bounded", first: job.first };
-  if (job.workload !== undefined) options.workload = job.workload;
-  if (job.shard !== undefined) options.shard = job.shard;
-  const state = emptyState(job.stats, 0);
-  return { scenario, options, preemptions: job.stats.preemptions, reduce: job.stats.reduction, byOrigin: job.byOrigin, workloads: job.workloads, points: job.points, state };
-}
-
-export interface Search {
-  scenario: Scenario;
-  options: ExploreOptions;
-  preemptions: number;
-  /** Sleep-set reduction on. */
-  reduce: boolean;
-  /** Preemptions counted in origin order (else in the kernel's). */
-  byOrigin: boolean;
-  /** Per workload, the points of that workload (indexes into `points`). */
-  workloads: Array<{ workload: string; pointIndexes: number[] }>;
-  points: FaultPoint[];
-  state: SearchState;
-}
-
-/** The root of ordinal `root`: its workload and fault points. */
-export function rootAt(search: Search, root: number): Root | undefined {
-  let rest = root;
-  const f = search.state.stats.faultPoints;
-  for (const { workload, pointIndexes } of search.workloads) {
-    const count = placementCount(pointIndexes.length, f);
-    if (rest < count) {
-      const chosen = placementAt(pointIndexes.length, rest).map((i) => pointIndexes[i]!);
-      return { workload, points: chosen.map((i) => search.points[i]!), pointIndexes: chosen };
-    }
-    rest -= count;
-  }
-  return undefined;
-}
-
-/** Runs one schedule; a run cut by the reduction has no outcome. */
-async function runNode(search: Search, root: Root, node: Node): Promise<{ outcome?: RunOutcome; branches: Branch[] }> {
-  const faults: PlannedFault[] = root.points.map((p) => ({ ...p.fault }));
-  const lastForced = node.choices.length === 0 ? -1 : node.choices[node.choices.length - 1]![0];
-  const record = node.choices.length < search.preemptions;
-  const strategy = new BoundedStrategy(new Map(node.choices), lastForced, new Set(faults.map((f) => f.atStep)), search.reduce, record, search.byOrigin);
-  const { variant, params, seed } = search.options;
-  search.state.stats.runs++;
-  try {
-    const outcome = await runScenario(search.scenario, { variant, workload: root.workload, params, seed, strategy, faults });
-    return { outcome, branches: strategy.branches };
-  } catch (error) {
-    if (!(error instanceof PrunedRun)) throw error;
-    return { branches: strategy.branches };
-  }
-}
-
-/**
- * The children of a run, in search order: one preemption more at each branch after its last one. A child whose
- * first step after the preemption would be the sleeping least step, with no budget left to preempt it, is
- * pruned without running (unless a fault falls there, which wakes it).
- */
-function childrenOf(search: Search, root: Root, rootOrdinal: number, node: Node, branches: readonly Branch[]): Node[] {
-  const children: Node[] = [];
-  const depth = node.choices.length + 1;
-  const faultSteps = new Set(root.points.map((p) => p.fault.atStep));
-  const { index: shard, count: shards } = search.options.shard ?? { index: 0, count: 1 };
-  let ordinal = 0;
-  for (const { step, width, sleeps } of branches) {
-    for (let i = 1; i < width; i++) {
-      const owned = depth === 1 ? (rootOrdinal + 1 + ordinal++) % shards === shard : node.owned;
-      if (!owned) continue;
-      if (sleeps[i] === true && depth === search.preemptions && !faultSteps.has(step + 1)) {
-        search.state.stats.pruned++;
-        continue;
-      }
-      children.push({ choices: [...node.choices, [step, i]], owned });
-    }
-  }
-  return children;
-}
-
-function addCounters(total: PropertyCounter[], counters: readonly PropertyCounter[]): void {
-  for (const c of counters) {
-    const sum = total.find((t) => t.name === c.name);
-    if (sum === undefined) total.push({ ...c });
-    else {
-      sum.evaluations += c.evaluations;
-      sum.failures += c.failures;
-      sum.everHeld ||= c.everHeld;
-    }
-  }
-}
-
-/** Keeps what a finished run adds to the result; true when it is a finding. */
-function keep(search: Search, root: Root, node: Node, outcome: RunOutcome): boolean {
-  const { state } = search;
-  state.stats.schedules++;
-  countInUnit(state.units, { root: state.root, choices: node.choices });
-  state.steps += outcome.steps;
-  addCounters(state.counters, outcome.counters);
-  for (const i of root.pointIndexes) if (!state.pointsCovered.includes(i)) state.pointsCovered.push(i);
-  if (!isFinding(outcome.verdict)) return false;
-  const key = findingKey(outcome.verdict);
-  const seen = state.found.find((f) => f.key === key);
-  if (seen !== undefined) {
-    seen.occurrences++;
-    return true;
-  }
-  const run = runSummary({ index: state.stats.schedules - 1, strategy: "bounded", workload: root.workload, seed: search.options.seed }, outcome);
-  state.found.push({ key, run, position: { root: state.root, choices: node.choices }, occurrences: 1 });
-  return true;
-}
-
-/** Searches roots from `state.root` on; returns what stopped it, or undefined when the space is done. */
-async function searchRoots(search: Search, runsMax: number, save: () => void, saveEveryRuns: number, shouldStop: () => boolean): Promise<BoundedStats["stoppedBy"]> {
-  const { state, options } = search;
-  const { index: shard, count: shards } = options.shard ?? { index: 0, count: 1 };
-  for (let root = rootAt(search, state.root); root !== undefined; root = rootAt(search, ++state.root)) {
-    if (state.stack.length === 0) {
-      const owned = state.root % shards === shard;
-      // A shard that owns neither the root nor (without preemptions) any child skips it.
-      if (!owned && search.preemptions === 0) continue;
-      if (owned) state.stats.placements++;
-      state.stack.push({ choices: [], owned });
-    }
-    while (state.stack.length > 0) {
-      if (state.stats.runs >= runsMax) return "runs";
-      if (shouldStop()) return "budget";
-      const node = state.stack.pop()!;
-      const { outcome, branches } = await runNode(search, root, node);
-      // Children first, so a search stopped at this finding resumes from its checkpoint with nothing skipped.
-      const children = childrenOf(search, root, state.root, node, branches);
-      for (let i = children.length - 1; i >= 0; i--) state.stack.push(children[i]!);
-      if (outcome === undefined) state.stats.pruned++;
-      else if (node.owned && keep(search, root, node, outcome) && options.first) return "first";
-      options.onProgress?.({ done: state.stats.runs, total: state.stats.runs + state.stack.length, findings: state.found.length });
-      if (state.stats.runs % saveEveryRuns === 0) save();
-    }
-  }
-  return undefined;
-}
-
-/**
- * A unit of the search for a worker thread: a root's own run, whose children (one preemption each) come back to be
- * handed out as tasks of their own, or the whole subtree of one such child. A root's run and then its children's
- * subtrees in order is the depth-first order, so results folded in that order are the one-thread search's.
- */
-export interface BoundedTask {
-  root: number;
-  child?: [number, number];
-}
-
-export interface TaskResult {
-  /** A root's task: the children this shard owns and did not prune, in search order. */
-  children?: Array<[number, number]>;
-  /** The task's own figures; each finding's run index counts the task's schedules from 0. */
-  state: SearchState;
-  /** With `first`: the task stopped at its first finding. */
-  stoppedAtFinding: boolean;
-}
-
-function emptyState(stats: BoundedStats, root: number): SearchState {
-  const zero = { schedules: 0, pruned: 0, placements: 0, runs: 0, complete: false };
-  return { root, stack: [], stats: { ...stats, ...zero }, steps: 0, counters: [], found: [], pointsCovered: [], units: [] };
-}
-
-/** Runs one task (see `BoundedTask`) from scratch, with figures of its own. */
-export async function runTask(whole: Search, task: BoundedTask): Promise<TaskResult> {
-  const state = emptyState(whole.state.stats, task.root);
-  const search: Search = { ...whole, state };
-  const root = rootAt(search, task.root);
-  assert(root !== undefined, `task root ${task.root} is within the search`);
-  const { index: shard, count: shards } = search.options.shard ?? { index: 0, count: 1 };
-  const first = search.options.first;
-  if (task.child === undefined) {
-    const node: Node = { choices: [], owned: task.root % shards === shard };
-    if (node.owned) state.stats.placements++;
-    const { outcome, branches } = await runNode(search, root, node);
-    const children = childrenOf(search, root, task.root, node, branches).map((child) => child.choices[0]!);
-    if (outcome === undefined) state.stats.pruned++;
-    else if (node.owned && keep(search, root, node, outcome) && first) return { children: [], state, stoppedAtFinding: true };
-    return { children, state, stoppedAtFinding: false };
-  }
-  const stack: Node[] = [{ choices: [task.child], owned: true }];
-  while (stack.length > 0) {
-    const node = stack.pop()!;
-    const { outcome, branches } = await runNode(search, root, node);
-    const children = childrenOf(search, root, task.root, node, branches);
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
-    if (outcome === undefined) state.stats.pruned++;
-    else if (keep(search, root, node, outcome) && first) return { state, stoppedAtFinding: true };
-  }
-  return { state, stoppedAtFinding: false };
-}
-
-/** Adds a later part of the search (in search order) to `into`: its findings' run indexes follow `into`'s. */
-export function foldState(into: SearchState, part: SearchState): void {
-  const base = into.stats.schedules;
-  into.stats.schedules += part.stats.schedules;
-  into.stats.pruned += part.stats.pruned;
-  into.stats.placements += part.stats.placements;
-  into.stats.runs += part.stats.runs;
-  into.steps += part.steps;
-  addCounters(into.counters, part.counters);
-  for (const i of part.pointsCovered) if (!into.pointsCovered.includes(i)) into.pointsCovered.push(i);
-  into.units.push(...part.units);
-  for (const found of part.found) {
-    const seen = into.found.find((f) => f.key === found.key);
-    if (seen !== undefined) seen.occurrences += found.occurrences;
-    else into.found.push({ ...found, run: { ...found.run, index: base + found.run.index } });
-  }
-}
+export type { BoundedOptions, BoundedStats, SearchPosition, Unit } from "./types.ts";
+export { boundedLatencyMs, comparePositions, placementAt, placementCount } from "./bounded-search.ts";
 
 // Version 3: choice indexes count in origin order. Version 4: findings keep their place in the search tree.
 const checkpointVersion = 4;
@@ -501,14 +26,6 @@ function checkpointKey(scenario: Scenario, options: ExploreOptions, stats: Bound
 
 /** How a search runs: in this thread depth-first, or in tasks on worker threads (src/explore/bounded-parallel.ts). */
 export type Engine = "depth-first" | "tasks";
-
-/** A root of a search on worker threads that is not yet folded into its state: its task results so far. */
-export interface RootWork {
-  root: number;
-  /** The root's task: its children (the tasks of its subtrees), whether it stopped at a finding, its figures. */
-  rootResult?: TaskResult;
-  childResults: Array<TaskResult | undefined>;
-}
 
 /** All a checkpoint holds besides its key: the folded state and, on worker threads, the roots under way. */
 export interface Saved {
@@ -536,37 +53,35 @@ function saveCheckpoint(path: string, key: string, engine: Engine, saved: Saved)
   renameSync(`${path}.tmp`, path);
 }
 
-/**
- * The constant request latency of a bounded search (see `BoundedOptions.latencyMs`). A latency drawn per request
- * would give requests issued together different response times, so their responses would never meet on one instant
- * and their order would be the seed's, not the scheduler's: the bounded space would be nearly one schedule.
- */
-export function boundedLatencyMs(timing: Pick<Timing, "requestLatencyMs">, latencyMs?: number): number {
-  if (latencyMs !== undefined) {
-    assert(Number.isInteger(latencyMs) && latencyMs >= 0, "bounded latency is a non-negative whole number of ms");
-    return latencyMs;
-  }
-  const [min, max] = timing.requestLatencyMs;
-  if (min === max) return min;
-  return Math.max(Math.floor((min + max) / 2), Math.min(1, max));
-}
-
-/** `scenario` with every request taking `latencyMs`; the scenario itself when it already pins that latency. */
-function withLatency(scenario: Scenario, latencyMs: number): Scenario {
-  const [min, max] = scenario.timing.requestLatencyMs;
-  if (min === latencyMs && max === latencyMs) return scenario;
-  return { ...scenario, timing: { ...scenario.timing, requestLatencyMs: [latencyMs, latencyMs] } };
-}
-
-/**
- * The search on worker threads (`searchOnWorkers` of bounded-parallel.ts), handed in by the caller: that file builds
- * on this one, so this one does not load it (no run-time import cycle), and the caller loads it only when used.
- */
-export type SearchOnWorkers = (search: Search, options: ParallelOptions) => Promise<BoundedStats["stoppedBy"]>;
-
 /** The bounded search of one scenario variant; `options.runs` bounds it only when finite. */
-export async function exploreBounded(given: Scenario, options: ExploreOptions, clockMs: () => number, searchOnWorkers: SearchOnWorkers): Promise<ExploreResult> {
+export async function exploreBounded(given: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
   const startedMs = clockMs();
+  const bounded = options.bounded ?? {};
+  const { search, job } = await planSearch(given, options);
+  const key = checkpointKey(search.scenario, options, search.bounds);
+  // --runs counts runs in search order, which only one thread keeps.
+  const engine: Engine = options.workers > 1 && !Number.isFinite(options.runs) ? "tasks" : "depth-first";
+  const path = bounded.checkpoint;
+  const saved = path === undefined ? undefined : loadCheckpoint(path, key, engine);
+  const tally = saved === undefined ? SearchTally.empty(search.bounds) : new SearchTally(saved.state);
+  const save = (state: Saved) => (path === undefined ? undefined : saveCheckpoint(path, key, engine, state));
+  if (!tally.stats.complete) {
+    const limits = { shouldStop: bounded.shouldStop ?? (() => false), saveEveryRuns: bounded.checkpointEveryRuns ?? 200, save };
+    const end = engine === "tasks" ? await onWorkers(search, tally, saved, job, limits) : await inThisThread(search, tally, saved, limits);
+    tally.finish(end.stoppedBy);
+    if (engine === "depth-first" || end.stoppedBy === undefined) save({ state: end.state() });
+  }
+  const detectedMs = clockMs();
+  const findings = await collectFindings(search.scenario, options, tally.found.map((f) => f.run));
+  for (const finding of findings) finding.occurrences = tally.found.find((f) => f.key === finding.key)?.occurrences ?? finding.occurrences;
+  return resultOf(search, tally, findings, { wallMs: clockMs() - startedMs, detectMs: detectedMs - startedMs, shrinkMs: clockMs() - detectedMs });
+}
+
+/**
+ * The search of `given` as every thread of it knows it, and the job that worker threads build theirs from: the
+ * bounds, the constant latency, the fault points planned from the reference runs, and the workloads' placements.
+ */
+async function planSearch(given: Scenario, options: ExploreOptions): Promise<{ search: Search; job: BoundedJob }> {
   const bounded = options.bounded ?? {};
   // Every run of the search (reference runs, schedules, shrinking) takes one constant latency, so that steps
   // issued on one instant meet again on one instant and their order is the search's choice.
@@ -590,54 +105,64 @@ export async function exploreBounded(given: Scenario, options: ExploreOptions, c
   const names = options.workload !== undefined ? [options.workload] : Object.keys(scenario.workloads);
   const workloads = names.map((workload) => ({ workload, pointIndexes: points.flatMap((p, i) => (p.workload === workload ? [i] : [])) }));
   stats.placementsTotal = workloads.reduce((sum, w) => sum + placementCount(w.pointIndexes.length, stats.faultPoints), 0);
-  const key = checkpointKey(scenario, options, stats);
-  // --runs counts runs in search order, which only one thread keeps.
-  const engine: Engine = options.workers > 1 && !Number.isFinite(options.runs) ? "tasks" : "depth-first";
-  const fresh: SearchState = { root: 0, stack: [], stats, steps: 0, counters: [], found: [], pointsCovered: [], units: [] };
-  const saved = bounded.checkpoint === undefined ? undefined : loadCheckpoint(bounded.checkpoint, key, engine);
-  const state = saved?.state ?? fresh;
   const byOrigin = (bounded.readyOrder ?? "origin") === "origin";
-  const search: Search = { scenario, options, preemptions: stats.preemptions, reduce: state.stats.reduction, byOrigin, workloads, points, state };
-  const save = (frontier?: RootWork[]) => (bounded.checkpoint === undefined ? undefined : saveCheckpoint(bounded.checkpoint, key, engine, frontier === undefined ? { state } : { state, frontier }));
-  if (!state.stats.complete) {
-    const shouldStop = bounded.shouldStop ?? (() => false);
-    const saveEveryRuns = bounded.checkpointEveryRuns ?? 200;
-    let stoppedBy: BoundedStats["stoppedBy"];
-    if (engine === "tasks") {
-      const job: BoundedJob = { kind: "bounded", scenarioPath: options.scenarioPath, variant: options.variant, workload: options.workload, params: options.params, seed: options.seed, shard: options.shard, first: options.first, stats, byOrigin, workloads, points, latencyMs };
-      const frontier = saved?.frontier ?? [];
-      const { ownThreadTasks = true, onTask } = bounded;
-      stoppedBy = await searchOnWorkers(search, { job, workers: options.workers, ownThreadTasks, onTask, frontier, save, saveEveryRuns, shouldStop, youngGenerationMb: options.youngGenerationMb });
-    } else {
-      const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
-      stoppedBy = await searchRoots(search, runsMax, () => save(), saveEveryRuns, shouldStop);
-    }
-    state.stats.complete = stoppedBy === undefined;
-    if (stoppedBy !== undefined) state.stats.stoppedBy = stoppedBy;
-    else delete state.stats.stoppedBy;
-    if (engine === "depth-first" || stoppedBy === undefined) save();
-  }
-  const detectedMs = clockMs();
-  const findings = await collectFindings(scenario, options, state.found.map((f) => f.run));
-  for (const finding of findings) finding.occurrences = state.found.find((f) => f.key === finding.key)?.occurrences ?? finding.occurrences;
+  const search: Search = { scenario, options, bounds: stats, preemptions: stats.preemptions, reduce: stats.reduction, byOrigin, workloads, points };
+  const job: BoundedJob = { kind: "bounded", scenarioPath: options.scenarioPath, variant: options.variant, workload: options.workload, params: options.params, seed: options.seed, shard: options.shard, first: options.first, stats, byOrigin, workloads, points, latencyMs };
+  return { search, job };
+}
+
+/** What stops a search besides its end and `--runs`, and how it saves its checkpoint. */
+interface Limits {
+  shouldStop: () => boolean;
+  saveEveryRuns: number;
+  save: (saved: Saved) => void;
+}
+
+/** How a search's engine ended: what stopped it (undefined: done), and its state as of then. */
+interface EngineEnd {
+  stoppedBy: BoundedStats["stoppedBy"];
+  state: () => SearchState;
+}
+
+/** The search in this thread, depth-first from where the checkpoint left it. */
+async function inThisThread(search: Search, tally: SearchTally, saved: Saved | undefined, limits: Limits): Promise<EngineEnd> {
+  const { options } = search;
+  const cursor: Cursor = { root: saved?.state.root ?? 0, stack: saved?.state.stack ?? [] };
+  const state = () => searchState(cursor.root, cursor.stack, tally);
+  const runsMax = Number.isFinite(options.runs) ? options.runs : Number.POSITIVE_INFINITY;
+  const stoppedBy = await searchRoots(search, tally, cursor, { runsMax, shouldStop: limits.shouldStop, saveEveryRuns: limits.saveEveryRuns, save: () => limits.save({ state: state() }) });
+  return { stoppedBy, state };
+}
+
+/** The search on worker threads, from where the checkpoint left it (the roots under way included). */
+async function onWorkers(search: Search, tally: SearchTally, saved: Saved | undefined, job: BoundedJob, limits: Limits): Promise<EngineEnd> {
+  const { options } = search;
+  const { ownThreadTasks = true, onTask } = options.bounded ?? {};
+  const frontier = saved?.frontier ?? [];
+  const parallel = { job, workers: options.workers, ownThreadTasks, onTask, frontier, save: limits.save, saveEveryRuns: limits.saveEveryRuns, shouldStop: limits.shouldStop, youngGenerationMb: options.youngGenerationMb };
+  const { stoppedBy, root } = await searchOnWorkers(search, tally, saved?.state.root ?? 0, parallel);
+  return { stoppedBy, state: () => searchState(root, [], tally) };
+}
+
+/** The result: the tally's figures and search record, the findings and the times. */
+function resultOf(search: Search, tally: SearchTally, findings: Finding[], times: Pick<ExploreResult, "wallMs" | "detectMs" | "shrinkMs">): ExploreResult {
+  const { options } = search;
   return {
-    runs: state.stats.schedules,
+    runs: tally.stats.schedules,
     findings,
-    points,
-    pointsCovered: state.pointsCovered.length,
-    steps: state.steps,
-    wallMs: clockMs() - startedMs,
-    detectMs: detectedMs - startedMs,
-    shrinkMs: clockMs() - detectedMs,
-    counters: state.counters,
-    bounded: { ...state.stats },
+    points: search.points,
+    pointsCovered: tally.pointsCovered,
+    steps: tally.steps,
+    ...times,
+    counters: [...tally.counters],
+    bounded: { ...tally.stats },
     search: {
       workload: options.workload ?? null,
       seed: options.seed,
       shard: options.shard ?? { index: 0, count: 1 },
-      steps: state.steps,
-      units: state.units,
-      found: state.found.map(({ key, position, occurrences, run }) => ({ key, position, occurrences, run: run.index })),
+      steps: tally.steps,
+      units: [...tally.units],
+      found: tally.found.map(({ key, position, occurrences, run }) => ({ key, position, occurrences, run: run.index })),
     },
   };
 }

@@ -2,95 +2,21 @@
 // deduplicated by verdict and property, each shrunk to a minimal run.
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { isFinding, isScenarioError, type Verdict } from "../check/verdict.ts";
+import { isFinding, isScenarioError } from "../check/verdict.ts";
 import type { PropertyCounter } from "../check/properties.ts";
-import type { PlannedFault } from "../sim/types.ts";
-import { planRun, plannedRunCount, type FaultPoint, type PlanContext, type StrategyName } from "./plan.ts";
-import { runScenario, type RunOutcome } from "./run.ts";
-import type { Params, Scenario } from "./scenario.ts";
+import { planRun, plannedRunCount, type FaultPoint, type PlanContext } from "./plan.ts";
+import { runScenario } from "./run.ts";
+import type { Scenario } from "./scenario.ts";
 import { collectFindings, referencePlan, summarize, workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
-import { exploreBounded, type BoundedOptions, type SearchOnWorkers, type BoundedStats, type SearchPosition, type Unit } from "./bounded.ts";
+import { exploreBounded } from "./bounded.ts";
+import type { ExploreOptions, ExploreResult, RunSummary } from "./types.ts";
 
-export interface ExploreOptions {
-  /** Absolute path of the scenario file (worker threads load it again). */
-  scenarioPath: string;
-  variant: string;
-  workload?: string;
-  params: Params;
-  runs: number;
-  seed: number;
-  workers: number;
-  strategy: StrategyName;
-  /** Run only the indexes `i` with `i % count === index`. */
-  shard?: { index: number; count: number };
-  /** Stop at the first finding. */
-  first: boolean;
-  /** The bounded strategy's bounds, reduction and checkpoint (src/explore/bounded.ts). */
-  bounded?: BoundedOptions;
-  /** Each worker thread's young generation in MB (see workerYoungGenerationMb); default: workerYoungGenerationMb() of the worker's runs. */
-  youngGenerationMb?: number;
-  onProgress?(progress: { done: number; total: number; findings: number }): void;
-}
-
-/** One run as the explorer keeps it: enough to replay and to report, no trace. */
-export interface RunSummary {
-  index: number;
-  strategy: string;
-  workload: string;
-  seed: number;
-  verdict: Verdict;
-  steps: number;
-  choices: Array<[number, number]>;
-  faults: PlannedFault[];
-  traceHash: string;
-  counters: PropertyCounter[];
-  point?: number;
-}
-
-export interface Finding {
-  key: string;
-  /** The first run that found it. */
-  run: RunSummary;
-  /** Runs with the same verdict and property. */
-  occurrences: number;
-  minimal: { choices: Array<[number, number]>; faults: PlannedFault[]; outcome: RunOutcome; attempts: number };
-}
-
-export interface ExploreResult {
-  runs: number;
-  findings: Finding[];
-  points: FaultPoint[];
-  pointsCovered: number;
-  steps: number;
-  wallMs: number;
-  /** Of `wallMs`: planning (reference runs) and the runs themselves, up to the findings. */
-  detectMs: number;
-  /** Of `wallMs`: shrinking the findings to minimal runs. */
-  shrinkMs: number;
-  /** Counters summed over every run: how often each property was evaluated and failed (fixed names and counts only). */
-  counters: PropertyCounter[];
-  /** The bounded strategy's figures: whether its space was covered completely, schedules run and pruned. */
-  bounded?: BoundedStats;
-  /** The bounded strategy's shard and where in its tree each finding came first: for its search record. */
-  search?: SearchPart;
-}
-
-/** What a bounded search adds to its search record besides its figures (see `SearchRecord` in findings.ts). */
-export interface SearchPart {
-  workload: string | null;
-  seed: number;
-  shard: { index: number; count: number };
-  steps: number;
-  /** Schedules per unit of the tree, in search order (see `SearchState.units` in bounded.ts). */
-  units: Unit[];
-  /** Per finding key: its first schedule's place in the tree and run index, and how many schedules had it. */
-  found: Array<{ key: string; position: SearchPosition; occurrences: number; run: number }>;
-}
+export type { ExploreOptions, ExploreResult, Finding, RunSummary, SearchPart } from "./types.ts";
 
 export async function explore(scenario: Scenario, options: ExploreOptions, clockMs: () => number): Promise<ExploreResult> {
-  if (options.strategy === "bounded") return exploreBounded(scenario, options, clockMs, searchOnWorkersLazily);
+  if (options.strategy === "bounded") return exploreBounded(scenario, options, clockMs);
   const startedMs = clockMs();
   // The worker bundle builds (in esbuild's own process) while the reference runs go on here.
   if (options.workers > 1) void workerBundle(options.scenarioPath);
@@ -135,12 +61,6 @@ export async function explore(scenario: Scenario, options: ExploreOptions, clock
     counters: sumCounters(summaries),
   };
 }
-
-/** The bounded search's worker threads, loaded only for a bounded search with more than one worker. */
-const searchOnWorkersLazily: SearchOnWorkers = async (search, parallel) => {
-  const { searchOnWorkers } = await import("./bounded-parallel.ts");
-  return searchOnWorkers(search, parallel);
-};
 
 /** Per property over every run: evaluations and failures summed; `everHeld` if it held in any run. */
 function sumCounters(summaries: readonly RunSummary[]): PropertyCounter[] {

@@ -8,7 +8,7 @@ import type { TraceRecord } from "../sim/trace.ts";
 import { toJsonl } from "../sim/trace.ts";
 import type { ThrownError, VerdictKind } from "../check/verdict.ts";
 import type { Params, Scenario } from "./scenario.ts";
-import type { BoundedStats, SearchPosition, Unit } from "./bounded.ts";
+import type { BoundedStats, SearchPosition, Unit } from "./types.ts";
 import type { RunSpec } from "./run.ts";
 
 /**

@@ -3,7 +3,7 @@
 import type { Choices, Strategy } from "../sim/strategy.ts";
 import { createSimulation, defineActor, type Simulation } from "../sim/simulation.ts";
 import type { TraceMode, TraceRecord } from "../sim/trace.ts";
-import type { PlannedFault, RunResult, WorldView } from "../sim/types.ts";
+import type { PlannedFault, RunOptions, RunResult, WorldView } from "../sim/types.ts";
 import { createStore } from "../store/index.ts";
 import { PropertyMonitor, lastStepOf, type EventuallyProperty, type MissedDeadline, type PropertyCounter } from "../check/properties.ts";
 import type { ThrownError, Verdict } from "../check/verdict.ts";
@@ -279,18 +279,61 @@ interface PhasesOptions {
   semantics: number;
 }
 
-async function runPhases({ scenario, spec, sim, monitor, progress, epochMs, semantics }: PhasesOptions): Promise<Outcome> {
-  const { faultPhaseMs, horizonMs, settleWindowMs, stepsMax, heartbeats } = scenario.timing;
-  const elapsed = () => sim.clock.now() - epochMs;
-  const settledNow = (): boolean => progress.workloadDone && sim.clock.now() - progress.lastChangeMs >= settleWindowMs;
-  let healing = false;
+/**
+ * A run in its phases: the fault phase, then healing up to each liveness deadline in order, then up to the horizon,
+ * where the world must have settled with every property true.
+ */
+async function runPhases(phases: PhasesOptions): Promise<Outcome> {
+  const { scenario, spec, sim, progress, epochMs } = phases;
+  const state = { healing: false };
+  const base: PhaseRun = {
+    maxSteps: scenario.timing.stepsMax,
+    onStep: stepObserver(phases, state),
+    ...(spec.strategy === undefined ? {} : { strategy: spec.strategy }),
+    ...(spec.choices === undefined ? {} : { choices: spec.choices }),
+    ...(spec.expectTrace === undefined ? {} : { expectTrace: spec.expectTrace }),
+  };
+  const budget = faultBudgetOf(scenario, { variant: spec.variant, workload: spec.workload, params: spec.params });
+  const result = await sim.run({
+    ...base,
+    untilMs: epochMs + scenario.timing.faultPhaseMs,
+    ...(spec.faults !== undefined ? { faults: spec.faults } : spec.drawFaults && budget !== undefined ? { faultBudget: budget } : {}),
+  });
+  const early = judgeStatus(result, sim, elapsed(phases), progress);
+  if (early !== undefined) return finish(result, early);
+  sim.stopFaults();
+  state.healing = true;
+  const healed = await runToDeadlines(phases, base, result);
+  return healed.outcome ?? (await runToHorizon(phases, base, healed.result));
+}
+
+/** What every phase's `sim.run` takes besides its end. */
+type PhaseRun = Omit<RunOptions, "untilMs" | "faults" | "faultBudget">;
+
+/** Virtual time since the run started. */
+function elapsed({ sim, epochMs }: PhasesOptions): number {
+  return sim.clock.now() - epochMs;
+}
+
+/** The workload is done and nothing changed for a settle window. */
+function settledNow({ scenario, sim, progress }: PhasesOptions): boolean {
+  return progress.workloadDone && sim.clock.now() - progress.lastChangeMs >= scenario.timing.settleWindowMs;
+}
+
+/**
+ * What runs after each step: the observer, the scenario's errors, deadlines counted from marks, the safety
+ * properties, and, once healing (`state.healing`), the end of the run when the world has settled.
+ */
+function stepObserver(phases: PhasesOptions, state: { healing: boolean }): (record: TraceRecord, view: WorldView) => "stop" | void {
+  const { scenario, spec, sim, monitor, progress, epochMs, semantics } = phases;
+  const { settleWindowMs, heartbeats } = scenario.timing;
   const observe = spec.observe;
   const stopOnScenarioError = (): "stop" => {
     const error = scenarioErrorOf(spec, monitor, progress)!;
-    progress.verdict = { ...verdict("scenario-error", sim, elapsed(), thrownLine(error)), error };
+    progress.verdict = { ...verdict("scenario-error", sim, elapsed(phases), thrownLine(error)), error };
     return "stop";
   };
-  const onStep = (record: TraceRecord, view: WorldView): "stop" | void => {
+  return (record, view) => {
     observe?.(record, view);
     if (progress.workloadError !== undefined) return stopOnScenarioError();
     const last = lastStepOf(sim.store, record);
@@ -305,73 +348,73 @@ async function runPhases({ scenario, spec, sim, monitor, progress, epochMs, sema
     const violated = monitor.checkSafety(view, last);
     if (monitor.thrown !== undefined) return stopOnScenarioError();
     if (violated !== undefined) {
-      progress.verdict = verdict("safety-violation", sim, elapsed(), `${violated.name} became false`, violated.name);
+      progress.verdict = verdict("safety-violation", sim, elapsed(phases), `${violated.name} became false`, violated.name);
       return "stop";
     }
-    if (healing && settledNow()) return "stop";
+    if (state.healing && settledNow(phases)) return "stop";
   };
-  const base = {
-    maxSteps: stepsMax,
-    onStep,
-    ...(spec.strategy === undefined ? {} : { strategy: spec.strategy }),
-    ...(spec.choices === undefined ? {} : { choices: spec.choices }),
-    ...(spec.expectTrace === undefined ? {} : { expectTrace: spec.expectTrace }),
-  };
-  const budget = faultBudgetOf(scenario, { variant: spec.variant, workload: spec.workload, params: spec.params });
-  let result = await sim.run({
-    ...base,
-    untilMs: epochMs + faultPhaseMs,
-    ...(spec.faults !== undefined ? { faults: spec.faults } : spec.drawFaults && budget !== undefined ? { faultBudget: budget } : {}),
-  });
-  const early = judgeStatus(result, sim, elapsed(), progress);
-  if (early !== undefined) return finish(result, early);
+}
 
-  sim.stopFaults();
-  healing = true;
+/**
+ * Heals up to each liveness deadline (counted from the end of the faults) in order, judging each property at its
+ * own: the outcome when one is missed or the run stops, else the last run's result.
+ */
+async function runToDeadlines(phases: PhasesOptions, base: PhaseRun, faulted: RunResult): Promise<{ result: RunResult; outcome?: Outcome }> {
+  const { scenario, sim, monitor, progress, epochMs } = phases;
+  const { horizonMs } = scenario.timing;
   const healStartMs = sim.clock.now();
   const deadlines = monitor.properties
     .filter((p): p is EventuallyProperty & { withinMs: number } => p.kind === "eventually" && p.withinMs !== undefined && p.from === undefined)
     .map((p) => ({ property: p, atMs: healStartMs + p.withinMs }))
     .filter((d) => d.atMs < epochMs + horizonMs)
     .sort((a, b) => a.atMs - b.atMs || a.property.name.localeCompare(b.property.name));
+  let result = faulted;
   for (const deadline of deadlines) {
-    if (!settledNow()) {
+    if (!settledNow(phases)) {
       result = await sim.run({ ...base, untilMs: deadline.atMs });
-      const stopped = judgeStatus(result, sim, elapsed(), progress);
-      if (stopped !== undefined) return finish(result, stopped);
+      const stopped = judgeStatus(result, sim, elapsed(phases), progress);
+      if (stopped !== undefined) return { result, outcome: finish(result, stopped) };
     }
     // Idle at the deadline: settled, or nothing left to run before the horizon (a timer due later is work to do).
-    const idle = settledNow() || sim.idle(epochMs + horizonMs - sim.clock.now());
+    const idle = settledNow(phases) || sim.idle(epochMs + horizonMs - sim.clock.now());
     const lateMark = monitor.closeMarkedDeadlines(sim.view(), deadline.atMs);
-    if (lateMark !== undefined) return finish(result, markedDeadlineVerdict(sim, lateMark, epochMs, idle));
+    if (lateMark !== undefined) return { result, outcome: finish(result, markedDeadlineVerdict(sim, lateMark, epochMs, idle)) };
     const missed = monitor.checkLiveness(sim.view(), (p) => p === deadline.property);
     if (missed !== undefined) {
       const state = idle ? "the world was idle (lost work)" : "the world was still busy";
       const v = verdict("deadline-missed", sim, deadline.atMs - epochMs, `${missed.name} was false ${missed.withinMs} ms after the faults stopped; ${state}`, missed.name);
-      return finish(result, { ...v, idleAtDeadline: idle });
+      return { result, outcome: finish(result, { ...v, idleAtDeadline: idle }) };
     }
   }
-  if (!settledNow()) {
+  return { result };
+}
+
+/** Heals up to the horizon unless settled already, then judges: settled, and every liveness property true. */
+async function runToHorizon(phases: PhasesOptions, base: PhaseRun, healed: RunResult): Promise<Outcome> {
+  const { scenario, sim, monitor, progress, epochMs, semantics } = phases;
+  const { horizonMs, settleWindowMs } = scenario.timing;
+  let result = healed;
+  if (!settledNow(phases)) {
     result = await sim.run({ ...base, untilMs: epochMs + horizonMs });
-    const stopped = judgeStatus(result, sim, elapsed(), progress);
+    const stopped = judgeStatus(result, sim, elapsed(phases), progress);
     if (stopped !== undefined) return finish(result, stopped);
   }
   // Version 2: settled is quiescent — no change for a settle window, or nothing left to run at all. (Version 1 also
   // took "no step ready at this instant", which a controller writing every few seconds forever passed.)
   const nothingLeft = semantics >= 2 ? sim.idle(Number.POSITIVE_INFINITY) : sim.idle();
-  const settled = settledNow() || (progress.workloadDone && nothingLeft) || (result.status === "idle" && !progress.workloadDone);
+  const settled = settledNow(phases) || (progress.workloadDone && nothingLeft) || (result.status === "idle" && !progress.workloadDone);
   const lateMark = monitor.closeMarkedDeadlines(sim.view(), epochMs + horizonMs);
   if (lateMark !== undefined) return finish(result, markedDeadlineVerdict(sim, lateMark, epochMs, settled));
   if (!settled) {
     const detail = semantics >= 2 ? stillChanging(progress, sim.clock.now(), settleWindowMs, horizonMs) : `the world was still changing at the ${horizonMs} ms horizon`;
-    return finish(result, verdict("no-convergence", sim, elapsed(), detail));
+    return finish(result, verdict("no-convergence", sim, elapsed(phases), detail));
   }
   const failed = monitor.checkLiveness(sim.view());
   if (failed !== undefined) {
     const detail = `the world settled while ${failed.name} was false: every actor idle, nothing left to do`;
-    return finish(result, verdict("silent-divergence", sim, elapsed(), detail, failed.name));
+    return finish(result, verdict("silent-divergence", sim, elapsed(phases), detail, failed.name));
   }
-  return finish(result, verdict("ok", sim, elapsed(), "every property held and the world settled"));
+  return finish(result, verdict("ok", sim, elapsed(phases), "every property held and the world settled"));
 }
 
 /** The verdict of a deadline counted from a workload's mark; `idle` tells lost work from a slow world. */

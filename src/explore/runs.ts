@@ -1,7 +1,7 @@
 // What the seeded search (explore.ts) and the bounded search (bounded.ts, bounded-parallel.ts) share: the reference
 // runs and the fault points planned from them, a run's summary, the findings shrunk from the failing runs, and how a
 // worker thread starts. Kept apart from explore.ts so that the bounded search needs nothing from the file that
-// dispatches to it (no run-time import cycle inside src/explore).
+// dispatches to it.
 
 import { availableParallelism, totalmem } from "node:os";
 import { assert } from "../api/assert.ts";
@@ -9,7 +9,7 @@ import { findingKey, isFinding, isScenarioError } from "../check/verdict.ts";
 import { fifoStrategy } from "../sim/strategy.ts";
 import type { TraceRecord } from "../sim/trace.ts";
 import type { FaultKind, WorldView } from "../sim/types.ts";
-import type { ExploreOptions, Finding, RunSummary } from "./explore.ts";
+import type { ExploreOptions, Finding, RunSummary } from "./types.ts";
 import { crashableActors, faultableActors, faultPointsOf, systematicKinds, type DeclaredPlace, type FaultPoint, type PlannedRun } from "./plan.ts";
 import { runScenario, type RunOutcome } from "./run.ts";
 import { faultBudgetOf, type Scenario } from "./scenario.ts";

@@ -5,7 +5,7 @@ import { loadScenario } from "./load.ts";
 import { FirstFindingBound, runIndexes } from "./explore.ts";
 import type { FaultPoint, StrategyName } from "./plan.ts";
 import type { Params } from "./scenario.ts";
-import type { BoundedJob } from "./bounded.ts";
+import type { BoundedJob } from "./bounded-search.ts";
 import { serveTasks } from "./bounded-parallel.ts";
 import { adoptModuleBundles, adoptPreflightedModules, type ModuleBundle } from "../module/loader.ts";
 

@@ -13,6 +13,7 @@ import type { ModuleBindings } from "./loader.ts";
 import { moduleFetch } from "./fetch.ts";
 import { moduleFs, moduleFsPromises } from "./fs.ts";
 import { writeModuleOutput } from "./output.ts";
+import { assert } from "../api/assert.ts";
 
 const nodeRequire = createRequire(import.meta.url);
 
@@ -89,15 +90,17 @@ function delayOf(ms: unknown): number {
   return Number.isFinite(n) && n >= 1 && n <= 2 ** 31 - 1 ? Math.floor(n) : 1;
 }
 
-/** The incarnation's bindings. */
-export function makeBindings(host: EnvHost): ModuleBindings {
-  const clock = host.ctx.clock;
-  const startMs = clock.now();
+/** The incarnation's timers: each a `timer` step of the actor (Node's delay rules; ref, unref, refresh). */
+function makeTimers(host: EnvHost) {
   const byId = new Map<number, VirtualTimeout>();
   let nextId = 1;
-
+  const disarm = (self: VirtualTimeout) => {
+    if (self.entry !== undefined) host.cancel(self.entry);
+    self.entry = undefined;
+  };
   const make = (fn: unknown, ms: number, args: unknown[], repeat: boolean, what: string): VirtualTimeout => {
     if (typeof fn !== "function") throw new TypeError(`The "callback" argument must be of type function. Received ${typeof fn}`);
+    assert(ms >= 0 && Number.isInteger(ms), "a timer's delay is a whole number of ms");
     const id = nextId++;
     const arm = (self: VirtualTimeout): TimerEntry | undefined =>
       host.schedule(ms, () => {
@@ -105,10 +108,6 @@ export function makeBindings(host: EnvHost): ModuleBindings {
         else byId.delete(id);
         (fn as (...a: unknown[]) => void)(...args);
       }, `${what} ${ms}ms`);
-    const disarm = (self: VirtualTimeout) => {
-      if (self.entry !== undefined) host.cancel(self.entry);
-      self.entry = undefined;
-    };
     const timeout = new VirtualTimeout(id, arm, disarm);
     byId.set(id, timeout);
     return timeout;
@@ -129,23 +128,22 @@ export function makeBindings(host: EnvHost): ModuleBindings {
     const timeout = new VirtualTimeout(id, (self) => host.schedule(0, () => {
       byId.delete(id);
       (fn as (...a: unknown[]) => void)(...args);
-    }, "setImmediate"), (self) => {
-      if (self.entry !== undefined) host.cancel(self.entry);
-      self.entry = undefined;
-    });
+    }, "setImmediate"), disarm);
     byId.set(id, timeout);
     return timeout;
   };
-
   const promises = {
     setTimeout: (ms?: number, value?: unknown, options?: { signal?: AbortSignal }) => sleepWith(simSetTimeout, clear, delayOf(ms), value, options?.signal),
     setImmediate: (value?: unknown, options?: { signal?: AbortSignal }) => sleepWith((fn: () => void) => setImmediate(fn), clear, 0, value, options?.signal),
     scheduler: { wait: (ms: number, options?: { signal?: AbortSignal }) => sleepWith(simSetTimeout, clear, delayOf(ms), undefined, options?.signal), yield: () => sleepWith((fn: () => void) => setImmediate(fn), clear, 0, undefined, undefined) },
   };
   const timers = { setTimeout: simSetTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, promises };
+  return { simSetTimeout, setInterval, setImmediate, clear, promises, timers };
+}
 
-  const elapsedMs = () => clock.now() - startMs;
-  const performance = {
+/** `performance` on virtual time, from the incarnation's start. */
+function makePerformance(startMs: number, elapsedMs: () => number) {
+  return {
     now: () => elapsedMs(),
     timeOrigin: startMs,
     mark: () => undefined,
@@ -162,7 +160,43 @@ export function makeBindings(host: EnvHost): ModuleBindings {
     clearResourceTimings: () => undefined,
     setResourceTimingBufferSize: () => undefined,
   };
+}
 
+/** The builtins as the incarnation sees them: its own where it has one, the process's otherwise. */
+function makeBuiltin(own: { timers: unknown; promises: unknown; performance: unknown; process: unknown; console: unknown }): (name: string) => unknown {
+  // Made on first import, then the same object for every importer (as Node's module cache gives).
+  let fsPromises: Record<string, unknown> | undefined;
+  let fs: Record<string, unknown> | undefined;
+  return (name) => {
+    switch (name) {
+      case "fs":
+        return (fs ??= moduleFs((fsPromises ??= moduleFsPromises())));
+      case "fs/promises":
+        return (fsPromises ??= moduleFsPromises());
+      case "timers":
+        return own.timers;
+      case "timers/promises":
+        return own.promises;
+      case "perf_hooks":
+        return { ...(processBuiltin("perf_hooks") as object), performance: own.performance };
+      case "process":
+        return own.process;
+      case "console":
+        return own.console;
+      default:
+        return processBuiltin(name);
+    }
+  };
+}
+
+/** The incarnation's bindings. */
+export function makeBindings(host: EnvHost): ModuleBindings {
+  const clock = host.ctx.clock;
+  const startMs = clock.now();
+  assert(Number.isFinite(startMs), "an incarnation starts at a time of the simulation clock");
+  const { simSetTimeout, setInterval, setImmediate, clear, promises, timers } = makeTimers(host);
+  const elapsedMs = () => clock.now() - startMs;
+  const performance = makePerformance(startMs, elapsedMs);
   // Node's `AbortSignal.timeout` arms a real timer (and keeps the signal, with whatever listens to it, for that
   // long): the module's fires on the simulation clock instead. Everything else is the real class.
   const timeoutSignal = (ms: number): AbortSignal => {
@@ -175,29 +209,7 @@ export function makeBindings(host: EnvHost): ModuleBindings {
   });
   const console = makeConsole(host.ctx);
   const process = makeProcess(host, elapsedMs);
-  // Made on first import, then the same object for every importer (as Node's module cache gives).
-  let fsPromises: Record<string, unknown> | undefined;
-  let fs: Record<string, unknown> | undefined;
-  const builtin = (name: string): unknown => {
-    switch (name) {
-      case "fs":
-        return (fs ??= moduleFs((fsPromises ??= moduleFsPromises())));
-      case "fs/promises":
-        return (fsPromises ??= moduleFsPromises());
-      case "timers":
-        return timers;
-      case "timers/promises":
-        return promises;
-      case "perf_hooks":
-        return { ...(processBuiltin("perf_hooks") as object), performance };
-      case "process":
-        return process;
-      case "console":
-        return console;
-      default:
-        return processBuiltin(name);
-    }
-  };
+  const builtin = makeBuiltin({ timers, promises, performance, process, console });
   return { process, console, setTimeout: simSetTimeout, clearTimeout: clear, setInterval, clearInterval: clear, setImmediate, clearImmediate: clear, performance, AbortSignal: abortSignal, fetch: moduleFetch(host.connect) ?? globalThis.fetch, builtin };
 }
 

@@ -9,6 +9,7 @@ import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { appendFileSync, existsSync, statSync } from "node:fs";
+import { bundleSync } from "./bundle.ts";
 import { Script } from "node:vm";
 import type { Message } from "esbuild";
 
@@ -45,6 +46,8 @@ export class ModuleLoadError extends Error {
 /** The compiled form of a module: called once per incarnation. */
 export interface CompiledModule {
   readonly path: string;
+  /** The module's `process.argv[1]`: the absolute path it was given (a file, or a package directory), as Node sets it. */
+  readonly argv1: string;
   /** Files bundled (the module and what it imports). */
   readonly inputs: number;
   readonly bytes: number;
@@ -141,56 +144,59 @@ export function adoptPreflightedModules(keys: readonly string[]): void {
 }
 
 /** The module's bundle: handed over or made before for this modification time, or made now by esbuild. */
-function bundleOf(absolute: string, mtimeMs: number): ModuleBundle {
+function bundleOf(path: string, absolute: string, mtimeMs: number): ModuleBundle {
   const known = bundles.get(absolute);
   if (known !== undefined && known.mtimeMs === mtimeMs) return known;
-  // Loaded on first use: a simulation without modules never loads esbuild.
-  const { buildSync } = createRequire(import.meta.url)("esbuild") as typeof import("esbuild");
-  const result = buildSync({
-    entryPoints: [absolute],
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    write: false,
-    metafile: true,
-    logLevel: "silent",
-    keepNames: true,
-    // Every library's `import.meta.url` names the module (a bundle has one file); libraries rarely read it.
-    define: { "import.meta.url": "__settle_meta_url", "import.meta.filename": "__filename", "import.meta.dirname": "__dirname" },
-  });
+  // Loaded on first use (on the bundling thread): a simulation without modules never loads esbuild.
+  const outcome = bundleSync(absolute, createRequire(import.meta.url).resolve("esbuild"));
   noteBundled(absolute);
-  const bundle = { absolute, mtimeMs, text: result.outputFiles[0]!.text, inputs: Object.keys(result.metafile.inputs).length, exports: Object.values(result.metafile.outputs)[0]?.exports ?? [] };
+  if (outcome.failure !== undefined) throw new ModuleLoadError(path, outcome.failure);
+  const first = outcome.errors[0];
+  if (first !== undefined) throw new ModuleLoadError(path, messageText(first));
+  const bundle = { absolute, mtimeMs, text: outcome.text!, inputs: outcome.inputs!, exports: outcome.exports! };
   adoptModuleBundles([bundle]);
   return bundle;
 }
 
+/** esbuild's message with where it is: `text (file:line)`, the file as esbuild names it (from the working directory) unless that climbs out of it. */
+function messageText(message: Message): string {
+  if (message.location === null) return message.text;
+  const file = message.location.file.startsWith("../") ? resolve(message.location.file) : message.location.file;
+  return `${message.text} (${file}:${message.location.line})`;
+}
+
+/**
+ * The file Node runs for `absolute`: the file itself, or for a directory its package's `main` (or its index), as
+ * `node DIR` resolves it. Undefined when there is none.
+ */
+function entryFile(absolute: string): string | undefined {
+  if (!existsSync(absolute)) return undefined;
+  if (!statSync(absolute).isDirectory()) return absolute;
+  try {
+    return createRequire(import.meta.url).resolve(absolute);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Bundles and compiles `path` once (cached by path and modification time). Throws `ModuleLoadError`. */
 export function compileModule(path: string): CompiledModule {
-  const absolute = resolve(path);
-  if (!existsSync(absolute)) throw new ModuleLoadError(path, "no such file");
+  const given = resolve(path);
+  if (!existsSync(given)) throw new ModuleLoadError(path, "no such file");
+  const absolute = entryFile(given);
+  if (absolute === undefined) throw new ModuleLoadError(path, "a directory with no package.json main and no index.js");
   const mtimeMs = statSync(absolute).mtimeMs;
-  const cached = compiled.get(absolute);
+  const cached = compiled.get(given);
   if (cached !== undefined && cached.mtimeMs === mtimeMs) return cached.module;
-  const module = compile(path, absolute, mtimeMs);
+  const module = compile(path, given, absolute, mtimeMs);
   if (compiled.size >= compiledMax) compiled.clear();
-  compiled.set(absolute, { mtimeMs, module });
+  compiled.set(given, { mtimeMs, module });
   return module;
 }
 
-function compile(path: string, absolute: string, mtimeMs: number): CompiledModule {
-  let text: string;
-  let inputs: number;
-  let exportNames: readonly string[];
-  try {
-    ({ text, inputs, exports: exportNames } = bundleOf(absolute, mtimeMs));
-  } catch (error) {
-    const errors = (error as { errors?: Message[] }).errors;
-    const first = errors?.[0];
-    const detail = first === undefined ? String(error) : `${first.text}${first.location === null ? "" : ` (${first.location.file}:${first.location.line})`}`;
-    throw new ModuleLoadError(path, detail);
-  }
-  const body = rewriteModuleSyntax(cheaperKeepNames(text), path);
+function compile(path: string, given: string, absolute: string, mtimeMs: number): CompiledModule {
+  const { text, inputs, exports: exportNames } = bundleOf(path, absolute, mtimeMs);
+  const body = rewriteModuleSyntax(cheaperKeepNames(withoutHashbang(text)), path);
   let factory: (...args: unknown[]) => Promise<void>;
   try {
     const script = new Script(`(async function (${PARAMS.join(", ")}) {${body}\n})`, { filename: absolute });
@@ -207,34 +213,85 @@ function compile(path: string, absolute: string, mtimeMs: number): CompiledModul
    * module loader's search (file system stats through every node_modules above) cost each incarnation's load again.
    * What it finds is the process's one copy, shared as Node's own require cache shares it.
    */
-  const missing = new Map<string, string>();
-  const requireOutside = (name: string): unknown => {
-    const known = missing.get(name);
-    if (known !== undefined) throw Object.assign(new Error(known), { code: "MODULE_NOT_FOUND" });
-    try {
-      return baseRequire(name);
-    } catch (error) {
-      if ((error as { code?: unknown }).code === "MODULE_NOT_FOUND" && missing.size < missingMax) missing.set(name, (error as Error).message);
-      throw error;
-    }
-  };
+  const requireOutside = outsideRequire(baseRequire);
   return {
     path,
+    argv1: given,
     inputs,
     bytes: text.length,
     exports: exportNames,
     async instantiate(bindings) {
       const exports: Record<string, unknown> = {};
+      const builtin = withModuleBuiltin(bindings.builtin);
       const requireFn = (name: string): unknown => {
         const bare = name.startsWith("node:") ? name.slice(5) : name;
-        if (isBuiltin(bare)) return bindings.builtin(bare);
+        if (isBuiltin(bare)) return builtin(bare);
         return requireOutside(name);
       };
       const setExports = (values: Record<string, unknown>) => Object.assign(exports, values);
-      await factory(requireFn, setExports, bindings.builtin, metaUrl, absolute, dir, bindings.process, bindings.console, bindings.setTimeout, bindings.clearTimeout, bindings.setInterval, bindings.clearInterval, bindings.setImmediate, bindings.clearImmediate, bindings.performance, bindings.AbortSignal, bindings.fetch);
+      await factory(requireFn, setExports, builtin, metaUrl, absolute, dir, bindings.process, bindings.console, bindings.setTimeout, bindings.clearTimeout, bindings.setInterval, bindings.clearInterval, bindings.setImmediate, bindings.clearImmediate, bindings.performance, bindings.AbortSignal, bindings.fetch);
       return exports;
     },
   };
+}
+
+/**
+ * A require of what the bundle does not hold, from `base`: its failure is remembered, since the module loader's
+ * search (file system stats through every node_modules above) cost each incarnation's load again.
+ */
+function outsideRequire(base: NodeJS.Require): (name: string) => unknown {
+  const missing = new Map<string, string>();
+  return (name) => {
+    const known = missing.get(name);
+    if (known !== undefined) throw Object.assign(new Error(known), { code: "MODULE_NOT_FOUND" });
+    try {
+      return base(name);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === "MODULE_NOT_FOUND" && missing.size < missingMax) missing.set(name, (error as Error).message);
+      throw error;
+    }
+  };
+}
+
+/** Requires made by the module's `createRequire(from)`, by `from`: one per base, shared by incarnations. */
+const outsideRequires = new Map<string, (name: string) => unknown>();
+
+/**
+ * The builtins with the incarnation's `module`: its `createRequire` makes a require that gives the incarnation's
+ * builtins, and the process's copy of anything else (what the bundle did not hold: a require esbuild could not see,
+ * as the free `require` gives; what it could see was bundled, rewrite.ts). Its `resolve` is Node's.
+ */
+function withModuleBuiltin(builtin: (name: string) => unknown): (name: string) => unknown {
+  let module: Record<string, unknown> | undefined;
+  const createRequireFor = (from: string | URL): NodeJS.Require => {
+    const base = createRequire(from);
+    const key = String(from);
+    let outside = outsideRequires.get(key);
+    if (outside === undefined) {
+      if (outsideRequires.size >= missingMax) outsideRequires.clear();
+      outside = outsideRequire(base);
+      outsideRequires.set(key, outside);
+    }
+    const required = outside;
+    const requireFn = (name: string): unknown => {
+      const bare = name.startsWith("node:") ? name.slice(5) : name;
+      return isBuiltin(bare) ? builtin(bare) : required(name);
+    };
+    return Object.assign(requireFn, { resolve: base.resolve, cache: base.cache, extensions: base.extensions, main: undefined }) as NodeJS.Require;
+  };
+  return (name) => {
+    if (name !== "module") return builtin(name);
+    module ??= { ...(builtin("module") as Record<string, unknown>), createRequire: createRequireFor };
+    return module;
+  };
+}
+
+/**
+ * esbuild keeps the entry's `#!` line at the top of the bundle, where the bundle's function cannot have it: it
+ * becomes a comment, so every line keeps its number.
+ */
+function withoutHashbang(text: string): string {
+  return text.startsWith("#!") ? `//${text.slice(2)}` : text;
 }
 
 /** esbuild's `keepNames` helper, as it emits it: every function and class of the bundle is passed through it. */
@@ -244,11 +301,12 @@ const KEEP_NAMES_HELPER = 'var __name = (target, value) => __defProp(target, "na
  * The same helper, without the redefinition when the name is already the one it would set (a declaration esbuild
  * did not rename: most of them). Each incarnation runs it for every function and class of its libraries (about
  * 1,600 for client-node), and the redefinition gave each function its own shape, the largest allocation of a
- * fresh load after the libraries' own data. The outcome is the same: the property kept is a configurable data
+ * fresh load after the libraries' own data (`Object.getOwnPropertyDescriptor` by name: esbuild declares its
+ * `__getOwnPropDesc` only in a bundle with CommonJS interop). The outcome is the same: the property kept is a configurable data
  * property with that value, which `defineProperty` leaves as it is; anything else (an accessor, a non-configurable
  * name, another value) still goes through `defineProperty`, throwing where it threw.
  */
-const KEEP_NAMES_HELPER_CHEAPER = 'var __name = (target, value) => { const own = __getOwnPropDesc(target, "name"); return own !== undefined && own.configurable === true && own.value === value && "value" in own ? target : __defProp(target, "name", { value, configurable: true }); };';
+const KEEP_NAMES_HELPER_CHEAPER = 'var __name = (target, value) => { const own = Object.getOwnPropertyDescriptor(target, "name"); return own !== undefined && own.configurable === true && own.value === value && "value" in own ? target : __defProp(target, "name", { value, configurable: true }); };';
 
 /** The bundle with the cheaper `__name` (unchanged if esbuild emitted the helper differently). */
 export function cheaperKeepNames(text: string): string {

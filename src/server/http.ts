@@ -1,6 +1,7 @@
 // HTTP plumbing of the server: reading bounded bodies, decoding them by media type, negotiating the response
 // type, and writing objects and `Status` errors the way kube-apiserver does.
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Clock } from "../api/clock.ts";
 import { ApiError, badRequest, internalError, isApiError, tooLarge } from "../api/errors.ts";
 import { jsonDepthMax } from "../api/patch.ts";
 import { jsonNestedDeeper, yamlTooMuch } from "./nesting.ts";
@@ -52,26 +53,43 @@ export function sendSuccess(res: ServerResponse, details?: Record<string, unknow
  * Reads the whole body, refusing more than `bytesMax` (413) before buffering it: a declared Content-Length over
  * the bound is refused without reading, a chunked body as soon as it crosses it.
  */
-export function readBody(req: IncomingMessage, bytesMax: number): Promise<Buffer> {
+export function readBody(req: IncomingMessage, bytesMax: number, deadline?: BodyDeadline): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? "0");
   if (Number.isFinite(declared) && declared > bytesMax) return Promise.reject(bodyTooLarge(bytesMax));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let bytes = 0;
+    const stop = (error: ApiError) => {
+      timer?.cancel();
+      req.removeAllListeners("data");
+      req.pause();
+      reject(error);
+    };
+    // A body that stops coming holds its connection and its handler: it gets as long as kube-apiserver gives a request.
+    const timer = req.complete || deadline === undefined ? undefined : deadline.clock.setTimer(deadline.ms, () => stop(bodyTimeout()));
     req.on("data", (chunk: Buffer) => {
       bytes += chunk.length;
-      if (bytes > bytesMax) {
-        req.removeAllListeners("data");
-        req.pause();
-        reject(bodyTooLarge(bytesMax));
-        return;
-      }
+      if (bytes > bytesMax) return stop(bodyTooLarge(bytesMax));
       chunks.push(chunk);
     });
     // A body in one chunk (most are) is that chunk: the parser hands each chunk over as a buffer of its own.
-    req.on("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-    req.on("error", (error) => reject(badRequest(`reading the request body failed: ${error.message}`)));
+    req.on("end", () => {
+      timer?.cancel();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+    req.on("error", (error) => stop(badRequest(`reading the request body failed: ${error.message}`)));
   });
+}
+
+/** How long a request body may take to arrive, on which clock. */
+export interface BodyDeadline {
+  clock: Clock;
+  ms: number;
+}
+
+/** kube-apiserver's answer to a request not done within its timeout (`--request-timeout`, 60 s by default). */
+function bodyTimeout(): ApiError {
+  return new ApiError("Timeout", 504, "Timeout: request did not complete within requested timeout - context deadline exceeded", {});
 }
 
 function bodyTooLarge(bytesMax: number): ApiError {

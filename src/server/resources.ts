@@ -1,6 +1,8 @@
 // CRUD on collections, items and the status subresource, for built-in and custom kinds: the HTTP side of the
 // store's methods, with the request checks kube-apiserver makes before its registry sees the object.
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { assert } from "../api/assert.ts";
 import type { DeleteOptions, PatchOptions, PropagationPolicy, WriteOptions } from "../api/client.ts";
 import { ApiError, badRequest, conflict, invalid, notFound } from "../api/errors.ts";
 import type { KubeObject, ObjectRef } from "../api/object.ts";
@@ -22,9 +24,12 @@ import { schemaOf } from "./schema.ts";
 import { includeObjectOf } from "./encoding/table.ts";
 import type { Tables } from "./encoding/table.ts";
 import { applyStrategicPatch } from "./strategic.ts";
+import { duplicateFields } from "./duplicate-fields.ts";
+import { customUnknownFields } from "./unknown-fields.ts";
 import { patchScale, replicasFrom, scaleOf, withReplicas } from "./scale.ts";
 import { messageOfKind, wireFields } from "./encoding/wire.ts";
-import { requestUser } from "./auth/rbac.ts";
+import { allowed, forbidden, isMaster, requestUser } from "./auth/rbac.ts";
+import { confirmNoEscalation, isRbacWrite } from "./auth/escalation.ts";
 import { admitWrite, webhooksOf } from "./admission/webhooks.ts";
 import type { Operation } from "./admission/webhooks.ts";
 
@@ -165,15 +170,41 @@ function wireTopLevel(resource: ResourceType): string[] | undefined {
 }
 
 /**
- * Unknown top-level fields of a built-in kind, as kube-apiserver's decoder meets them: dropped (the default and
- * `fieldValidation=Warn`/`Ignore`), or a 400 with `fieldValidation=Strict`. Custom kinds are pruned by the store.
+ * Unknown top-level fields of a built-in kind, as kube-apiserver's decoder meets them: reported (`reportFields`), then
+ * dropped. Custom kinds are pruned by the store.
  */
-function unknownFields(r: ResourceRequest, keys: readonly string[]): string[] {
+function unknownFields(r: ResourceRequest, keys: readonly string[], duplicates: readonly string[] = []): string[] {
   const known = knownTopLevelOf(r.resource);
-  if (known === undefined) return [];
-  const unknown = keys.filter((k) => !known.has(k));
-  if (unknown.length > 0 && r.query.get("fieldValidation") === "Strict") throw badRequest(`strict decoding error: unknown field ${JSON.stringify(unknown[0])}`);
+  const unknown = known === undefined ? [] : keys.filter((k) => !known.has(k));
+  reportFields(r, [...unknown.map((k) => `unknown field ${JSON.stringify(k)}`), ...duplicates.map((k) => `duplicate field ${JSON.stringify(k)}`)]);
   return unknown;
+}
+
+/**
+ * What the decoder found wrong with a body's fields, as `fieldValidation` asks: with `Strict` a 400 listing them all,
+ * with `Warn` (the default) a `Warning: 299 - "..."` header each, with `Ignore` nothing.
+ */
+function reportFields(r: ResourceRequest, problems: readonly string[]): void {
+  if (problems.length === 0) return;
+  const validation = r.query.get("fieldValidation");
+  if (validation === "Ignore") return;
+  const kind = r.resource.kind;
+  if (validation === "Strict") throw badRequest(`${kind} in version ${JSON.stringify(r.resource.version)} cannot be handled as a ${kind}: strict decoding error: ${problems.join(", ")}`);
+  for (const problem of problems) r.res.appendHeader("Warning", `299 - ${JSON.stringify(problem)}`);
+}
+
+/** The body of a create or update, decoded, with the fields a JSON body repeats (unless they are to be ignored). */
+async function decodedBody(r: ResourceRequest): Promise<{ decoded: unknown; duplicates: string[] }> {
+  const body = await r.body();
+  const contentType = r.req.headers["content-type"];
+  const decoded = decodeBody(contentType, body);
+  const json = mediaType(contentType) === "" || mediaType(contentType) === "application/json";
+  return { decoded, duplicates: json ? duplicatesOf(r, body) : [] };
+}
+
+/** The fields a JSON body repeats, unless the request asks to ignore such things (`fieldValidation=Ignore`). */
+function duplicatesOf(r: ResourceRequest, body: Buffer): string[] {
+  return r.query.get("fieldValidation") === "Ignore" ? [] : duplicateFields(body.toString("utf8"));
 }
 
 const knownTopLevel = new WeakMap<ResourceType, ReadonlySet<string> | null>();
@@ -189,12 +220,20 @@ function knownTopLevelOf(resource: ResourceType): ReadonlySet<string> | undefine
   return known ?? undefined;
 }
 
-function dropUnknown(r: ResourceRequest, object: Record<string, unknown>): void {
-  for (const key of unknownFields(r, Object.keys(object))) delete object[key];
+function dropUnknown(r: ResourceRequest, object: Record<string, unknown>, duplicates: readonly string[] = []): void {
+  if (!isBuiltinKind(r.resource)) {
+    // A custom kind: the store prunes what its schema does not declare; what it will prune is reported here.
+    const unknown = r.query.get("fieldValidation") === "Ignore" ? [] : customUnknownFields(r.store, r.resource, object as unknown as KubeObject);
+    return reportFields(r, [...unknown.map((k) => `unknown field ${JSON.stringify(k)}`), ...duplicates.map((k) => `duplicate field ${JSON.stringify(k)}`)]);
+  }
+  for (const key of unknownFields(r, Object.keys(object), duplicates)) delete object[key];
 }
 
-/** The body as an object of the route's kind: apiVersion and kind default to the route's, and must match it. */
-function objectFrom(r: ResourceRequest, decoded: unknown): KubeObject {
+/**
+ * The body as an object of the route's kind: apiVersion and kind default to the route's, and must match it. The
+ * fields it repeats (`duplicates`) and those the kind lacks are reported as `fieldValidation` asks.
+ */
+function objectFrom(r: ResourceRequest, decoded: unknown, duplicates: readonly string[] = []): KubeObject {
   if (typeof decoded !== "object" || decoded === null || Array.isArray(decoded)) throw badRequest("the request body must be a JSON object");
   const object = { ...(decoded as Record<string, unknown>) };
   const expected = formatApiVersion(r.resource);
@@ -204,7 +243,7 @@ function objectFrom(r: ResourceRequest, decoded: unknown): KubeObject {
     throw badRequest(`the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${expected})`);
   }
   if (object.kind !== r.resource.kind) throw badRequest(`the kind in the data (${String(object.kind)}) does not match the expected kind (${r.resource.kind})`);
-  dropUnknown(r, object);
+  dropUnknown(r, object, duplicates);
   const meta = object.metadata;
   if (meta === undefined || meta === null) object.metadata = {};
   else if (typeof meta !== "object" || Array.isArray(meta)) throw badRequest("metadata must be a JSON object");
@@ -304,15 +343,65 @@ async function handleCreate(r: ResourceRequest): Promise<void> {
   if (r.resource.namespaced && r.route.namespace === undefined) {
     throw new ApiError("MethodNotAllowed", 405, `the server does not allow this method on the requested resource (POST ${r.resource.plural} without a namespace)`);
   }
-  const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
   const options = writeOptions(r.query);
+  const { decoded, duplicates } = await decodedBody(r);
+  const object = objectFrom(r, decoded, duplicates);
   const name = object.metadata.name ?? "";
   const created = await admitted(r, options, "CREATE", undefined, name, (dry) => r.store.create(object, asDryRun(options, dry)), (m) => r.store.create(m, options));
-  if (options.dryRun !== true) {
-    recordUpdate(r.managed, r.resource, undefined, created, managerOf(options.fieldManager, r.req.headers["user-agent"]), undefined);
-    r.wrote();
-  }
+  if (options.dryRun === true) return sendStored(r, 201, withDryRunUid(r.store, created, name === "" ? (object.metadata.generateName ?? "") : ""));
+  recordUpdate(r.managed, r.resource, undefined, created, managerOf(options.fieldManager, r.req.headers["user-agent"]), undefined);
+  r.wrote();
   sendStored(r, 201, created);
+}
+
+/** Dry-run creates answered so far, per store: what a dry run's uid is drawn from. */
+const dryRunCreates = new WeakMap<Store, number>();
+
+/**
+ * A dry-run create's object with a uid no object gets, and a name of its own when it was generated (`generatedFrom`,
+ * its generateName): the store's dry run draws the uid and name the next real create will get (and rewinds its
+ * sequences), where kube-apiserver draws fresh random ones. These are derived from a count of the store's dry-run
+ * creates, so a simulated run that makes them stays the same run for the same seed.
+ */
+function withDryRunUid(store: Store, object: KubeObject, generatedFrom: string): KubeObject {
+  const count = (dryRunCreates.get(store) ?? 0) + 1;
+  dryRunCreates.set(store, count);
+  const hex = createHash("sha256").update(`settle dry-run create ${count} ${object.metadata.uid ?? ""}`).digest("hex");
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  const uid = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+  assert(uid !== object.metadata.uid, "dry-run uid: not the next real one");
+  const metadata = { ...object.metadata, uid };
+  if (generatedFrom !== "" && object.metadata.name !== undefined) metadata.name = dryRunName(store, object, hex);
+  return { ...object, metadata };
+}
+
+/** The alphabet and length of generated name suffixes, as kube-apiserver draws them. */
+const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+const suffixLength = 5;
+
+/** A generated name for a dry run: the stored draw's prefix, a suffix from `hex`, not one a live object has. */
+function dryRunName(store: Store, object: KubeObject, hex: string): string {
+  const drawn = object.metadata.name!;
+  assert(drawn.length >= suffixLength, "dry-run name: a generated name ends in a suffix");
+  const base = drawn.slice(0, -suffixLength);
+  for (let attempt = 0; attempt + suffixLength <= 32; attempt++) {
+    let suffix = "";
+    for (let i = 0; i < suffixLength; i++) suffix += suffixAlphabet[parseInt(hex.slice(2 * (attempt + i), 2 * (attempt + i) + 2), 16) % suffixAlphabet.length];
+    const name = base + suffix;
+    if (name !== drawn && !exists(store, object, name)) return name;
+  }
+  return drawn;
+}
+
+function exists(store: Store, object: KubeObject, name: string): boolean {
+  const ref: ObjectRef = { apiVersion: object.apiVersion, kind: object.kind, name, ...(object.metadata.namespace === undefined ? {} : { namespace: object.metadata.namespace }) };
+  try {
+    store.get(ref);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
 }
 
 /** As kube-apiserver's checkName: the body must name the object the URL names (an absent name is a mismatch too). */
@@ -322,9 +411,10 @@ function checkName(r: ResourceRequest, object: KubeObject): void {
 }
 
 async function handleUpdate(r: ResourceRequest): Promise<void> {
-  const object = objectFrom(r, decodeBody(r.req.headers["content-type"], await r.body()));
-  checkName(r, object);
   const options = writeOptions(r.query);
+  const { decoded, duplicates } = await decodedBody(r);
+  const object = objectFrom(r, decoded, duplicates);
+  checkName(r, object);
   const before = currentOrUndefined(r);
   const store = (o: KubeObject, opts: WriteOptions) => (r.route.subresource === "status" ? r.store.updateStatus(o, opts) : r.store.update(o, opts));
   const updated = await admitted(r, options, before === undefined ? "CREATE" : "UPDATE", before, r.route.name ?? "", (dry) => store(object, asDryRun(options, dry)), (m) => store(m, options));
@@ -358,7 +448,9 @@ async function handlePatch(r: ResourceRequest): Promise<void> {
   if (r.query.has("force")) {
     throw invalid("PatchOptions", "", [{ field: "force", type: "FieldValueForbidden", message: "Forbidden: may not be specified for non-apply patch" }], "meta.k8s.io");
   }
-  let patch = parseJson(await r.body(), "the patch");
+  const body = await r.body();
+  let patch = parseJson(body, "the patch");
+  reportFields(r, duplicatesOf(r, body).map((k) => `duplicate field ${JSON.stringify(k)}`));
   const options = writeOptions(r.query);
   const status = r.route.subresource === "status";
   const ref = refOf(r);
@@ -420,11 +512,48 @@ function storeUpdate(r: ResourceRequest, object: KubeObject, options: WriteOptio
   return r.route.subresource === "status" ? r.store.updateStatus(object, options) : r.store.update(object, options);
 }
 
-/** A write through the admission webhooks (webhooks.ts); with none concerned, just the write. */
+/**
+ * A write through the admission webhooks (webhooks.ts); with none concerned, just the write. A write of a role or a
+ * binding by anyone but `system:masters` is first judged by the escalation check (escalation.ts).
+ */
 function admitted(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): KubeObject | Promise<KubeObject> {
+  if (operation !== "DELETE" && isRbacWrite(r.route.group, r.route.plural) && !isMaster(requestUser(r.req))) {
+    ({ write, persist } = withEscalationCheck(r, old, write, persist));
+  }
   // Most writes concern no webhook: they are the write alone, with nothing made for admission.
   if (!webhooksOf(r.store).concerns(operation, r.resource, r.route.subresource)) return write(options.dryRun === true);
   return throughWebhooks(r, options, operation, old, name, write, persist);
+}
+
+/**
+ * The write and persist of an RBAC write, each judging the object it would store first: the write through a dry
+ * run of itself (the store's defaulting included), the persist on the object the webhooks mutated.
+ */
+function withEscalationCheck(r: ResourceRequest, old: KubeObject | undefined, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject) {
+  const user = requestUser(r.req);
+  const check = (object: KubeObject) => confirmNoEscalation(r.store, { user, plural: r.route.plural, namespace: r.route.namespace, name: r.route.name, old, object });
+  return {
+    write: (dryRun: boolean): KubeObject => {
+      const preview = write(true);
+      check(preview);
+      return dryRun ? preview : write(false);
+    },
+    persist: (object: KubeObject): KubeObject => {
+      check(object);
+      return persist(object);
+    },
+  };
+}
+
+/**
+ * An apply that would create the object needs `create` as well as the `patch` its request was authorized for, as
+ * kube-apiserver asks its authorizer before an apply creates (with the object's name, so `resourceNames` count).
+ */
+function authorizeCreate(r: ResourceRequest): void {
+  const user = requestUser(r.req);
+  const { group, plural, subresource, namespace, name } = r.route;
+  const attributes = { verb: "create", resource: { group, plural, subresource, namespace, name } };
+  if (!allowed(r.store, user, attributes)) throw forbidden(user, attributes);
 }
 
 async function throughWebhooks(r: ResourceRequest, options: { dryRun?: boolean; fieldManager?: string }, operation: Operation, old: KubeObject | undefined, name: string, write: (dryRun: boolean) => KubeObject, persist: (object: KubeObject) => KubeObject): Promise<KubeObject> {
@@ -522,13 +651,14 @@ async function handleApply(r: ResourceRequest): Promise<void> {
     const given = (dry: boolean) => (json && !dry ? handOver(object) : object);
     let result: KubeObject;
     if (live === undefined) {
+      authorizeCreate(r);
       result = await admitted(r, options, "CREATE", undefined, r.route.name ?? "", (dry) => r.store.create(given(dry), asDryRun(options, dry)), (m) => r.store.create(m, options));
     } else {
       object.metadata = { ...object.metadata, resourceVersion: live.metadata.resourceVersion! };
       result = await admitted(r, options, "UPDATE", live, r.route.name ?? "", (dry) => storeUpdate(r, given(dry), asDryRun(options, dry)), (m) => storeUpdate(r, m, options));
     }
     const code = live === undefined ? 201 : 200;
-    if (options.dryRun === true) return sendStored(r, code, result);
+    if (options.dryRun === true) return sendStored(r, code, live === undefined ? withDryRunUid(r.store, result, "") : result);
     r.managed.set(result, entries);
     r.wrote();
     if (pausing) {
@@ -544,7 +674,7 @@ async function handleApply(r: ResourceRequest): Promise<void> {
 function decodeApplied(r: ResourceRequest, body: Buffer, fieldManager: string | null, force: boolean): { applied: KubeObject; json: boolean } {
   const { value, json } = parseYamlBody(body, "the applied configuration");
   checkApplyRequest(fieldManager, force, value);
-  const applied = objectFrom(r, value);
+  const applied = objectFrom(r, value, json ? duplicatesOf(r, body) : []);
   if (applied.metadata.name === undefined || applied.metadata.name === "") applied.metadata = { ...applied.metadata, name: r.route.name! };
   checkName(r, applied);
   return { applied, json };

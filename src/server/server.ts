@@ -13,7 +13,7 @@ import type { ResourceType } from "../api/resources.ts";
 import { realClock } from "../api/clock.ts";
 import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createServerStore } from "./admission/admission.ts";
-import { allowed, forbidden, impersonated, isMaster, serverUser, setRequestUser, Tokens } from "./auth/rbac.ts";
+import { allowed, forbidden, impersonated, impersonates, isMaster, serverUser, setRequestUser, Tokens } from "./auth/rbac.ts";
 import type { RequestAttributes, UserInfo } from "./auth/rbac.ts";
 import { convertedResource } from "./conversion.ts";
 import type { Store } from "../store/index.ts";
@@ -26,6 +26,7 @@ import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
 import { GcLoop } from "./gc-loop.ts";
 import { QuotaStatusLoop } from "./admission/quota.ts";
 import { ensureKubernetesService } from "./bootstrap.ts";
+import type { BodyDeadline } from "./http.ts";
 import { acceptsJson, decodeBody, notAcceptable, prefersProtobuf, readBody, sendJson, sendStatus, statusOf } from "./http.ts";
 import { kubeconfigText, writeKubeconfig } from "./auth/kubeconfig.ts";
 import { boolParam, handleResource, revisionWaitMsDefault, waitForRevision } from "./resources.ts";
@@ -39,6 +40,7 @@ import { polyglotListener, selfSignedCertificate } from "./auth/tls.ts";
 import { clientCertificateUser, tlsServerOptions } from "./auth/client-cert.ts";
 import type { ServingTls } from "./auth/client-cert.ts";
 import { WatchStream } from "./watch.ts";
+import { bodyTimeoutMsDefault, Connections, headerTimeoutMsDefault, idleTimeoutMsDefault, timeoutMsMax } from "./connections.ts";
 
 export interface ServerOptions {
   /**
@@ -75,6 +77,22 @@ export interface ServerOptions {
    * large resource version. Default 3000, as kube-apiserver's watch cache.
    */
   revisionWaitMs?: number;
+  /**
+   * How long a connection may take to send the headers of its first request (from its first byte; a connection
+   * that sends nothing, and a TLS handshake, get as long too) before it is closed without an answer. Default 32_000,
+   * as kube-apiserver. See connections.ts.
+   */
+  headerTimeoutMs?: number;
+  /**
+   * How long a keep-alive connection may wait after an answer for the headers of its next request before it is
+   * closed. Default 90_000, as kube-apiserver. A request being answered (a watch streaming) has no such deadline.
+   */
+  idleTimeoutMs?: number;
+  /**
+   * How long a request's body may take to arrive once its headers have, before the request is answered 504 Timeout
+   * and its connection closed. Default 60_000, kube-apiserver's request timeout (which bounds a whole request there).
+   */
+  bodyTimeoutMs?: number;
   /**
    * How a long request (a server-side apply) lets other requests run between its phases. Default: until the event
    * loop's next turn (`setImmediate`), after the I/O ready by then (another connection's `/healthz`).
@@ -154,6 +172,9 @@ interface Resolved {
   log: (line: string) => void;
   faults: readonly FaultSpec[];
   revisionWaitMs: number;
+  headerTimeoutMs: number;
+  idleTimeoutMs: number;
+  bodyTimeoutMs: number;
   phasePause: () => Promise<void>;
   tls: ServingTls | undefined;
   /** Set for an in-process server: no listener, no TLS, no GC or quota loops (the simulator collects garbage). */
@@ -177,6 +198,9 @@ function resolveOptions(options: ServerOptions): Resolved {
     log: options.log ?? ((line) => void process.stderr.write(`${line}\n`)),
     faults: parseFaultSpecs(options.faults ?? []),
     revisionWaitMs: options.revisionWaitMs ?? revisionWaitMsDefault,
+    headerTimeoutMs: options.headerTimeoutMs ?? headerTimeoutMsDefault,
+    idleTimeoutMs: options.idleTimeoutMs ?? idleTimeoutMsDefault,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? bodyTimeoutMsDefault,
     phasePause: options.phasePause ?? nextTurn,
     tls: options.tls,
   };
@@ -186,6 +210,9 @@ function resolveOptions(options: ServerOptions): Resolved {
   assert(resolved.watchBufferBytesMax > 0, "watchBufferBytesMax > 0");
   assert(resolved.bookmarkIntervalMs > 0, "bookmarkIntervalMs > 0");
   assert(Number.isFinite(resolved.revisionWaitMs) && resolved.revisionWaitMs >= 0, "revisionWaitMs >= 0");
+  assert(resolved.headerTimeoutMs > 0 && resolved.headerTimeoutMs <= timeoutMsMax, "headerTimeoutMs in 1..2^31-1");
+  assert(resolved.idleTimeoutMs > 0 && resolved.idleTimeoutMs <= timeoutMsMax, "idleTimeoutMs in 1..2^31-1");
+  assert(resolved.bodyTimeoutMs > 0 && resolved.bodyTimeoutMs <= timeoutMsMax, "bodyTimeoutMs in 1..2^31-1");
   return resolved;
 }
 
@@ -240,7 +267,7 @@ class ServedRequest implements ResourceRequest {
   }
 
   body(): Promise<Buffer> {
-    this.#body ??= readBody(this.req, this.#bodyBytesMax);
+    this.#body ??= readBody(this.req, this.#bodyBytesMax, this.#loops.bodyDeadline);
     return this.#body;
   }
 
@@ -272,6 +299,8 @@ interface Loops {
   quotas: QuotaStatusLoop;
   clock: Clock;
   revisionWaitMs: number;
+  /** How long a request body may take to arrive; none in process (no timer runs there). */
+  bodyDeadline: BodyDeadline | undefined;
   /** How a long request lets others run between its phases; none in process (a request is one simulator step). */
   pause: (() => Promise<void>) | undefined;
 }
@@ -287,12 +316,13 @@ class ApiServer {
   readonly #routes = new RouteCache();
   readonly #watches = new Set<WatchStream>();
   readonly #http: Server;
-  /** Plain-HTTP connections and whether a request is in flight on each (see `#trackPlainConnections`). */
-  readonly #plain = new Map<Socket, boolean>();
-  #closing = false;
+  /** Connections and their deadlines (connections.ts); none in process. */
+  readonly #connections: Connections | undefined;
   readonly #https: HttpsServer | undefined;
   /** The listener: hands each connection to #http or #https by its first byte (none in process). */
   readonly #listener: NetServer | undefined;
+  /** Closes the listener's connections that have not sent a byte yet (no HTTP server knows of them). */
+  readonly #closeSilent: () => void = () => {};
   /** The server's token and the service account tokens it signs (rbac.ts). */
   readonly #tokens: Tokens;
   readonly #certificate: string;
@@ -306,8 +336,8 @@ class ApiServer {
     // In process, the simulator's own garbage-collection steps do what the GC loop does, and no timer may run (nor
     // may a read wait for a revision: the simulation's store is never behind a client).
     this.#loops = options.inProcess === undefined
-      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs, pause: options.phasePause }
-      : { gc: inertLoop, quotas: inertLoop, clock: options.clock, revisionWaitMs: 0, pause: undefined };
+      ? { gc: this.#gc, quotas: this.#quotas, clock: options.clock, revisionWaitMs: options.revisionWaitMs, bodyDeadline: { clock: options.clock, ms: options.bodyTimeoutMs }, pause: options.phasePause }
+      : { gc: inertLoop, quotas: inertLoop, clock: options.clock, revisionWaitMs: 0, bodyDeadline: undefined, pause: undefined };
     this.#tables = new Tables(options.store, options.clock);
     this.#managed = new ManagedFields(options.clock, (ref, uid) => {
       try {
@@ -318,8 +348,10 @@ class ApiServer {
     });
     this.injectFaults(options.faults);
     this.#tokens = new Tokens(options.token, options.store, () => options.clock.now());
-    this.#http = createServer({ keepAlive: true }, (req, res) => void this.#handle(req, res));
+    // Node's own keep-alive timeout is off: connections.ts bounds idle connections, on the server's clock.
+    this.#http = createServer({ keepAlive: true, keepAliveTimeout: 0 }, (req, res) => void this.#handle(req, res));
     if (options.inProcess !== undefined) {
+      this.#connections = undefined;
       // No Date header: Node caches its text under a real timer, so a module could read another run's instant.
       this.#http.prependListener("request", (_req: IncomingMessage, res: ServerResponse) => {
         res.sendDate = false;
@@ -332,16 +364,19 @@ class ApiServer {
     }
     const tls = options.tls ?? selfSignedCertificate(options.clock.now());
     this.#certificate = tls.cert;
-    this.#https = createHttpsServer({ keepAlive: true, ...tlsServerOptions(tls) }, (req, res) => void this.#handle(req, res));
+    this.#https = createHttpsServer({ keepAlive: true, keepAliveTimeout: 0, handshakeTimeout: options.headerTimeoutMs, ...tlsServerOptions(tls) }, (req, res) => void this.#handle(req, res));
     const onClientError = (error: Error & { code?: string }, socket: Socket) => {
       rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
     };
     this.#http.on("clientError", onClientError);
     this.#https.on("clientError", onClientError);
-    this.#trackPlainConnections();
-    // A TLS handshake that fails (a client refusing the certificate) only ends that connection.
+    this.#connections = new Connections({ clock: options.clock, headerTimeoutMs: options.headerTimeoutMs, idleTimeoutMs: options.idleTimeoutMs });
+    this.#trackConnections(this.#connections);
+    // A TLS handshake that fails (a client refusing the certificate, or one too slow) only ends that connection.
     this.#https.on("tlsClientError", (_error: Error, socket: Socket) => socket.destroy());
-    this.#listener = polyglotListener(this.#http, this.#https);
+    const polyglot = polyglotListener(this.#http, this.#https, options.clock, options.headerTimeoutMs);
+    this.#listener = polyglot.listener;
+    this.#closeSilent = polyglot.closeSilent;
   }
 
   /** In process: serves one connection (any Duplex) as if it had been accepted. */
@@ -438,40 +473,32 @@ class ApiServer {
   async close(): Promise<void> {
     this.#gc.stop();
     this.#quotas.stop();
-    this.#closing = true;
     const listener = this.#listener;
     const closed = new Promise<void>((resolve) => (listener === undefined ? resolve() : listener.close(() => resolve())));
     for (const watch of [...this.#watches]) watch.close();
-    this.#http.closeIdleConnections();
-    this.#https?.closeIdleConnections();
-    for (const [socket, busy] of this.#plain) if (!busy) socket.destroy();
+    this.#connections?.close();
+    this.#closeSilent();
     await closed;
   }
 
   /**
-   * Plain-HTTP connections come to #http through the polyglot listener, not through a listen() of its own, so
-   * Node's connection tracking (what `closeIdleConnections` reads) never starts for them, and an idle keep-alive
-   * connection would hold `close()` until its keep-alive timeout. The server tracks them itself: an idle one is
-   * destroyed by `close()`, a busy one is ended once its answer is written.
+   * Connections come to #http and #https through the polyglot listener, not through a listen() of their own, so
+   * Node's connection tracking (its header timeout, `closeIdleConnections`) never starts for them: `connections`
+   * tracks them instead, a plain one from its first byte and a TLS one from the end of its handshake.
    */
-  #trackPlainConnections(): void {
-    this.#http.on("connection", (socket: Socket) => {
-      this.#plain.set(socket, false);
-      socket.once("close", () => this.#plain.delete(socket));
-    });
+  #trackConnections(connections: Connections): void {
+    this.#http.on("connection", (socket: Socket) => connections.add(socket));
+    this.#https!.on("secureConnection", (socket: Socket) => connections.add(socket));
     // One listener for every response (a response closes once): no closure per request.
-    const plain = this.#plain;
-    const server = this;
     const onResponseClose = function (this: ServerResponse): void {
-      const socket = this.req.socket;
-      if (!plain.has(socket)) return;
-      plain.set(socket, false);
-      if (server.#closing) socket.end();
+      connections.finished(this.req.socket);
     };
-    this.#http.on("request", (req: IncomingMessage, res: ServerResponse) => {
-      plain.set(req.socket, true);
+    const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+      connections.started(req.socket);
       res.on("close", onResponseClose);
-    });
+    };
+    this.#http.on("request", onRequest);
+    this.#https!.on("request", onRequest);
   }
 
   /**
@@ -487,8 +514,8 @@ class ApiServer {
       const user = this.#tokens.user(match[1]!);
       return { path: match[2] ?? "/", user: user === serverUser ? user : undefined };
     }
-    const bearer = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "");
-    return { path: pathname, user: bearer === null ? clientCertificateUser(req) : this.#tokens.user(bearer[1]!) };
+    const token = bearerToken(req.headers.authorization);
+    return { path: pathname, user: token === undefined ? clientCertificateUser(req) : this.#tokens.user(token) };
   }
 
   /** Refuses what RBAC does not allow `user` (anyone but `system:masters`) to do with this route. */
@@ -498,7 +525,11 @@ class ApiServer {
     if (route.type === "resource") {
       const watch = route.watchPath || boolParam(query, "watch");
       const verb = reviewOf(route) !== undefined ? "create" : verbOf(req.method, route, watch);
-      attributes = { verb, resource: { group: route.group, plural: route.plural, subresource: route.subresource, namespace: route.namespace, name: route.name } };
+      // A Namespace is in itself, as kube-apiserver reads its path: a RoleBinding in `ns` may grant reading `ns`.
+      const namespace = route.namespace ?? (route.group === "" && route.plural === "namespaces" ? route.name : undefined);
+      // A list or watch selecting one name by field is asked about that name, as kube-apiserver asks.
+      const name = route.name ?? (verb === "list" || verb === "watch" ? selectedName(query.get("fieldSelector")) : undefined);
+      attributes = { verb, resource: { group: route.group, plural: route.plural, subresource: route.subresource, namespace, name } };
     } else attributes = { verb: req.method === "HEAD" ? "get" : (req.method ?? "GET").toLowerCase(), path };
     if (!allowed(this.#o.store, user, attributes)) throw forbidden(user, attributes);
   }
@@ -513,13 +544,15 @@ class ApiServer {
       const route = this.#routes.get(path);
       if (route.type !== "health") {
         if (user === undefined) throw unauthorized();
-        const acting = req.headers["impersonate-user"] === undefined && req.headers["impersonate-group"] === undefined ? user : impersonated(req, user);
+        const acting = impersonates(req) ? impersonated(req, user, this.#o.store) : user;
         setRequestUser(req, acting);
         this.#authorize(acting, route, path, query, req);
       }
       await this.#dispatch(route, query, req, res);
     } catch (error) {
-      if (statusOf(error).code === 413) res.setHeader("Connection", "close");
+      // The rest of a body too large or too slow is not read: the connection cannot carry another request.
+      const code = statusOf(error).code;
+      if (code === 413 || (code === 504 && !req.complete)) res.setHeader("Connection", "close");
       sendStatus(res, error, req.headers.accept);
     }
   }
@@ -601,6 +634,32 @@ class ApiServer {
       throw error;
     });
   }
+}
+
+/**
+ * The token of an `Authorization` header as kube-apiserver reads it: the scheme `Bearer` in any case, one space, the
+ * token (up to the next space); undefined for any other scheme or an empty token.
+ */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const parts = header.trim().split(" ");
+  if (parts.length < 2 || parts[0]!.toLowerCase() !== "bearer" || parts[1] === "") return undefined;
+  return parts[1];
+}
+
+/**
+ * The name a field selector requires exactly (`metadata.name=x` or `==x`, alone or among other terms), when it is one
+ * that could name an object in a path; else undefined.
+ */
+export function selectedName(selector: string | null): string | undefined {
+  if (selector === null || selector === "" || selector.includes("\\")) return undefined;
+  for (const term of selector.split(",")) {
+    const match = /^\s*metadata\.name\s*==?\s*(.*?)\s*$/.exec(term);
+    if (match === null) continue;
+    const name = match[1]!;
+    return name === "" || name === "." || name === ".." || /[/%]/.test(name) ? undefined : name;
+  }
+  return undefined;
 }
 
 /** Paths whose parsed routes are kept (the cache starts afresh when full), and the longest path kept. */

@@ -16,7 +16,7 @@ import { TraceWriter, canonicalLine, type StepFacts, type TraceMode, type TraceR
 import type { ActorContext, ActorDefinition, CrashContext, RunStatus } from "./types.ts";
 /**
  * A watch as the kernel and the watch faults see it: the client's `SimWatch`, or a watch on a module's in-process
- * connection (src/module/wire.ts).
+ * connection (src/module/watch.ts).
  */
 export interface KernelWatch {
   readonly id: string;

@@ -30,7 +30,7 @@ export interface ReadyStep {
  * steps that commute give each step the same origin, while the ready list's own order (`seq`) follows when steps
  * happened to be enqueued. Ordered by `compareOrigins`, the ready list is then the same set in the same order after
  * any reordering of commuting steps, which is what lets the bounded search count preemptions soundly with
- * partial-order reduction (see src/explore/bounded.ts).
+ * partial-order reduction (see src/explore/bounded-search.ts).
  */
 export interface StepOrigin {
   readonly readyMs: number;

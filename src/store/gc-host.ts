@@ -14,7 +14,7 @@ import type { DeleteOptions, PropagationPolicy } from "../api/client.ts";
 import type { KubeObject, ObjectRef } from "../api/object.ts";
 import { crdInfo, validateCrd } from "./crd.ts";
 import { isDeleting, type GcHost, type Located } from "./gc.ts";
-import { lowerBound } from "./reads.ts";
+import { lowerBound } from "./sorted-keys.ts";
 import type { KindState, Registry } from "./registry.ts";
 import { liveObject } from "./version.ts";
 

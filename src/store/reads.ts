@@ -124,18 +124,6 @@ export function checkReadRevision(revision: number, compacted: number, current: 
   }
 }
 
-/** First index in sorted `keys` whose key is >= `probe` (binary search). */
-export function lowerBound(keys: readonly string[], probe: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < probe) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /** Objects that exist at `revision` under the keys from `start` on (those that begin with `prefix`). */
 export function countLive(state: KindState, keys: readonly string[], start: number, prefix: string, revision: number): number {
   let count = 0;

@@ -10,13 +10,13 @@ import { assert } from "../api/assert.ts";
 import type { KindRef, KubeObject } from "../api/object.ts";
 import { parseApiVersion } from "../api/object.ts";
 import type { ResourceType } from "../api/resources.ts";
-import type { Version } from "./version.ts";
+import type { Version, VersionKind } from "./version.ts";
 import { liveObject } from "./version.ts";
 import type { KindRules } from "./kinds.ts";
 import { builtinKinds, customResourceRules } from "./kinds.ts";
 import type { CrdInfo } from "./crd.ts";
 import { WatchIndex } from "./watch.ts";
-import { lowerBound } from "./reads.ts";
+import { compareKeys, insertSorted, removeSorted } from "./sorted-keys.ts";
 
 /** Custom-resource schema data of a kind registered by a CRD, per served version. */
 export interface CustomSchemas {
@@ -26,7 +26,7 @@ export interface CustomSchemas {
 }
 
 /** Everything the store keeps for one group+kind, across its versions and its registrations. */
-export class KindState {
+export class KindState implements VersionKind {
   readonly id: string;
   /** The served versions by name; empty while the kind is not registered (a deleted CRD). */
   versions = new Map<string, ResourceType>();
@@ -142,21 +142,6 @@ export class KindState {
     if (this.#sortedKeys === undefined) this.#sortedKeys = [...this.objects.keys()].sort(compareKeys);
     return this.#sortedKeys;
   }
-}
-
-/** Plain code-unit order is byte order for the ASCII names Kubernetes allows: etcd's key order. */
-function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function insertSorted(keys: string[], key: string): void {
-  const at = lowerBound(keys, key);
-  if (keys[at] !== key) keys.splice(at, 0, key);
-}
-
-function removeSorted(keys: string[], key: string): void {
-  const at = lowerBound(keys, key);
-  if (keys[at] === key) keys.splice(at, 1);
 }
 
 /**

@@ -36,9 +36,10 @@ export interface RevisionLogOptions {
   historyBytesMax?: number;
   /**
    * Called with each committed version after it is recorded (it is the newest, reachable by key) and before the
-   * history is compacted and the version published to watchers: what the layer above derives from a write.
+   * history is compacted and the version published to watchers: what the layer above derives from a write. `state`
+   * is the version's kind.
    */
-  onCommit?: (version: Version) => void;
+  onCommit?: (version: Version, state: KindState) => void;
 }
 
 /** One committed write as a snapshot carries it (see `RevisionLog.writesAfter`). */
@@ -62,7 +63,7 @@ const doNothing = (): void => {};
 export class RevisionLog {
   readonly historyRevisionsMax: number;
   readonly historyBytesMax: number;
-  readonly #onCommit: (version: Version) => void;
+  readonly #onCommit: (version: Version, state: KindState) => void;
   readonly #hub = new WatchHub();
   #revision = 0;
   #compacted = 0;
@@ -122,9 +123,9 @@ export class RevisionLog {
     this.#historyBytes += bytes;
     state.recordVersion(version);
     assert(this.#history.length - this.#historyHead === revision - this.#compacted, "log-history-contiguous");
-    this.#onCommit(version);
+    this.#onCommit(version, state);
     this.#compact();
-    this.#hub.publish(version);
+    this.#hub.publish(version, state.watchers);
     return version;
   }
 

@@ -42,7 +42,8 @@ import { checkDeletePreconditions, checkNamespaceOpen, checkUpdatePreconditions 
 import { apiVersionOf, factsOf } from "./resource-facts.ts";
 import { isFinalized, planDelete } from "./delete.ts";
 import { GarbageCollector, locOf } from "./gc.ts";
-import { checkReadRevision, compileSelectors, continueExpiredMessage, countLive, decodeContinue, encodeContinue, indexValue, lowerBound } from "./reads.ts";
+import { checkReadRevision, compileSelectors, continueExpiredMessage, countLive, decodeContinue, encodeContinue, indexValue } from "./reads.ts";
+import { lowerBound } from "./sorted-keys.ts";
 import type { CompiledSelector } from "./reads.ts";
 import { KindState, Registry, objectKey } from "./registry.ts";
 import type { IndexedKeys } from "./registry.ts";
@@ -106,7 +107,7 @@ export class MemoryStore implements Store {
   constructor(options: StoreOptions = {}) {
     this.#now = options.now ?? (() => 0);
     const bounds = { historyRevisionsMax: options.historyRevisionsMax, historyBytesMax: options.historyBytesMax };
-    this.#log = new RevisionLog({ ...bounds, onCommit: (version) => this.#afterCommit(version) });
+    this.#log = new RevisionLog({ ...bounds, onCommit: (version, state) => this.#afterCommit(version, state) });
     this.#uidOption = options.uid;
     this.#admission = new AdmissionChain(options.admission ?? []);
     this.#objectBytesMax = options.objectBytesMax ?? defaultObjectBytesMax;
@@ -719,8 +720,8 @@ export class MemoryStore implements Store {
   // ---- what a commit means for the API ----
 
   /** What the API layer derives from each committed write (the log calls it before compaction and publication). */
-  #afterCommit(version: Version): void {
-    const { event, kind: state, key } = version;
+  #afterCommit(version: Version, state: KindState): void {
+    const { event, key } = version;
     // What is derived here reads the log's revision as this write's (a CRD's registration revision).
     assert(event.revision === this.#log.revision, "store-derives-from-the-newest-commit");
     const before = liveObject(version.prev);

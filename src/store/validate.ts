@@ -333,7 +333,7 @@ const validators: Record<string, KindValidator> = {
     if (!isRecord(spec.jobTemplate)) errors.push(required("spec.jobTemplate"));
     return errors;
   },
-  "/ConfigMap": (object, old) => [...validateDataKeys(object, ["data", "binaryData"]), ...validateImmutableData(object, old, ["data", "binaryData"])],
+  "/ConfigMap": (object, old) => [...validateDataKeys(object, ["data", "binaryData"]), ...validateDataSize(object, ["data", "binaryData"], "[]"), ...validateImmutableData(object, old, ["data", "binaryData"])],
   "/Service": (object, old) => {
     const errors = validateServicePorts(specOf(object) ?? {});
     // A cluster IP, once given, stays (an update that leaves it out keeps it on a real server's allocating path).
@@ -375,6 +375,7 @@ const validators: Record<string, KindValidator> = {
       }
     }
     if (old !== undefined && old.type !== object.type) errors.push(invalidValue("type", object.type, "field is immutable"));
+    errors.push(...validateDataSize(object, ["data"], "data"));
     errors.push(...validateImmutableData(object, old, ["data"]));
     return errors;
   },
@@ -390,6 +391,31 @@ function validateSchedule(schedule: string): FieldError[] {
   const fields = schedule.trim().split(/\s+/);
   if (fields.length === 5) return [];
   return [invalidValue("spec.schedule", schedule, `expected exactly 5 fields, found ${fields.length}: [${fields.join(" ")}]`)];
+}
+
+/** The most bytes a ConfigMap's or Secret's data may hold in all: kube-apiserver's MaxSecretSize, 1 MiB. */
+const dataBytesMax = 1024 * 1024;
+
+/**
+ * A ConfigMap's (data and binaryData) or Secret's (data, stringData merged in) values may hold 1 MiB in all, counted as
+ * kube-apiserver counts them: the bytes of each string, the decoded bytes of each base64 value. The error names `field`.
+ */
+function validateDataSize(object: KubeObject, fields: readonly string[], field: string): FieldError[] {
+  let bytes = 0;
+  for (const name of fields) {
+    const data = object[name];
+    if (!isRecord(data)) continue;
+    const base64 = name === "binaryData" || object.kind === "Secret";
+    for (const value of Object.values(data)) if (typeof value === "string") bytes += base64 ? base64Bytes(value) : Buffer.byteLength(value);
+  }
+  if (bytes <= dataBytesMax) return [];
+  return [{ field, type: "FieldValueTooLong", message: `Too long: must have at most ${dataBytesMax} bytes` }];
+}
+
+/** The bytes a base64 text decodes to, without decoding it. */
+function base64Bytes(text: string): number {
+  const padding = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  return Math.floor((text.length * 3) / 4) - padding;
 }
 
 function validateDataKeys(object: KubeObject, fields: string[]): FieldError[] {

@@ -218,15 +218,19 @@ const nothingFirst = (): void => {};
  */
 export class WatchHub {
   readonly #queue: Version[] = [];
+  /** The watchers of each queued version's kind, at the same index (two arrays: no pair made per write). */
+  readonly #queueWatchers: WatchIndex[] = [];
   #delivering = false;
   #errors: unknown[] = [];
   /** The revision of the last write published. */
   #published = 0;
 
-  publish(version: Version): void {
+  /** Delivers `version` to the candidates among `watchers`, the watchers of its kind. */
+  publish(version: Version, watchers: WatchIndex): void {
     assert(version.event.revision > this.#published, "hub-publishes-in-revision-order");
     this.#published = version.event.revision;
     this.#queue.push(version);
+    this.#queueWatchers.push(watchers);
     if (!this.#delivering) this.#run(nothingFirst);
   }
 
@@ -252,10 +256,11 @@ export class WatchHub {
       first();
       for (let i = 0; i < this.#queue.length; i++) {
         const version = this.#queue[i]!;
-        version.kind.watchers.forEachCandidate(version, (watcher) => this.#call(watcher, version));
+        this.#queueWatchers[i]!.forEachCandidate(version, (watcher) => this.#call(watcher, version));
       }
     } finally {
       this.#queue.length = 0;
+      this.#queueWatchers.length = 0;
       this.#delivering = false;
     }
     // A throwing listener is the caller's bug; every other watcher still got its events first. (The list is

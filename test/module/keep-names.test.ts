@@ -61,7 +61,7 @@ test("the cheaper keepNames helper replaces the one esbuild emits", async () => 
   const text = await bundle();
   const cheaper = cheaperKeepNames(text);
   assert.notEqual(cheaper, text, "esbuild's __name helper was not found: it changed, and the loader no longer swaps it");
-  assert.match(cheaper, /var __name = \(target, value\) => \{ const own = __getOwnPropDesc\(target, "name"\);/);
+  assert.match(cheaper, /var __name = \(target, value\) => \{ const own = Object.getOwnPropertyDescriptor\(target, "name"\);/);
 });
 
 test("every function and class keeps the name the original helper gives it", async () => {

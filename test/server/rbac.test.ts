@@ -53,7 +53,7 @@ test("an impersonated user may do what its bindings allow, and is refused the re
     assert.equal(elsewhere.status, 403, "a Role holds in its namespace only");
     // Subresources and resource names: the log of pod web only.
     const log = await request(t.server, "GET", "/api/v1/namespaces/default/pods/other/log", { headers: bob });
-    assert.equal(log.json.message, 'pods/log "other" is forbidden: User "bob" cannot get resource "pods/log" in API group "" in the namespace "default"');
+    assert.equal(log.json.message, 'pods "other" is forbidden: User "bob" cannot get resource "pods/log" in API group "" in the namespace "default"');
     // Discovery and the review kinds are every authenticated user's (the bootstrap roles).
     for (const path of ["/api", "/apis", "/api/v1", "/version"]) assert.equal((await request(t.server, "GET", path, { headers: bob })).status, 200, path);
     const rules = await request(t.server, "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", { headers: bob, body: { spec: { namespace: "default" } } });

@@ -73,7 +73,7 @@ test("settle serve preloads --setup manifests, writes a private kubeconfig, serv
   }
 });
 
-test("settle serve exits 2 for a setup file that does not load and for a bad port", async () => {
+test("settle serve exits 2 for a setup file that does not load, a bad port or timeout, and a kubeconfig it cannot write", async () => {
   const dir = mkdtempSync(join(tmpdir(), "settle-serve-"));
   try {
     const setup = join(dir, "bad.yaml");
@@ -92,6 +92,15 @@ test("settle serve exits 2 for a setup file that does not load and for a bad por
     const badFaults = run(["--faults", faults]);
     assert.equal(await badFaults.exited, 2);
     assert.match(badFaults.output().stderr, /faults\.yaml: .*faults\[0\]\.code/);
+    const timeout = run(["--header-timeout-ms", "0"]);
+    assert.equal(await timeout.exited, 2);
+    assert.match(timeout.output().stderr, /--header-timeout-ms expects an integer >= 1, got "0"/);
+    const idle = run(["--idle-timeout-ms", "9999999999"]);
+    assert.equal(await idle.exited, 2);
+    assert.match(idle.output().stderr, /--idle-timeout-ms expects an integer from 1 to 2147483647/);
+    const nowhere = run(["--kubeconfig-out", join(dir, "missing", "kc")]);
+    assert.equal(await nowhere.exited, 2);
+    assert.match(nowhere.output().stderr, /settle serve: --kubeconfig-out .*missing\/kc: ENOENT/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

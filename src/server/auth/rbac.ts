@@ -4,16 +4,19 @@
 // cluster's admin certificate is); a service account token the server minted (`kubectl create token`, the
 // TokenRequest API; HS256-signed with a key derived from the server's token, so only this server's tokens count) is
 // `system:serviceaccount:<namespace>:<name>` while the account exists with the uid it was minted for; and a request
-// that impersonates (`kubectl --as`, `--as-group`: the `Impersonate-*` headers, allowed to `system:masters` only) is
-// the impersonated user, in `system:authenticated`. Every identity but `system:masters` is checked against the
-// Roles, ClusterRoles and their bindings in the store, with the real matching rules (verbs, API groups, resources and
-// `*/subresource`, resource names, non-resource URLs, aggregated ClusterRoles), and refused with the real 403 text.
-// The server starts with the bootstrap roles every cluster has for this: `cluster-admin` (bound to `system:masters`),
-// `system:discovery`, `system:basic-user` and `system:public-info-viewer` (bound to `system:authenticated`), and the
-// user-facing `admin`, `edit` and `view`, aggregated from `system:aggregate-to-*` with the real rules. Leaves out:
-// the controllers' and nodes' bootstrap roles, escalation checks on writing roles and bindings, user `extra` fields.
+// that impersonates (`kubectl --as`, `--as-group`: the `Impersonate-*` headers, each thing impersonated allowed by
+// the `impersonate` verb, as RBAC grants it) is the impersonated user, in `system:authenticated`. Every identity but
+// `system:masters` is checked against the Roles, ClusterRoles and their bindings in the store, with the real matching
+// rules (verbs, API groups, resources and `*/subresource`, resource names, non-resource URLs, aggregated
+// ClusterRoles), and refused with the real 403 text; writes of roles and bindings are also held to escalation
+// prevention (escalation.ts). The server starts with the bootstrap roles every cluster has for this: `cluster-admin`
+// (bound to `system:masters`), `system:discovery`, `system:basic-user` and `system:public-info-viewer` (bound to
+// `system:authenticated`), and the user-facing `admin`, `edit` and `view`, aggregated from `system:aggregate-to-*`
+// with the real rules. Leaves out: the controllers' and nodes' bootstrap roles, anonymous requests (a request
+// without a token is a 401, not `system:anonymous`).
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import { assert } from "../../api/assert.ts";
 import { ApiError } from "../../api/errors.ts";
 import { isRecord } from "../../api/json.ts";
 import type { KubeObject } from "../../api/object.ts";
@@ -25,6 +28,8 @@ export interface UserInfo {
   username: string;
   uid?: string;
   groups: string[];
+  /** Extra attributes (`Impersonate-Extra-<key>`); none for the server's own identities. */
+  extra?: Record<string, string[]>;
 }
 
 /** The holder of the server's token: a cluster administrator. */
@@ -107,26 +112,106 @@ function serviceAccountGroups(namespace: string): string[] {
 
 // ---- Impersonation -------------------------------------------------------------------------------------------
 
+/** One thing a request impersonates, as kube-apiserver lists them: a user or service account, a group, an extra, a uid. */
+interface Impersonation {
+  kind: "User" | "ServiceAccount" | "Group" | "UserExtra" | "UID";
+  name: string;
+  namespace?: string;
+  /** The extra's key (UserExtra only). */
+  key?: string;
+}
+
+const impersonatePrefix = "impersonate-";
+const extraPrefix = "impersonate-extra-";
+
+/** True when `req` carries any `Impersonate-*` header (an empty one too: it is a 400 or ignored, as on a real server). */
+export function impersonates(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length > impersonatePrefix.length && raw[i]!.toLowerCase().startsWith(impersonatePrefix)) return true;
+  return false;
+}
+
 /**
- * The user `req` impersonates, or `user` itself when it impersonates nobody. Only `system:masters` may impersonate
- * (403 for anyone else, in the real words); groups given without a user are a 400 as on a real server.
+ * The user `req` impersonates, or `user` itself when it impersonates nobody (no header, or only an empty
+ * `Impersonate-User`). Each thing impersonated (the user or service account, each group, each extra value, the uid)
+ * needs the `impersonate` verb on it (`users`, `serviceaccounts`, `groups`, `userextras/<key>`, `uids`), checked
+ * with RBAC as any request is (`system:masters` may do all), else the real 403; groups, extras or a uid without a
+ * user are a 400 as on a real server.
  */
-export function impersonated(req: IncomingMessage, user: UserInfo): UserInfo {
+export function impersonated(req: IncomingMessage, user: UserInfo, store: Store): UserInfo {
+  const requests = impersonationRequests(req);
+  if (requests.length === 0) return user;
+  for (const request of requests) {
+    const attributes = impersonationAttributes(request);
+    if (!allowed(store, user, attributes)) throw forbidden(user, attributes);
+  }
+  return impersonatedUser(requests, req.headersDistinct["impersonate-group"] !== undefined);
+}
+
+/** What `req` asks to impersonate, in kube-apiserver's order; 400 for anything asked without a user. */
+function impersonationRequests(req: IncomingMessage): Impersonation[] {
   const headers = req.headersDistinct;
-  const name = headers["impersonate-user"]?.[0];
-  const groups = headers["impersonate-group"] ?? [];
-  if (name === undefined) {
-    if (groups.length > 0 || headers["impersonate-uid"] !== undefined) throw new ApiError("BadRequest", 400, "requested [Impersonate-Group Impersonate-Uid] without impersonating a user");
-    return user;
-  }
-  if (!isMaster(user)) {
-    throw new ApiError("Forbidden", 403, `users "${name}" is forbidden: User "${user.username}" cannot impersonate resource "users" in API group "" at the cluster scope`, { name, group: "", kind: "users" });
-  }
+  const requests: Impersonation[] = [];
+  const name = headers["impersonate-user"]?.[0] ?? "";
   const account = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(name);
-  const own = groups.length === 0 && account !== null ? serviceAccountGroups(account[1]!) : [...groups];
-  if (name !== "system:anonymous" && !own.includes("system:authenticated")) own.push("system:authenticated");
-  const uid = headers["impersonate-uid"]?.[0];
-  return { username: name, ...(uid === undefined ? {} : { uid }), groups: own };
+  if (account !== null) requests.push({ kind: "ServiceAccount", namespace: account[1]!, name: account[2]! });
+  else if (name !== "") requests.push({ kind: "User", name });
+  for (const group of headers["impersonate-group"] ?? []) requests.push({ kind: "Group", name: group });
+  for (const [header, values] of Object.entries(headers)) {
+    if (!header.startsWith(extraPrefix) || values === undefined) continue;
+    const key = unescapeExtraKey(header.slice(extraPrefix.length));
+    for (const value of values) requests.push({ kind: "UserExtra", name: value, key });
+  }
+  const uid = headers["impersonate-uid"]?.[0] ?? "";
+  if (uid !== "") requests.push({ kind: "UID", name: uid });
+  if (name === "" && requests.length > 0) throw new ApiError("BadRequest", 400, `requested [${requests.map(describeImpersonation).join(" ")}] without impersonating a user`);
+  return requests;
+}
+
+/** An extra's key from its header name: percent-escapes undone where they are valid, as kube-apiserver reads it. */
+function unescapeExtraKey(key: string): string {
+  try {
+    return decodeURIComponent(key);
+  } catch {
+    return key;
+  }
+}
+
+/** A request as kube-apiserver prints it in the 400 (an object reference, Go's %v of its fields). */
+function describeImpersonation(request: Impersonation): string {
+  const apiVersion = request.kind === "UserExtra" || request.kind === "UID" ? "authentication.k8s.io/v1" : "";
+  return `{${[request.kind, request.namespace ?? "", request.name, "", apiVersion, "", request.key ?? ""].join(" ")}}`;
+}
+
+function impersonationAttributes(request: Impersonation): RequestAttributes {
+  switch (request.kind) {
+    case "User":
+      return { verb: "impersonate", resource: { group: "", plural: "users", name: request.name } };
+    case "ServiceAccount":
+      return { verb: "impersonate", resource: { group: "", plural: "serviceaccounts", namespace: request.namespace, name: request.name } };
+    case "Group":
+      return { verb: "impersonate", resource: { group: "", plural: "groups", name: request.name } };
+    case "UserExtra":
+      return { verb: "impersonate", resource: { group: "authentication.k8s.io", plural: "userextras", subresource: request.key, name: request.name } };
+    case "UID":
+      return { verb: "impersonate", resource: { group: "authentication.k8s.io", plural: "uids", name: request.name } };
+  }
+}
+
+/** The identity the requests make: a service account's groups when none are given, `system:authenticated` added. */
+function impersonatedUser(requests: readonly Impersonation[], groupsGiven: boolean): UserInfo {
+  const who = requests[0]!;
+  assert(who.kind === "User" || who.kind === "ServiceAccount", "impersonation: the user comes first");
+  const username = who.kind === "ServiceAccount" ? `system:serviceaccount:${who.namespace}:${who.name}` : who.name;
+  const groups = requests.filter((r) => r.kind === "Group").map((r) => r.name);
+  if (who.kind === "ServiceAccount" && !groupsGiven) groups.push(...serviceAccountGroups(who.namespace!).filter((g) => g !== "system:authenticated"));
+  if (username === "system:anonymous") {
+    if (!groups.includes("system:unauthenticated")) groups.push("system:unauthenticated");
+  } else if (!groups.includes("system:authenticated") && !groups.includes("system:unauthenticated")) groups.push("system:authenticated");
+  const extra: Record<string, string[]> = {};
+  for (const r of requests) if (r.kind === "UserExtra") (extra[r.key!] ??= []).push(r.name);
+  const uid = requests.find((r) => r.kind === "UID")?.name;
+  return { username, ...(uid === undefined ? {} : { uid }), groups, ...(Object.keys(extra).length === 0 ? {} : { extra }) };
 }
 
 // ---- Authorization -------------------------------------------------------------------------------------------
@@ -138,7 +223,7 @@ export interface RequestAttributes {
   path?: string;
 }
 
-interface PolicyRule {
+export interface PolicyRule {
   verbs?: string[];
   apiGroups?: string[];
   resources?: string[];
@@ -146,8 +231,8 @@ interface PolicyRule {
   nonResourceURLs?: string[];
 }
 
-type Role = KubeObject & { rules?: PolicyRule[]; aggregationRule?: { clusterRoleSelectors?: LabelSelector[] } };
-type Binding = KubeObject & { roleRef?: { kind?: string; name?: string }; subjects?: Array<{ kind?: string; name?: string; namespace?: string }> };
+export type Role = KubeObject & { rules?: PolicyRule[]; aggregationRule?: { clusterRoleSelectors?: LabelSelector[] } };
+export type Binding = KubeObject & { roleRef?: { kind?: string; name?: string }; subjects?: Array<{ kind?: string; name?: string; namespace?: string }> };
 
 const rbac = "rbac.authorization.k8s.io/v1";
 
@@ -177,22 +262,27 @@ function binds(binding: Binding, user: UserInfo, namespace: string | undefined):
   });
 }
 
-function roleRules(store: Store, binding: Binding, namespace: string | undefined): PolicyRule[] {
+function roleRules(store: Store, binding: Pick<Binding, "roleRef">, namespace: string | undefined): PolicyRule[] {
   const ref = binding.roleRef;
   if (ref?.name === undefined) return [];
   if (ref.kind === "Role") {
     if (namespace === undefined) return [];
-    const role = store.list({ apiVersion: rbac, kind: "Role", namespace, fieldSelector: `metadata.name=${ref.name}` }).items[0] as Role | undefined;
-    return role?.rules ?? [];
+    return roleNamed(store, "Role", ref.name, namespace)?.rules ?? [];
   }
   return clusterRoleRules(store, ref.name);
+}
+
+/** The Role (in `namespace`) or ClusterRole called `name`, or undefined. */
+export function roleNamed(store: Store, kind: "Role" | "ClusterRole", name: string, namespace?: string): Role | undefined {
+  const scope = namespace === undefined ? {} : { namespace };
+  return store.list({ apiVersion: rbac, kind, ...scope, fieldSelector: `metadata.name=${name}` }).items[0] as Role | undefined;
 }
 
 /**
  * A ClusterRole's rules; an aggregated one's are those of the ClusterRoles its selectors pick (aggregated ones in
  * turn: `edit` picks `view`), as the aggregation controller fills them.
  */
-function clusterRoleRules(store: Store, name: string): PolicyRule[] {
+export function clusterRoleRules(store: Store, name: string): PolicyRule[] {
   const roles = store.list({ apiVersion: rbac, kind: "ClusterRole" }).items as Role[];
   const rulesOfRole = (role: Role, seen: Set<Role>): PolicyRule[] => {
     const selectors = role.aggregationRule?.clusterRoleSelectors;
@@ -220,12 +310,16 @@ function ruleAllows(rule: PolicyRule, a: RequestAttributes): boolean {
   return rule.resourceNames === undefined || rule.resourceNames.length === 0 || (name !== undefined && rule.resourceNames.includes(name));
 }
 
-/** The 403 a real server answers a request RBAC refuses. */
+/**
+ * The 403 a real server answers a request RBAC refuses: the object named by its group-qualified resource, without
+ * the subresource (`pods "web" is forbidden`, `deployments.apps is forbidden`), then what the user cannot do.
+ */
 export function forbidden(user: UserInfo, a: RequestAttributes): ApiError {
   if (a.resource === undefined) return new ApiError("Forbidden", 403, `forbidden: User "${user.username}" cannot ${a.verb} path "${a.path ?? ""}"`, {});
   const { group, plural, subresource, namespace, name } = a.resource;
   const resource = subresource === undefined ? plural : `${plural}/${subresource}`;
-  const what = name === undefined || name === "" ? resource : `${resource} "${name}"`;
+  const qualified = group === "" ? plural : `${plural}.${group}`;
+  const what = name === undefined || name === "" ? qualified : `${qualified} "${name}"`;
   const where = namespace === undefined || namespace === "" ? "at the cluster scope" : `in the namespace "${namespace}"`;
   return new ApiError("Forbidden", 403, `${what} is forbidden: User "${user.username}" cannot ${a.verb} resource "${resource}" in API group "${group}" ${where}`, { ...(name === undefined ? {} : { name }), group, kind: plural });
 }

@@ -9,6 +9,8 @@ import type { Server as HttpsServer } from "node:https";
 import { createServer as createNetServer } from "node:net";
 import type { Server as NetServer, Socket } from "node:net";
 import { Duplex } from "node:stream";
+import { assert } from "../../api/assert.ts";
+import type { Clock } from "../../api/clock.ts";
 
 // ---- DER ----
 
@@ -113,14 +115,26 @@ function replaying(socket: Socket, first: Buffer): Duplex {
 
 /**
  * A listener that hands each connection to `https` when its first byte starts a TLS handshake and to `http`
- * otherwise. Neither of those listens itself.
+ * otherwise. Neither of those listens itself. A connection that sends nothing within `firstByteTimeoutMs` (on
+ * `clock`) is closed: until its first byte no HTTP server knows of it. `closeSilent` closes those at once (a
+ * server shutting down).
  */
-export function polyglotListener(http: HttpServer, https: HttpsServer): NetServer {
-  return createNetServer((socket) => {
+export function polyglotListener(http: HttpServer, https: HttpsServer, clock: Clock, firstByteTimeoutMs: number): { listener: NetServer; closeSilent(): void } {
+  assert(firstByteTimeoutMs > 0, "firstByteTimeoutMs > 0");
+  const silentSockets = new Set<Socket>();
+  const listener = createNetServer((socket) => {
     // TLS writes records in pieces: without this, Nagle's algorithm and delayed ACKs stall each answer ~40 ms.
     socket.setNoDelay(true);
     socket.on("error", () => socket.destroy());
+    silentSockets.add(socket);
+    const silent = clock.setTimer(firstByteTimeoutMs, () => socket.destroy());
+    socket.once("close", () => {
+      silent.cancel();
+      silentSockets.delete(socket);
+    });
     socket.once("data", (first: Buffer) => {
+      silent.cancel();
+      silentSockets.delete(socket);
       socket.pause();
       if (first[0] === tlsHandshake) {
         https.emit("connection", replaying(socket, first));
@@ -131,4 +145,5 @@ export function polyglotListener(http: HttpServer, https: HttpsServer): NetServe
       }
     });
   });
+  return { listener, closeSilent: () => [...silentSockets].forEach((socket) => socket.destroy()) };
 }
