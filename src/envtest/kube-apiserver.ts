@@ -17,6 +17,12 @@ import { apiServerFlags, FlagError, flagsHelp, parseFlags } from "./flags.ts";
  */
 const stopGraceMs = 1000;
 
+/**
+ * How often watch faults from SETTLE_FAULTS look for a watch to hit. `settle serve` applies `close-watch` and
+ * `delay-watch` to the watches open when they are armed, and at start none is: here they wait for the suite's.
+ */
+const watchFaultPollMs = 250;
+
 /** Authorizers settle has: RBAC, and Node, which only kubelets use (none runs here), taken without effect. */
 const authorizationModes = new Set(["RBAC", "Node"]);
 
@@ -91,21 +97,69 @@ export async function apiServerMain(argv: readonly string[], env: NodeJS.Process
       store,
       host: config.host,
       port: config.port,
-      faults: config.faults,
+      faults: config.faults.filter((fault) => !isWatchFault(fault)),
       tls: { cert: config.cert, key: config.key, ...(config.clientCa === undefined ? {} : { clientCa: config.clientCa }) },
-      log: (line) => err.write(`${line}\n`),
+      log: (line) => void (/ hit 0 watch\(es\)$/.test(line) ? undefined : err.write(`${line}\n`)),
     });
   } catch (error) {
     err.write(`Error: kube-apiserver: cannot serve on ${config.host}:${config.port}: ${error instanceof Error ? error.message : String(error)}\n`);
     return 1;
   }
   err.write(`kube-apiserver (settle): serving https://${config.host}:${config.port}${config.faults.length === 0 ? "" : ` with ${config.faults.length} fault(s) armed from SETTLE_FAULTS`}\n`);
+  const watchFaults = new WatchFaults(server, config.faults.filter(isWatchFault));
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", resolve);
     process.once("SIGINT", resolve);
   });
+  watchFaults.stop();
+  if (config.faults.length > 0) err.write(`${faultsSummary([...server.faults, ...watchFaults.pending()])}\n`);
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([server.close(), new Promise<void>((resolve) => (timer = setTimeout(resolve, stopGraceMs)))]);
   clearTimeout(timer);
   return 0;
+}
+
+function isWatchFault(fault: FaultSpec): boolean {
+  return fault.kind === "close-watch" || fault.kind === "delay-watch";
+}
+
+/** What the suite's run did to the faults of SETTLE_FAULTS, so a suite that passed knows whether they hit it. */
+function faultsSummary(unspent: readonly FaultSpec[]): string {
+  if (unspent.length === 0) return "kube-apiserver (settle): every fault from SETTLE_FAULTS was spent";
+  const named = unspent.map((fault) => JSON.stringify(Object.fromEntries(Object.entries(fault).filter(([key]) => key !== "id" && key !== "hits"))));
+  return `kube-apiserver (settle): ${unspent.length} fault(s) from SETTLE_FAULTS were not spent (no request or watch they match came): ${named.join(", ")}`;
+}
+
+/**
+ * Applies each watch fault to the suite's watches as they open: every `watchFaultPollMs` a fault not yet spent is
+ * armed for the remaining count (without a count: once, on every matching watch open then).
+ */
+class WatchFaults {
+  readonly #pending: { fault: FaultSpec; left: number | undefined }[];
+  readonly #timer: NodeJS.Timeout | undefined;
+
+  constructor(server: SettleServer, faults: readonly FaultSpec[]) {
+    this.#pending = faults.map((fault) => ({ fault, left: fault.count }));
+    this.#timer = faults.length === 0 ? undefined : setInterval(() => this.#tick(server), watchFaultPollMs);
+  }
+
+  #tick(server: SettleServer): void {
+    if (server.watches === 0) return;
+    for (const entry of this.#pending) {
+      if (entry.left === 0) continue;
+      const [armed] = server.injectFaults([{ ...entry.fault, ...(entry.left === undefined ? {} : { count: entry.left }) }]);
+      const hits = armed?.hits ?? 0;
+      if (hits > 0) entry.left = entry.left === undefined ? 0 : Math.max(0, entry.left - hits);
+    }
+    if (this.pending().length === 0) clearInterval(this.#timer);
+  }
+
+  /** Watch faults not yet spent. */
+  pending(): FaultSpec[] {
+    return this.#pending.filter((entry) => entry.left !== 0).map((entry) => entry.fault);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
 }

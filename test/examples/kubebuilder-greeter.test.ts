@@ -44,3 +44,19 @@ test("examples/go/kubebuilder-greeter: go test ./... passes against settle envte
   assert.match(output, /Ran 5 of 5 Specs/);
   assert.match(output, /SUCCESS! -- 5 Passed \| 0 Failed/);
 });
+
+test("examples/go/kubebuilder-greeter: the suite passes with SETTLE_FAULTS arming 500, 429, 409, a lost response and closed watches", { timeout: 900_000 }, () => {
+  const go = goCommand();
+  const assets = envtestAssets();
+  const result = spawnSync(go, ["test", "-count=1", "-v", "./internal/controller", "-args", "-ginkgo.v", "-ginkgo.no-color"], {
+    cwd: example,
+    env: { ...process.env, KUBEBUILDER_ASSETS: assets, GOFLAGS: "-mod=readonly", SETTLE_FAULTS: join(example, "hack", "faults.yaml"), KUBEBUILDER_ATTACH_CONTROL_PLANE_OUTPUT: "true" },
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const output = `${result.stdout}\n${result.stderr}`;
+  assert.equal(result.status, 0, output.slice(-8000));
+  assert.match(output, /with 6 fault\(s\) armed from SETTLE_FAULTS/);
+  assert.match(output, /every fault from SETTLE_FAULTS was spent/, "each fault met the suite's requests");
+  assert.match(output, /SUCCESS! -- 5 Passed \| 0 Failed/);
+});
