@@ -8,7 +8,7 @@
 // whose timing they depend on) therefore run in a second `node --test` beside the others, at the lowest
 // priority, so that they take only the time the others leave. Their output follows the others'; the exit status
 // is the first failure's.
-import { readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { spawn } from "node:child_process";
 
@@ -35,6 +35,12 @@ const others = files.filter((file) => !isSweep(file));
 // `--conditions=settle-source` makes the package's self-reference (`settle`, `settle/sim`, as the examples
 // import it) resolve to the same TypeScript sources the tests import, so a process holds one copy of each
 // module. Tests that spawn the CLI run the compiled dist/, which `npm test` builds first.
+// The Go toolchain of these machines lives in /usr/local/go/bin, which a fresh login's PATH may not name: the tests
+// that build Go programs find it there as a newcomer's `go version` would after following Go's install guide.
+const goBin = "/usr/local/go/bin";
+const onPath = (process.env.PATH ?? "").split(":").some((dir) => existsSync(join(dir, "go")));
+if (!onPath && existsSync(join(goBin, "go"))) process.env.PATH = `${process.env.PATH ?? ""}:${goBin}`;
+
 const nodeTest = (list) => [process.execPath, "--conditions=settle-source", "--import", "tsx", "--test", ...flags, ...list];
 
 /** Runs `argv`; with `captured`, its output is kept and handed back instead of shown. Resolves to its exit status. */

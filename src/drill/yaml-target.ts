@@ -1,11 +1,12 @@
 // A YAML scenario's variant as a drill target: the world created from its manifests, its CEL properties, and its
 // workload steps applied through a real client (as an admin, straight to the server, never through the proxy).
-import { dirname, relative } from "node:path";
+import { dirname, relative, sep } from "node:path";
 import { realClock } from "../api/clock.ts";
 import type { Client } from "../api/client.ts";
 import type { DrillTarget, WorkloadEvents } from "./target.ts";
+import { GoBuildError, nativeGoBinary } from "./go-build.ts";
 import type { WorldView } from "../sim/types.ts";
-import { createWorld, ScenarioYamlError, type YamlScenario } from "../scenario-yaml/load.ts";
+import { createWorld, ScenarioYamlError, type YamlScenario, type YamlVariant } from "../scenario-yaml/load.ts";
 import { runWorkload } from "../scenario-yaml/workload.ts";
 import { variantCommand } from "../explore/example-commands.ts";
 
@@ -27,13 +28,54 @@ export function yamlDrillTarget(scenario: YamlScenario, variant: string): DrillT
   };
   const faults = scenario.faults === "none" ? { faultKinds: [] as string[] } : { ...(scenario.faults.kinds === undefined ? {} : { faultKinds: scenario.faults.kinds }), ...(scenario.faults.afterWrites === undefined ? {} : { afterWrites: scenario.faults.afterWrites }) };
   target.defaults = { ...scenario.drill, ...faults };
-  // A module variant without a command runs as `node MODULE ARGS...` (this Node.js), so one scenario serves explore and drill.
-  if (declared.command !== undefined) target.command = declared.command;
-  else if (declared.module !== undefined) target.command = [process.execPath, declared.module, ...(declared.args ?? [])];
+  const command = controllerCommand(scenario, variant, declared);
+  if (command !== undefined) target.command = command;
   const expect = declared.drillExpect ?? declared.expect;
   if (expect !== undefined) target.expect = expect;
   if (declared.env !== undefined) target.env = declared.env;
   return target;
+}
+
+/**
+ * The variant's controller command. A module variant without a command runs as `node MODULE ARGS...` (this Node.js)
+ * and a `go:` variant as a native build of its package (go-build.ts), so one scenario serves explore and drill.
+ * `replicas: N` starts N instances in the one process group (replicasCommand).
+ */
+function controllerCommand(scenario: YamlScenario, name: string, declared: YamlVariant): string[] | undefined {
+  if (declared.command !== undefined) return declared.command;
+  let program: string[];
+  if (declared.module !== undefined) program = [process.execPath, declared.module, ...(declared.args ?? [])];
+  else if (declared.go !== undefined) program = [goBinary(scenario, name, declared.go), ...(declared.args ?? [])];
+  else return undefined;
+  return declared.replicas === undefined || declared.replicas === 1 ? program : replicasCommand(program, declared.replicas);
+}
+
+function goBinary(scenario: YamlScenario, name: string, dir: string): string {
+  const given = relative(dirname(scenario.path), dir).split(sep).join("/");
+  const label = `${relative(process.cwd(), scenario.path) || scenario.path}: variants.${name}.go: ${given === "" ? "." : given.startsWith("..") ? given : `./${given}`}`;
+  try {
+    return nativeGoBinary({ dir, label, onBuild: (line) => process.stderr.write(`settle drill: ${line}\n`) });
+  } catch (error) {
+    // A scenario error (exit code 2), never a finding: the program could not be built, so nothing was drilled.
+    if (error instanceof GoBuildError) throw new ScenarioYamlError(error.message);
+    throw error;
+  }
+}
+
+/**
+ * N instances of the program in one process group, each told its replica number (SETTLE_REPLICA, and POD_NAME as a
+ * Deployment's pod would have it). The drill's kill takes the group, so every replica dies at a point at once; an
+ * instance that exits by itself takes the others down with it, and the drill restarts the group as it restarts a
+ * crashed controller.
+ */
+function replicasCommand(program: string[], replicas: number): string[] {
+  const script = [
+    `for i in $(seq 0 ${replicas - 1}); do SETTLE_REPLICA=$i POD_NAME="controller-$i" "$@" & done`,
+    "wait -n; status=$?",
+    "kill -KILL $(jobs -p) 2>/dev/null",
+    "exit $status",
+  ].join("\n");
+  return ["bash", "-c", script, "settle-replicas", ...program];
 }
 
 function evaluationErrors(scenario: YamlScenario, view: WorldView): string {

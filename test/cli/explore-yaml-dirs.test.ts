@@ -62,7 +62,7 @@ test("the examples folder's walk holds the command-only YAML examples but not th
   assert.ok(walked.includes("python-operator") && walked.includes("ensemble"), walked.join(", "));
   assert.ok(!walked.includes("frameworks"), walked.join(", "));
   const frameworks = findExampleDirs(join(repo, "examples", "frameworks"), { yaml: true }).map((dir) => basename(dir));
-  assert.deepEqual(frameworks, ["client-node", "dot-i-operator", "fluent-client"]);
+  assert.deepEqual(frameworks, ["client-go", "client-node", "controller-runtime", "dot-i-operator", "fluent-client"]);
   // Without yaml, the walk is the code scenarios only.
   assert.ok(!findExampleDirs(join(repo, "examples")).map((dir) => basename(dir)).includes("python-operator"));
 });
