@@ -88,8 +88,18 @@ def existing_children(namespace, name):
     return {item["metadata"]["name"] for item in listed.get("items", [])}
 
 
+def already_exists(error):
+    """A 409 from a create that names the object as there already (reason AlreadyExists), not any other conflict."""
+    if error.code != 409:
+        return False
+    try:
+        return json.loads(error.read() or b"{}").get("reason") == "AlreadyExists"
+    except ValueError:
+        return False
+
+
 def converge(namespace, name, uid, voices):
-    """Creates every missing child; a child created meanwhile by anyone (409) is as good as one created here."""
+    """Creates every missing child; a child created meanwhile by anyone (409 AlreadyExists) is as good as one made here."""
     have = existing_children(namespace, name)
     for index in range(voices):
         if child_name(name, index) in have:
@@ -97,7 +107,7 @@ def converge(namespace, name, uid, voices):
         try:
             create_child(namespace, name, uid, index)
         except urllib.error.HTTPError as error:
-            if error.code != 409:
+            if not already_exists(error):
                 raise
     return {"readyVoices": voices}
 

@@ -17,6 +17,7 @@ import (
 )
 
 func main() {
+	createOnly := flag.Bool("create-only", false, "make each ConfigMap once and never update it (the drill's buggy variant)")
 	opts := zap.Options{Development: true}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -36,7 +37,7 @@ func main() {
 		setupLog.Error(err, "unable to start manager")
 		os.Exit(1)
 	}
-	if err := (&controller.GreeterReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr); err != nil {
+	if err := (&controller.GreeterReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme(), CreateOnly: *createOnly}).SetupWithManager(mgr); err != nil {
 		setupLog.Error(err, "unable to create controller", "controller", "Greeter")
 		os.Exit(1)
 	}

@@ -22,6 +22,9 @@ import (
 type GreeterReconciler struct {
 	client.Client
 	Scheme *runtime.Scheme
+	// CreateOnly makes the ConfigMap once and never updates it (the bug of the drill's create-only variant): a changed
+	// salutation, or a ConfigMap someone else edited, stays wrong.
+	CreateOnly bool
 }
 
 // +kubebuilder:rbac:groups=demo.settle.dev,resources=greeters,verbs=get;list;watch;update;patch
@@ -50,10 +53,18 @@ func (r *GreeterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 	greeting := Greeting(greeter.Spec)
 	configMap := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: greeter.Name + "-greeting", Namespace: greeter.Namespace}}
-	op, err := controllerutil.CreateOrUpdate(ctx, r.Client, configMap, func() error {
+	mutate := func() error {
+		configMap.Labels = map[string]string{"greeter": greeter.Name}
 		configMap.Data = map[string]string{"greeting": greeting}
 		return controllerutil.SetControllerReference(greeter, configMap, r.Scheme)
-	})
+	}
+	var op controllerutil.OperationResult
+	var err error
+	if r.CreateOnly {
+		op, err = createIfMissing(ctx, r.Client, configMap, mutate)
+	} else {
+		op, err = controllerutil.CreateOrUpdate(ctx, r.Client, configMap, mutate)
+	}
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -76,6 +87,19 @@ func (r *GreeterReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, nil
+}
+
+// createIfMissing creates obj (after mutate) unless it exists, and leaves an existing one as it is.
+func createIfMissing(ctx context.Context, c client.Client, obj client.Object, mutate func() error) (controllerutil.OperationResult, error) {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err == nil {
+		return controllerutil.OperationResultNone, nil
+	} else if !apierrors.IsNotFound(err) {
+		return controllerutil.OperationResultNone, err
+	}
+	if err := mutate(); err != nil {
+		return controllerutil.OperationResultNone, err
+	}
+	return controllerutil.OperationResultCreated, c.Create(ctx, obj)
 }
 
 // SetupWithManager watches Greeters and the ConfigMaps they own.

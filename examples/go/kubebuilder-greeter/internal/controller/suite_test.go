@@ -49,7 +49,9 @@ var _ = BeforeSuite(func() {
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 	}
-	Expect(os.Getenv("KUBEBUILDER_ASSETS")).NotTo(BeEmpty(), "set KUBEBUILDER_ASSETS, e.g. to $(npx settle envtest-assets)")
+	if os.Getenv("USE_EXISTING_CLUSTER") != "true" {
+		Expect(os.Getenv("KUBEBUILDER_ASSETS")).NotTo(BeEmpty(), "set KUBEBUILDER_ASSETS, e.g. to $(npx settle envtest-assets)")
+	}
 
 	var err error
 	cfg, err = testEnv.Start()
