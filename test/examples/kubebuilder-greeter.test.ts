@@ -1,7 +1,9 @@
 // The kubebuilder-layout Go operator (examples/go/kubebuilder-greeter): its Ginkgo suite, as kubebuilder scaffolds
 // it, passes with `go test ./...` and KUBEBUILDER_ASSETS set to what `settle envtest-assets` prints; envtest starts
 // settle's kube-apiserver and etcd, installs the CRD from config/crd/bases, and the suite's controller runs against
-// them. This needs a Go toolchain (1.26, on PATH or in /usr/local/go) and the Go module proxy or a warm module cache.
+// them; the webhook suite's validating webhook, served in the test process with envtest's certificate, is called by
+// settle's admission. This needs a Go toolchain (1.26, on PATH or in /usr/local/go) and the Go module proxy or a
+// warm module cache.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -41,8 +43,9 @@ test("examples/go/kubebuilder-greeter: go test ./... passes against settle envte
   const output = `${result.stdout}\n${result.stderr}`;
   assert.equal(result.status, 0, output.slice(-8000));
   assert.match(output, /ok\s+example\.com\/greeter\/internal\/controller/);
-  assert.match(output, /Ran 5 of 5 Specs/);
-  assert.match(output, /SUCCESS! -- 5 Passed \| 0 Failed/);
+  assert.match(output, /ok\s+example\.com\/greeter\/internal\/webhook\/v1/);
+  assert.match(output, /SUCCESS! -- 5 Passed \| 0 Failed/, "the controller suite");
+  assert.match(output, /SUCCESS! -- 2 Passed \| 0 Failed/, "the webhook suite: envtest's webhook configuration, called by settle");
 });
 
 test("examples/go/kubebuilder-greeter: the suite passes with SETTLE_FAULTS arming 500, 429, 409, a lost response and closed watches", { timeout: 900_000 }, () => {
