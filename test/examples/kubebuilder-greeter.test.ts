@@ -44,7 +44,7 @@ test("examples/go/kubebuilder-greeter: go test ./... passes against settle envte
   assert.equal(result.status, 0, output.slice(-8000));
   assert.match(output, /ok\s+example\.com\/greeter\/internal\/controller/);
   assert.match(output, /ok\s+example\.com\/greeter\/internal\/webhook\/v1/);
-  assert.match(output, /SUCCESS! -- 5 Passed \| 0 Failed/, "the controller suite");
+  assert.match(output, /SUCCESS! -- 6 Passed \| 0 Failed/, "the controller suite");
   assert.match(output, /SUCCESS! -- 2 Passed \| 0 Failed/, "the webhook suite: envtest's webhook configuration, called by settle");
 });
 
@@ -61,5 +61,5 @@ test("examples/go/kubebuilder-greeter: the suite passes with SETTLE_FAULTS armin
   assert.equal(result.status, 0, output.slice(-8000));
   assert.match(output, /with 6 fault\(s\) armed from SETTLE_FAULTS/);
   assert.match(output, /every fault from SETTLE_FAULTS was spent/, "each fault met the suite's requests");
-  assert.match(output, /SUCCESS! -- 5 Passed \| 0 Failed/);
+  assert.match(output, /SUCCESS! -- 6 Passed \| 0 Failed/);
 });

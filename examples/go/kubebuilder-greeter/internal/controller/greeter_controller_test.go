@@ -102,6 +102,13 @@ var _ = Describe("Greeter Controller", func() {
 			err := k8sClient.Create(ctx, bad)
 			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected 422 Invalid, got %v", err)
 		})
+
+		It("refuses what the CRD's CEL rule refuses, with its message", func() {
+			bad := &demov1.Greeter{ObjectMeta: metav1.ObjectMeta{Name: "to-nobody", Namespace: "default"}, Spec: demov1.GreeterSpec{Name: "nobody"}}
+			err := k8sClient.Create(ctx, bad)
+			Expect(apierrors.IsInvalid(err)).To(BeTrue(), "expected 422 Invalid, got %v", err)
+			Expect(err.Error()).To(ContainSubstring("a Greeter greets somebody"))
+		})
 	})
 
 	Context("As a user envtest made with AddUser", func() {
