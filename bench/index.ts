@@ -26,6 +26,8 @@ const sections: Array<{ name: string; file: string; exportName: string; explicit
   { name: "frameworks", file: "./frameworks.ts", exportName: "benchFrameworks" },
   { name: "envtest", file: "./envtest.ts", exportName: "benchEnvtest", explicit: true },
   { name: "module-determinism", file: "./module.ts", exportName: "benchModuleDeterminism", explicit: true },
+  { name: "go", file: "./go.ts", exportName: "benchGo" },
+  { name: "go-determinism", file: "./go.ts", exportName: "benchGoDeterminism", explicit: true },
 ];
 
 const only = process.argv.slice(2);

@@ -34,6 +34,8 @@ if (result.error !== undefined || result.status !== 0) {
   process.exit(1);
 }
 cpSync(join(root, "src", "report", "assets"), join(next, "report", "assets"), { recursive: true });
+// The Go overlay's sources (src/go/overlay): given to `go build -overlay` of a go: program, found beside dist/go.
+cpSync(join(root, "src", "go", "overlay"), join(next, "go", "overlay"), { recursive: true });
 // The scenario.yaml JSON Schema for editors, exported as `settle/scenario.schema.json`: written from the
 // compiled schema module, so it is the object the loader validates with.
 const { scenarioSchema } = await import(pathToFileURL(join(next, "scenario-yaml", "schema.js")).href);

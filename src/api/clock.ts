@@ -7,8 +7,17 @@ export interface Timer {
 }
 
 export interface Clock {
-  /** Milliseconds since the Unix epoch (virtual in the simulator). */
+  /**
+   * Milliseconds since the Unix epoch (virtual in the simulator): the machine's wall clock, which may be off other
+   * machines' and may jump (the simulator's clock faults model both). Right for timestamps others read; wrong for
+   * measuring how long something took, which is what `monotonic` is for.
+   */
   now(): number;
+  /**
+   * Milliseconds from an arbitrary origin on a clock that never jumps and runs at the true rate: for durations and
+   * deadlines. A clock without it has no wall-clock faults to hide (see `monotonicNow`).
+   */
+  monotonic?(): number;
   /** Resolves after `ms` milliseconds. An aborted signal rejects with the signal's reason. */
   sleep(ms: number, options?: { signal?: AbortSignal }): Promise<void>;
   /** Calls `fn` once after `ms` milliseconds. */
@@ -18,6 +27,7 @@ export interface Clock {
 /** The production clock: wall time and real timers. */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   sleep(ms, options) {
     return new Promise((resolve, reject) => {
       const signal = options?.signal;
@@ -38,6 +48,11 @@ export const realClock: Clock = {
     return { cancel: () => clearTimeout(handle) };
   },
 };
+
+/** A monotonic reading of `clock`: its `monotonic()`, or its wall reading when it has none. */
+export function monotonicNow(clock: Pick<Clock, "now" | "monotonic">): number {
+  return clock.monotonic === undefined ? clock.now() : clock.monotonic();
+}
 
 /**
  * Seconds `formatTimestamp` formatted, and their text. A run's writes fall in a few seconds of virtual time, and

@@ -6,15 +6,32 @@ import { assert } from "./assert.ts";
 import { ApiError } from "./errors.ts";
 import type { FieldError, StatusDetails, StatusReason } from "./errors.ts";
 
-export const builtinFaultKinds = ["crash", "pause", "stale-read", "delay-watch", "close-watch", "fail-request", "lost-response"] as const;
+export const builtinFaultKinds = ["crash", "pause", "stale-read", "delay-watch", "close-watch", "fail-request", "lost-response", "clock-skew", "clock-step"] as const;
 export type BuiltinFaultKind = (typeof builtinFaultKinds)[number];
 
 /**
- * The kinds a running server applies. `crash` and `pause` act on an actor's process, and the server hosts no
- * actors: its clients are processes of their own, which a drill crashes or stops by itself.
+ * The kinds a running server applies. `crash` and `pause` act on an actor's process, and the clock kinds on the
+ * machine it runs on; the server hosts no actors: its clients are processes of their own, which a drill crashes,
+ * stops or runs under a skewed clock by itself.
  */
 export const serverFaultKinds = ["stale-read", "delay-watch", "close-watch", "fail-request", "lost-response"] as const satisfies readonly BuiltinFaultKind[];
 export type ServerFaultKind = (typeof serverFaultKinds)[number];
+
+/**
+ * The wall-clock kinds: they move only the wall time an actor's machine reads (`Date`, `clock.now()`), from the
+ * fault on and across its process's crashes (the clock is the machine's). Monotonic time (timers, sleeps,
+ * `clock.monotonic()`, `performance.now`) keeps the true rate, as real kernels guarantee, and so does the API
+ * server's own clock (the store's timestamps).
+ */
+export const clockFaultKinds = ["clock-skew", "clock-step"] as const satisfies readonly BuiltinFaultKind[];
+export type ClockFaultKind = (typeof clockFaultKinds)[number];
+
+export function isClockFaultKind(kind: unknown): kind is ClockFaultKind {
+  return clockFaultKinds.includes(kind as ClockFaultKind);
+}
+
+/** The largest wall-clock offset or step a fault may carry: a day either way (an NTP-less machine after a reboot). */
+export const CLOCK_OFFSET_MS_MAX = 86_400_000;
 
 /** The codes a `fail-request` fault may carry: the failures a client of a real API server meets and must retry. */
 export const failCodes = [409, 429, 500, 504] as const;
@@ -120,12 +137,33 @@ export const faultParams: { readonly [K in BuiltinFaultKind]: readonly FaultPara
   ],
   "fail-request": [{ name: "code", doc: "the HTTP status of the failure", type: "integer", default: 500, min: 409, max: 504, oneOf: failCodes }],
   "lost-response": [],
+  "clock-skew": [
+    {
+      name: "offsetMs",
+      doc: "the actor's wall clock from now on: this far from the true time, ahead when positive, behind when negative (replaces an earlier skew or step)",
+      type: "integer",
+      default: 0,
+      min: -CLOCK_OFFSET_MS_MAX,
+      max: CLOCK_OFFSET_MS_MAX,
+    },
+  ],
+  "clock-step": [
+    {
+      name: "deltaMs",
+      doc: "a sudden jump of the actor's wall clock, as a resync makes: forward when positive, back when negative (added to its offset)",
+      type: "integer",
+      default: 0,
+      min: -CLOCK_OFFSET_MS_MAX,
+      max: CLOCK_OFFSET_MS_MAX,
+    },
+  ],
 };
 
 /**
  * The ranges a fault budget draws parameters from where it sets none (see `FaultBudget` in `sim/types.ts`):
  * pauses of 1 to 30 s, watch delays of 0.1 to 5 s, stale reads up to 5 revisions behind, every fail code, and one
- * closed watch in four failed with a 410 Expired (a watch behind compaction) rather than ended.
+ * closed watch in four failed with a 410 Expired (a watch behind compaction) rather than ended, and a clock skew
+ * (where the budget allows one) in one run of two.
  */
 export const faultDrawDefaults = {
   pauseMs: [1000, 30_000],
@@ -133,12 +171,16 @@ export const faultDrawDefaults = {
   staleLagRevisionsMax: 5,
   failCodes,
   closeWatchExpired: [1, 4],
+  clockSkewChance: [1, 2],
+  clockSkewMs: 30_000,
 } as const satisfies {
   pauseMs: readonly [number, number];
   delayWatchMs: readonly [number, number];
   staleLagRevisionsMax: number;
   failCodes: readonly number[];
   closeWatchExpired: readonly [number, number];
+  clockSkewChance: readonly [number, number];
+  clockSkewMs: number;
 };
 
 export function isBuiltinFaultKind(kind: unknown): kind is BuiltinFaultKind {
@@ -350,10 +392,29 @@ export const drillFaults = {
   coalesce: { model: "coalesce-watch", params: {}, perResource: true, restarts: false, doc: "one resource's events of a window coalesced to each object's last state" },
   "delay-kind": { model: "delay-past-write", params: {}, perResource: true, restarts: false, doc: "one resource's events held past the next event of another resource" },
   "hide-recreate": { model: "hide-recreate", params: {}, perResource: true, restarts: false, doc: "a delete and create under the same name of one resource delivered as the create alone" },
+  "clock-ahead": {
+    model: "clock-skew",
+    params: { offsetMs: 30_000 },
+    perResource: false,
+    restarts: false,
+    doc: "clock-skew +30s: from right after the write, the controller's wall clock 30 s ahead (libfaketime, only where Debian's faketime package is installed; monotonic time and the API server's clock keep the true time)",
+  },
+  "clock-behind": {
+    model: "clock-skew",
+    params: { offsetMs: -30_000 },
+    perResource: false,
+    restarts: false,
+    doc: "clock-skew -30s: from right after the write, the controller's wall clock 30 s behind (libfaketime, as clock-ahead)",
+  },
 } as const satisfies Readonly<Record<string, DrillFaultDef>>;
 
 export type DrillFaultKind = keyof typeof drillFaults;
 export const drillFaultKinds = Object.keys(drillFaults) as DrillFaultKind[];
+
+/** A drill fault that sets the controller's wall clock off (run under libfaketime). */
+export function isClockDrillFault(kind: DrillFaultKind): boolean {
+  return isClockFaultKind(drillFaults[kind].model);
+}
 
 export function isDrillFaultKind(kind: unknown): kind is DrillFaultKind {
   return typeof kind === "string" && Object.hasOwn(drillFaults, kind);

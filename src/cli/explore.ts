@@ -11,6 +11,7 @@ import { emitGithubAnnotations, type JunitCase } from "../report/junit.ts";
 import { writeHtmlForReplayFile, writeJunitFile } from "../report/outputs.ts";
 import { thrownLine } from "../check/thrown.ts";
 import { intOption, paramOptions, parse, shardOption, UsageError } from "./args.ts";
+import { GO_MISSING, hasGoToolchain } from "../go/build.ts";
 import { variantCommand } from "../explore/example-commands.ts";
 
 /** Runs each fixed variant gets in a tour of a folder of examples (the help text says it from here). */
@@ -116,6 +117,10 @@ export async function exploreCommand(argv: string[]): Promise<number> {
       process.stderr.write(`settle explore: ${shown}: skipped, its variants run commands, not modules (run it with ${variantCommand("drill", shown, drillOnly.names[0] ?? "V")})\n`);
       continue;
     }
+    if (examples.length > 0 && drillOnly.go && !hasGoToolchain()) {
+      process.stderr.write(`settle explore: ${shown}: skipped, it runs Go programs and there is ${GO_MISSING}\n`);
+      continue;
+    }
     const scenario = await loadScenario(scenarioPath);
     const params = paramsOrUsage(scenario, overrides);
     const variants = typeof values.variant === "string" ? [values.variant] : Object.keys(scenario.variants);
@@ -176,20 +181,21 @@ export async function exploreCommand(argv: string[]): Promise<number> {
 }
 
 /**
- * The variants of a scenario.yaml that give a command and no module (`every`: all of them). A scenario.yaml that does
- * not load gives none here: loading it for the exploration reports it.
+ * The variants of a scenario.yaml that give a command and no module or Go program (`every`: all of them; `go`:
+ * whether any runs a Go program). A scenario.yaml that does not load gives none here: loading it for the exploration
+ * reports it.
  */
-async function drillOnlyVariants(path: string): Promise<{ names: string[]; every: boolean }> {
-  if (!/\.ya?ml$/i.test(path)) return { names: [], every: false };
+async function drillOnlyVariants(path: string): Promise<{ names: string[]; every: boolean; go: boolean }> {
+  if (!/\.ya?ml$/i.test(path)) return { names: [], every: false, go: false };
   const { loadYamlScenario } = await import("../scenario-yaml/load.ts");
   let variants;
   try {
     variants = Object.entries(loadYamlScenario(path).variants);
   } catch {
-    return { names: [], every: false };
+    return { names: [], every: false, go: false };
   }
-  const names = variants.filter(([, v]) => v.module === undefined).map(([name]) => name);
-  return { names, every: names.length === variants.length };
+  const names = variants.filter(([, v]) => v.module === undefined && v.go === undefined).map(([name]) => name);
+  return { names, every: names.length === variants.length, go: variants.some(([, v]) => v.go !== undefined) };
 }
 
 function boundedOptions(values: Record<string, unknown>): BoundedOptions {

@@ -50,8 +50,8 @@ const commands: Record<string, () => Promise<Command>> = {
 
 /** The error, when it is an input error a command reports with exit code 2 (its module is loaded by then). */
 async function inputError(error: unknown): Promise<Error | undefined> {
-  const [{ ScenarioError }, { ReplayFileError }] = await Promise.all([import("../explore/run.ts"), import("../explore/findings.ts")]);
-  return error instanceof ScenarioError || error instanceof ReplayFileError ? error : undefined;
+  const [{ ScenarioError }, { ReplayFileError }, { GoBuildError }] = await Promise.all([import("../explore/run.ts"), import("../explore/findings.ts"), import("../go/build.ts")]);
+  return error instanceof ScenarioError || error instanceof ReplayFileError || error instanceof GoBuildError ? error : undefined;
 }
 
 function version(): string {

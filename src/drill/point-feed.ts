@@ -3,7 +3,8 @@
 // Invariants: points are handed out in plan order, each once, and point k only once the reference has made k writes
 // (or is done); the reference finishes once; once it is done, no point past its last write is handed out (a given
 // write number past it is named in `unreached` instead).
-import { drillFaultKinds, drillFaults, isDrillFaultKind, type DrillFaultKind } from "../api/faults.ts";
+import { drillFaultKinds, drillFaults, isClockDrillFault, isDrillFaultKind, type DrillFaultKind } from "../api/faults.ts";
+import { faketimeLibrary } from "./faketime.ts";
 import { assert } from "../api/assert.ts";
 import type { DrillTarget } from "./target.ts";
 import type { DrillOptions, DrillPoint } from "./types.ts";
@@ -27,10 +28,16 @@ export class PointFeed {
   private taken = 0;
   private cancelled = false;
   private waiters: Array<() => void> = [];
+  /** Clock faults asked for and not planned: libfaketime is not installed. */
+  readonly withoutFaketime: readonly DrillFaultKind[];
 
   constructor(options: DrillOptions, target: DrillTarget) {
     const declared = (target.defaults?.faultKinds ?? ["kill"]).filter(isDrillFaultKind);
-    const kinds = options.faults === true ? drillFaultKinds : declared;
+    const asked = options.faults === true ? drillFaultKinds : declared;
+    // A clock point needs libfaketime: without Debian's faketime package there is none to plan.
+    const clocks = faketimeLibrary() !== undefined;
+    const kinds = asked.filter((k) => clocks || !isClockDrillFault(k));
+    this.withoutFaketime = asked.filter((k) => !clocks && isClockDrillFault(k));
     this.kinds = kinds.filter((k) => !drillFaults[k].perResource);
     this.perResource = kinds.filter((k) => drillFaults[k].perResource);
     this.given = options.killPoints ?? target.defaults?.afterWrites;

@@ -18,7 +18,9 @@ import { randomBytes } from "node:crypto";
 import { assert } from "../api/assert.ts";
 import { realClock } from "../api/clock.ts";
 import { isNotFound } from "../api/errors.ts";
-import { drillFaultParam, drillFaults, type DrillFaultKind } from "../api/faults.ts";
+import { drillFaultParam, drillFaults, isClockDrillFault, type DrillFaultKind } from "../api/faults.ts";
+import { describeClockOffset } from "../sim/faults.ts";
+import { FaketimeClock, faketimeLibrary } from "./faketime.ts";
 import { PropertyMonitor, unknownStep, type EventuallyProperty, type Property } from "../check/properties.ts";
 import { describeThrown, thrownLine } from "../check/thrown.ts";
 import type { ThrownError } from "../check/verdict.ts";
@@ -96,6 +98,8 @@ export class Run {
   private readonly failedAlways = new Set<string>();
   /** What the point's fault did, as it happened. */
   private applied: string | undefined;
+  /** A clock point's wall clock for the run's processes. */
+  private faketime: FaketimeClock | undefined;
   /** The workload's note, when a `waitFor` timed out and ended it (the report says so beside the verdict). */
   private workloadNote: string | undefined;
   private changeWaiters: Array<() => void> = [];
@@ -187,6 +191,7 @@ export class Run {
   async drill(point: DrillPoint | undefined, coldStart: boolean): Promise<DrillRun> {
     this.step({ type: "begin" });
     this.point = point;
+    if (point !== undefined && isClockDrillFault(point.fault)) await this.runUnderFaketime();
     const { proxy, quiet, timeline } = this;
     if (point !== undefined && point.resource !== undefined && !drillFaults[point.fault].restarts) {
       // Quiet waits while the fault holds events back: the controller has not seen the world it would react to.
@@ -412,8 +417,23 @@ export class Run {
     });
   }
 
+  /** A clock point: every process of the run under libfaketime, its wall clock true until the point moves it. */
+  private async runUnderFaketime(): Promise<void> {
+    const library = faketimeLibrary();
+    // The plan holds clock points only where the library is installed (see `PointFeed`).
+    assert(library !== undefined, "a clock point runs where libfaketime is installed");
+    this.faketime = new FaketimeClock(this.dir, library);
+    await this.supervisor.addEnv(this.faketime.env(this.target.env?.["LD_PRELOAD"] ?? process.env["LD_PRELOAD"]));
+  }
+
   private applyServerFault(fault: DrillFaultKind): void {
     const proxy = this.proxy;
+    if (isClockDrillFault(fault)) {
+      const offsetMs = drillFaultParam(fault, "offsetMs");
+      this.faketime!.set(offsetMs);
+      this.applied = `set the controller's wall clock ${describeClockOffset(offsetMs)} (libfaketime; its monotonic clock and the API server's keep the true time)`;
+      return;
+    }
     if (fault === "close-watch") {
       this.applied = `closed ${proxy.closeWatches()} watch(es)`;
       return;

@@ -61,6 +61,8 @@ export class Supervisor {
   private crashRestartsOn = false;
   private crashRestarts = 0;
   private readonly lines: string[] = [];
+  /** Variables added for this run's processes after the supervisor was made (see `addEnv`). */
+  private extraEnv: Readonly<Record<string, string>> = {};
 
   constructor(options: SupervisorOptions) {
     assert(options.command.length > 0, "the controller has a command");
@@ -99,6 +101,16 @@ export class Supervisor {
     const standby: Standby = { process: p, lane, exited: false };
     this.standbys.push(standby);
     void p.exited.then(() => (standby.exited = true));
+  }
+
+  /**
+   * Every process started from now on gets these variables too (a clock point's libfaketime); the standbys started
+   * ahead without them are dropped, so the run's first process starts fresh with them.
+   */
+  async addEnv(env: Readonly<Record<string, string>>): Promise<void> {
+    assert(this.activated.length === 0, "a run's environment is set before its first process is let through");
+    this.extraEnv = { ...this.extraEnv, ...env };
+    await this.dropStandbys();
   }
 
   /** The run's first process: the first standby if one was started ahead, else a fresh start. */
@@ -159,7 +171,7 @@ export class Supervisor {
     if (!held) proxy.promote(lane);
     const kubeconfig = join(dir, `controller-${lane}.kubeconfig`);
     writeFileSync(kubeconfig, kubeconfigText(`${proxy.url}${proxy.lanePrefix(lane)}/token/${token}`, token), { mode: 0o600 });
-    const env = { ...process.env, ...this.options.env, KUBECONFIG: kubeconfig };
+    const env = { ...process.env, ...this.options.env, ...this.extraEnv, KUBECONFIG: kubeconfig };
     const cwd = this.options.cwd === undefined ? {} : { cwd: this.options.cwd };
     const p = startProcess(this.options.command, env, { linePrefix: `[${lane}] `, onLine: (line) => this.keep(redactToken(line)), ...cwd });
     return { process: p, lane };

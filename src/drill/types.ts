@@ -1,6 +1,7 @@
 // What a drill is given and what it finds: the options, a point, a run's verdict, timings and timeline, the result.
 // Plain data, shared by the orchestration (drill.ts), a run (run.ts), the artifacts and the command line.
-import { drillFaultKinds, type DrillFaultKind } from "../api/faults.ts";
+import { drillFaultKinds, drillFaultParam, isClockDrillFault, type DrillFaultKind } from "../api/faults.ts";
+import { faketimeSpec } from "./faketime.ts";
 import type { ThrownError } from "../check/verdict.ts";
 import type { Scenario, ScenarioContext } from "../explore/scenario.ts";
 import type { RequestSeen, WriteSeen } from "./proxy.ts";
@@ -123,7 +124,9 @@ export interface DrillResult {
 }
 
 export function pointLabel(point: DrillPoint): string {
-  return `${point.fault}${point.resource === undefined ? "" : ` ${point.resource}`} after write ${point.afterWrite}`;
+  // A clock point says its skew as the fault model does: `clock-ahead (clock-skew +30s) after write 3`.
+  const fault = isClockDrillFault(point.fault) ? `${point.fault} (clock-skew ${faketimeSpec(drillFaultParam(point.fault, "offsetMs"))}s)` : point.fault;
+  return `${fault}${point.resource === undefined ? "" : ` ${point.resource}`} after write ${point.afterWrite}`;
 }
 
 export function shortPath(path: string): string {

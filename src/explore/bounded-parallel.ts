@@ -16,6 +16,7 @@ import type { BoundedStats } from "./types.ts";
 import { workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
+import { goPrograms } from "../go/build.ts";
 import type { Scenario } from "./scenario.ts";
 
 export interface ParallelOptions {
@@ -143,7 +144,7 @@ class TaskThreads {
     const { job, youngGenerationMb } = this.#options;
     for (let w = 0; w < threads; w++) {
       const worker = new Worker(entry === undefined ? workerEntry() : pathToFileURL(entry), {
-        workerData: { ...job, moduleBundles: loadedModuleBundles(), preflightedModules: preflightedModules() },
+        workerData: { ...job, moduleBundles: loadedModuleBundles(), preflightedModules: preflightedModules(), goPrograms: goPrograms() },
         ...(execArgv === undefined ? {} : { execArgv }),
         resourceLimits: { maxYoungGenerationSizeMb: youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: 2 }) },
       });

@@ -10,6 +10,7 @@ import type { Scenario } from "./scenario.ts";
 import { collectFindings, referencePlan, summarize, workerEntry, workerYoungGenerationMb } from "./runs.ts";
 import { workerBundle } from "./load.ts";
 import { moduleBundles as loadedModuleBundles, preflightedModules } from "../module/loader.ts";
+import { goPrograms } from "../go/build.ts";
 import { exploreBounded } from "./bounded.ts";
 import type { ExploreOptions, ExploreResult, RunSummary } from "./types.ts";
 
@@ -171,6 +172,7 @@ async function runOnWorkers(options: ExploreOptions, points: FaultPoint[], index
         firstBound: bound?.buffer,
         moduleBundles,
         preflightedModules: preflightedModules(),
+        goPrograms: goPrograms(),
       },
       resourceLimits: { maxYoungGenerationSizeMb: options.youngGenerationMb ?? workerYoungGenerationMb({ runsPerWorker: mine.length }) },
     });

@@ -93,7 +93,9 @@ export function planRun(ctx: PlanContext, index: number): PlannedRun {
  * restart (one point for each pair of a write and a kind an actor watches and lists), for the same reason. After
  * all of them, added later on the same terms, each watch failed after its first event with the 410 Expired that
  * kube-apiserver sends when a watch's resource version falls behind compaction: a client that resumes instead of
- * relisting, or that takes the ERROR event's Status for an object, loses work there.
+ * relisting, or that takes the ERROR event's Status for an object, loses work there. After those, on the same terms,
+ * the wall clocks: each actor's clock skewed ahead and behind from the start, then stepped forward and back at its
+ * first write (a resync), for code that judges a timestamp another machine wrote against its own clock.
  */
 export const pointClasses = [
   "declared",
@@ -110,11 +112,13 @@ export const pointClasses = [
   "crash-kind-time-travel",
   "watch-kind-time-travel",
   "expire-watch",
+  "clock-skew",
+  "clock-step",
 ] as const;
 export type PointClass = (typeof pointClasses)[number];
 
 /** Fault kinds the systematic strategy places (a time-travel point needs both crash and stale-read). */
-export const systematicKinds = ["crash", "stale-read", "delay-watch", "close-watch", "fail-request", "lost-response", "pause"] as const;
+export const systematicKinds = ["crash", "stale-read", "delay-watch", "close-watch", "fail-request", "lost-response", "pause", "clock-skew", "clock-step"] as const;
 
 /** The lag of a systematic stale read, and the delay of a systematic late watch event. */
 const staleLagRevisions = 3;
@@ -124,6 +128,12 @@ const delayWatchMs = 5000;
  * paused leader loses its lease while it still believes it leads, and everyone else's timers run meanwhile.
  */
 export const systematicPauseMs = 20_000;
+/**
+ * A systematic clock skew or step: the most the default budget draws, and more than a leader lease (15 s), so a
+ * lease judged by another machine's renewTime against the local clock reads as expired (ahead) or as held long
+ * after it lapsed (behind).
+ */
+export const systematicClockOffsetMs = 30_000;
 
 export interface FaultPointsOptions {
   workload: string;
@@ -221,6 +231,7 @@ export function faultPointsOf(options: FaultPointsOptions): FaultPoint[] {
   if (kinds.has("close-watch") && kinds.has("stale-read")) {
     for (const { fault, label } of watchKindTimeTravelPoints(trace, faultable, options.faultPhaseEndMs ?? Number.POSITIVE_INFINITY)) add("watch-kind-time-travel", fault, label);
   }
+  for (const { cls, fault, label } of clockPoints(trace, faultable, kinds)) add(cls, fault, label);
   const rank = (cls: PointClass) => pointClasses.indexOf(cls);
   const ordered = found.map((f, i) => ({ ...f, i })).sort((a, b) => rank(a.cls) - rank(b.cls) || a.i - b.i);
   const seen = new Set<string>();
@@ -326,6 +337,35 @@ function watchKindTimeTravelPoints(trace: readonly TraceRecord[], faultable: Rea
   }
   assert(points.every((p) => p.lag > 0), "a per-kind time travel after a failed watch hides at least one write");
   return points.map((p, i) => ({ ...p, i })).sort((a, b) => a.lag - b.lag || a.i - b.i);
+}
+
+/**
+ * The wall-clock points: each faultable actor's clock `systematicClockOffsetMs` ahead, then behind, from the start
+ * (`clock-skew` at step 0, in actor-name order), and stepped forward, then back, right after its first write
+ * (`clock-step`, in trace order), as an NTP resync steps a clock while the process runs.
+ */
+function clockPoints(trace: readonly TraceRecord[], faultable: ReadonlySet<string>, kinds: ReadonlySet<string>): Array<{ cls: PointClass; fault: PlannedFault; label: string }> {
+  const points: Array<{ cls: PointClass; fault: PlannedFault; label: string }> = [];
+  const offset = systematicClockOffsetMs;
+  const seconds = offset / 1000;
+  if (kinds.has("clock-skew")) {
+    for (const actor of [...faultable].sort()) {
+      points.push({ cls: "clock-skew", fault: { atStep: 0, kind: "clock-skew", target: actor, offsetMs: offset }, label: `${actor}'s clock ${seconds} s ahead from the start` });
+      points.push({ cls: "clock-skew", fault: { atStep: 0, kind: "clock-skew", target: actor, offsetMs: -offset }, label: `${actor}'s clock ${seconds} s behind from the start` });
+    }
+  }
+  if (kinds.has("clock-step")) {
+    const stepped = new Set<string>();
+    for (const record of trace) {
+      const actor = record.actor;
+      if (!(record.kind === "request" && record.access === "write") || !faultable.has(actor) || stepped.has(actor)) continue;
+      stepped.add(actor);
+      const at = record.step + 1;
+      points.push({ cls: "clock-step", fault: { atStep: at, kind: "clock-step", target: actor, deltaMs: offset }, label: `${actor}'s clock stepped ${seconds} s forward after ${record.label}` });
+      points.push({ cls: "clock-step", fault: { atStep: at, kind: "clock-step", target: actor, deltaMs: -offset }, label: `${actor}'s clock stepped ${seconds} s back after ${record.label}` });
+    }
+  }
+  return points;
 }
 
 export function crashableActors(scenario: Scenario, ctx: { variant: string; workload: string; params: Params }): Set<string> {

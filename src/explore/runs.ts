@@ -5,6 +5,7 @@
 
 import { availableParallelism, totalmem } from "node:os";
 import { assert } from "../api/assert.ts";
+import { clockFaultKinds } from "../api/faults.ts";
 import { findingKey, isFinding, isScenarioError } from "../check/verdict.ts";
 import { fifoStrategy } from "../sim/strategy.ts";
 import type { TraceRecord } from "../sim/trace.ts";
@@ -35,6 +36,8 @@ export async function referencePlan(
     const spec = { variant: options.variant, workload, params: options.params, seed: options.seed };
     const budget = faultBudgetOf(scenario, spec);
     const kinds = new Set(Object.entries(budget?.counts ?? {}).filter(([, count]) => count > 0).map(([kind]) => kind));
+    // A budget that lets runs draw a clock skew plans the clock points too (skews from the start, steps at a write).
+    if ((budget?.clockSkewMs ?? 0) > 0) for (const kind of clockFaultKinds) kinds.add(kind);
     const declaredKinds = (scenario.faultKinds ?? []).filter((kind) => kinds.has(kind.name));
     // A reference run costs a whole run with a full trace: only worth it when the budget allows a kind to plan.
     if (!systematicKinds.some((kind) => kinds.has(kind)) && declaredKinds.length === 0) continue;

@@ -140,12 +140,15 @@ export function workloadContext(actor: ActorContext, timing: Timing, startMs: nu
  * - close-watch (1): the server ends a watch (timeout, restart), the client resumes; one in four is expired instead
  *   (a 410 ERROR event: the watch fell behind compaction), and the client must relist;
  * - fail-request (2: 409, 429, 500 or 504): conflicts, throttling and server errors every client meets;
- * - lost-response (1): a write is applied but its response never arrives (a timeout after the commit).
+ * - lost-response (1): a write is applied but its response never arrives (a timeout after the commit);
+ * - clock-skew (one run in two, up to 30 s either way): one machine's wall clock is off the others' from the start,
+ *   as NTP keeps clocks close, not equal (drawn from a stream of its own: no other draw of a run moves).
  * One chance in 30 per step keeps runs long enough between faults for the system to make progress.
  */
 export const defaultFaultBudget: FaultBudget = Object.freeze({
   chance: [1, 30] as const,
   counts: Object.freeze({ crash: 2, pause: 1, "stale-read": 2, "delay-watch": 2, "close-watch": 1, "fail-request": 2, "lost-response": 1 }),
+  clockSkewMs: 30_000,
 });
 
 /** The fault budget of a run: the scenario's, the default when it declares none, or undefined for `"none"`. */

@@ -8,6 +8,7 @@ import type { Params } from "./scenario.ts";
 import type { BoundedJob } from "./bounded-search.ts";
 import { serveTasks } from "./bounded-parallel.ts";
 import { adoptModuleBundles, adoptPreflightedModules, type ModuleBundle } from "../module/loader.ts";
+import { adoptGoPrograms, type GoProgram } from "../go/build.ts";
 
 interface Job {
   scenarioPath: string;
@@ -22,11 +23,13 @@ interface Job {
   firstBound: SharedArrayBuffer | undefined;
 }
 
-const job = workerData as (Job | BoundedJob) & { moduleBundles?: ModuleBundle[]; preflightedModules?: string[] };
+const job = workerData as (Job | BoundedJob) & { moduleBundles?: ModuleBundle[]; preflightedModules?: string[]; goPrograms?: GoProgram[] };
 // The main thread's bundles of the scenario's modules: loading the scenario here compiles them without esbuild. And
 // the module variants it found to load: loading the scenario here does not evaluate each of them again.
 adoptModuleBundles(job.moduleBundles ?? []);
 adoptPreflightedModules(job.preflightedModules ?? []);
+// And its Go programs, built and compiled: a worker compiles none again.
+adoptGoPrograms(job.goPrograms ?? []);
 const scenario = await loadScenario(job.scenarioPath);
 if ("kind" in job) serveTasks(scenario, job);
 else await runPlanned(job);

@@ -1,6 +1,7 @@
 // A `scenario.yaml` as an explorable scenario: its world as the setup, its workload steps as the workload actor,
-// its CEL properties, the default fault budget, and each variant's `module:` run by `moduleActor`. A variant with
-// only a `command:` runs a process, which only `settle drill` can run.
+// its CEL properties, the default fault budget, and each variant's `module:` run by `moduleActor` or `go:` run by
+// `goActor` (built for js/wasm once, before any run). A variant with only a `command:` runs a process, which only
+// `settle drill` can run.
 import { dirname, relative, resolve } from "node:path";
 import { createStore } from "../store/index.ts";
 import { kernelAccess } from "../sim/access.ts";
@@ -13,6 +14,8 @@ import { runWorkload } from "../scenario-yaml/workload.ts";
 import { checkModule, moduleActor } from "../module/actor.ts";
 import { ModuleLoadError, notePreflight, preflightKey, preflightPassed } from "../module/loader.ts";
 import { cloneJson } from "../api/json.ts";
+import { goActor } from "../go/actor.ts";
+import { buildGoProgram, GoBuildError } from "../go/build.ts";
 import { variantCommand } from "./example-commands.ts";
 
 /** The actor name of a YAML scenario's module. */
@@ -22,11 +25,20 @@ export const MODULE_ACTOR = "controller";
 export function yamlExploreScenario(yaml: YamlScenario): Scenario {
   const shown = relative(process.cwd(), yaml.path) || yaml.path;
   const modules = Object.entries(yaml.variants).filter(([, v]) => v.module !== undefined);
-  if (modules.length === 0) {
+  const programs = Object.entries(yaml.variants).filter(([, v]) => v.go !== undefined);
+  if (modules.length === 0 && programs.length === 0) {
     const first = Object.keys(yaml.variants)[0] ?? "V";
-    throw new ScenarioError(`${shown}: no variant gives a module: (its controllers are commands, which run as processes): settle explore runs Node.js modules in the simulator; use ${variantCommand("drill", shown, first)}`);
+    throw new ScenarioError(`${shown}: no variant gives a module: or go: (its controllers are commands, which run as processes): settle explore runs Node.js modules and Go programs in the simulator; use ${variantCommand("drill", shown, first)}`);
   }
   const dir = dirname(yaml.path);
+  for (const [name, variant] of programs) {
+    try {
+      buildGoProgram(variant.go!);
+    } catch (error) {
+      if (error instanceof GoBuildError) throw new ScenarioError(`${shown}: variant ${name}: ${error.message}`);
+      throw error;
+    }
+  }
   for (const [name, variant] of modules) {
     try {
       checkModule({ module: resolve(dir, variant.module!) });
@@ -66,8 +78,12 @@ export function yamlExploreScenario(yaml: YamlScenario): Scenario {
     },
     actors(ctx) {
       const variant = yaml.variants[ctx.variant]!;
+      if (variant.go !== undefined) {
+        const options = { name: MODULE_ACTOR, dir: variant.go, args: variant.args ?? [], env: variant.env ?? {} };
+        return goActor(variant.replicas === undefined ? options : { ...options, replicas: variant.replicas });
+      }
       if (variant.module === undefined) {
-        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module: use ${variantCommand("drill", shown, ctx.variant)}`);
+        throw new ScenarioError(`${shown}: variant ${ctx.variant} gives a command, not a module or a Go program: use ${variantCommand("drill", shown, ctx.variant)}`);
       }
       return [moduleActor({ name: MODULE_ACTOR, module: resolve(dir, variant.module), args: variant.args ?? [], env: variant.env ?? {} })];
     },

@@ -14,10 +14,10 @@ import { assert } from "../api/assert.ts";
 import type { Kernel, ActorState, Step } from "../sim/kernel.ts";
 import type { TimerEntry } from "../sim/clock.ts";
 import type { StepFacts, Verb } from "../sim/trace.ts";
-import { completeMessageLength, encodeChunk, isChunked, parseChunk, parseHead, LAST_CHUNK, type Head } from "./framing.ts";
+import { completeMessageLength, describeProtobufEvent, encodeChunk, isChunked, parseChunk, parseHead, LAST_CHUNK, type Head } from "./framing.ts";
 import { WireSocket } from "./socket.ts";
 import { WireWatch } from "./watch.ts";
-import { createdName, describeEvent, describeRequest, responseResult, splitLines, statusResponse } from "./describe.ts";
+import { createdName, describeEvent, describeRequest, responseResult, splitFrames, splitLines, statusResponse } from "./describe.ts";
 import { initialConnection, stepConnection, type ConnectionInput, type ConnectionLife } from "./life.ts";
 import { API_PORT, TICKET_HEADER } from "./wire.ts";
 
@@ -81,6 +81,8 @@ interface InFlight {
   lose: boolean;
   /** Its ticket with the hub, once sent. */
   ticket: number | undefined;
+  /** A watch answered in protobuf (client-go's default for built-in kinds): length-prefixed frames, no lines. */
+  protobuf?: boolean;
 }
 
 /** The request's bytes with its ticket named in its head (before the blank line that ends it). */
@@ -278,6 +280,7 @@ export class Connection {
     this.fromServer = this.fromServer.subarray(head.length);
     this.answered();
     this.streaming = flight;
+    flight.protobuf = /protobuf/i.test(head.headers.get("content-type") ?? "");
     if (flight.lose) {
       this.deliver({ type: "reset", label: flight.label, facts: flight.facts, latency: true });
       return false;
@@ -303,8 +306,9 @@ export class Connection {
       this.deliver({ type: "end", kind: "watch", label, facts, ...(collection === undefined ? {} : { collection }) });
       return true;
     }
-    for (const line of splitLines(chunk.data)) {
-      this.deliver({ type: "bytes", bytes: encodeChunk(line), kind: "watch", label, result: describeEvent(line), facts, latency: false, ...(collection === undefined ? {} : { collection }) });
+    for (const line of flight.protobuf === true ? splitFrames(chunk.data) : splitLines(chunk.data)) {
+      const result = flight.protobuf === true ? (describeProtobufEvent(line) ?? `${line.length} bytes`) : describeEvent(line);
+      this.deliver({ type: "bytes", bytes: encodeChunk(line), kind: "watch", label, result, facts, latency: false, ...(collection === undefined ? {} : { collection }) });
     }
     return true;
   }

@@ -4,7 +4,7 @@
 import type { Kernel } from "../sim/kernel.ts";
 import type { Verb } from "../sim/trace.ts";
 import { parseRoute, requestTarget } from "../server/routes.ts";
-import { isChunked, type Head } from "./framing.ts";
+import { isChunked, protobufObject, type Head } from "./framing.ts";
 
 export interface Described {
   verb: Verb;
@@ -20,6 +20,8 @@ export function describeRequest(kernel: Kernel, method: string, target: string):
   let query: URLSearchParams;
   try {
     ({ pathname, query } = requestTarget(target));
+    // A client that sends the token as the path prefix the server accepts for plain HTTP (client-go: src/go/).
+    if (pathname.startsWith("/token/")) pathname = pathname.replace(/^\/token\/[^/]+/, "");
   } catch {
     return { verb: method === "GET" ? "get" : "write", ref: `${method} ${target}`, write: method !== "GET", cached: false };
   }
@@ -54,8 +56,12 @@ export function describeRequest(kernel: Kernel, method: string, target: string):
   return { verb, ref, write, cached, object };
 }
 
-/** The name (or generateName) in a create's JSON body, for its label: chunked and non-JSON bodies go unnamed. */
+/** The name (or generateName) in a create's JSON or protobuf body, for its label: chunked and other bodies go unnamed. */
 export function createdName(head: Head, bytes: Buffer): string | undefined {
+  if (!isChunked(head) && /protobuf/i.test(head.headers.get("content-type") ?? "")) {
+    const object = protobufObject(bytes.subarray(head.length));
+    return object?.name || object?.generateName || undefined;
+  }
   if (isChunked(head) || !/json/i.test(head.headers.get("content-type") ?? "")) return undefined;
   try {
     const body = JSON.parse(bytes.subarray(head.length).toString("utf8")) as { metadata?: { name?: unknown; generateName?: unknown } };
@@ -95,6 +101,20 @@ export function splitLines(data: Buffer): Buffer[] {
   }
   if (start < data.length) lines.push(data.subarray(start));
   return lines;
+}
+
+/** The length-prefixed frames of a protobuf watch chunk (a partial frame at its end stays whole, as received). */
+export function splitFrames(data: Buffer): Buffer[] {
+  const frames: Buffer[] = [];
+  let start = 0;
+  while (start + 4 <= data.length) {
+    const end = start + 4 + data.readUInt32BE(start);
+    if (end > data.length) break;
+    frames.push(data.subarray(start, end));
+    start = end;
+  }
+  if (start < data.length) frames.push(data.subarray(start));
+  return frames;
 }
 
 /** `ADDED ConfigMap ns/a@12` for a JSON event line; the frame's size otherwise. */

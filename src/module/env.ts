@@ -6,6 +6,7 @@ import { createRequire } from "node:module";
 import { format } from "node:util";
 import { EventEmitter } from "node:events";
 import { Writable } from "node:stream";
+import { monotonicNow } from "../api/clock.ts";
 import type { TimerEntry } from "../sim/clock.ts";
 import type { ActorContext } from "../sim/types.ts";
 import type { Duplex } from "node:stream";
@@ -195,7 +196,10 @@ export function makeBindings(host: EnvHost): ModuleBindings {
   const startMs = clock.now();
   assert(Number.isFinite(startMs), "an incarnation starts at a time of the simulation clock");
   const { simSetTimeout, setInterval, setImmediate, clear, promises, timers } = makeTimers(host);
-  const elapsedMs = () => clock.now() - startMs;
+  // Elapsed time is monotonic, as the kernel's is: a clock fault steps the wall clock (`Date`, the time origin),
+  // never `performance.now`, `process.hrtime` or `process.uptime`.
+  const startMonotonicMs = monotonicNow(clock);
+  const elapsedMs = () => monotonicNow(clock) - startMonotonicMs;
   const performance = makePerformance(startMs, elapsedMs);
   // Node's `AbortSignal.timeout` arms a real timer (and keeps the signal, with whatever listens to it, for that
   // long): the module's fires on the simulation clock instead. Everything else is the real class.

@@ -72,3 +72,64 @@ export function encodeChunk(data: Buffer): Buffer {
 }
 
 export const LAST_CHUNK = Buffer.from("0\r\n\r\n", "latin1");
+
+// ---- Protobuf watch frames and bodies, read only as far as a step's label needs --------------------------------
+
+/** The k8s protobuf envelope's prefix: `k8s` and a zero byte. */
+const PROTOBUF_MAGIC = [0x6b, 0x38, 0x73, 0x00];
+
+/** The length-delimited fields of a protobuf message by number (the last one of each); undefined if malformed. */
+function protobufFields(bytes: Uint8Array): Map<number, Uint8Array> | undefined {
+  const fields = new Map<number, Uint8Array>();
+  let at = 0;
+  const varint = (): number | undefined => {
+    let value = 0;
+    for (let shift = 0; shift < 64 && at < bytes.length; shift += 7) {
+      const byte = bytes[at++]!;
+      value += (byte & 0x7f) * 2 ** shift;
+      if ((byte & 0x80) === 0) return value;
+    }
+    return undefined;
+  };
+  while (at < bytes.length) {
+    const key = varint();
+    if (key === undefined) return undefined;
+    const wire = key % 8;
+    if (wire === 0 && varint() === undefined) return undefined;
+    else if (wire === 1) at += 8;
+    else if (wire === 5) at += 4;
+    else if (wire === 2) {
+      const length = varint();
+      if (length === undefined || at + length > bytes.length) return undefined;
+      fields.set(Math.floor(key / 8), bytes.subarray(at, at + length));
+      at += length;
+    } else if (wire !== 0) return undefined;
+  }
+  return fields;
+}
+
+const text = (bytes: Uint8Array | undefined): string => (bytes === undefined ? "" : Buffer.from(bytes).toString("utf8"));
+
+/** Kind and metadata (name, generateName, namespace, resourceVersion) of an enveloped protobuf object. */
+export function protobufObject(enveloped: Uint8Array): { kind: string; name: string; generateName: string; namespace: string; resourceVersion: string } | undefined {
+  if (enveloped.length < 4 || PROTOBUF_MAGIC.some((byte, i) => enveloped[i] !== byte)) return undefined;
+  const unknown = protobufFields(enveloped.subarray(4));
+  const typeMeta = unknown?.get(1) === undefined ? undefined : protobufFields(unknown.get(1)!);
+  const object = unknown?.get(2) === undefined ? undefined : protobufFields(unknown.get(2)!);
+  const metadata = object?.get(1) === undefined ? undefined : protobufFields(object.get(1)!);
+  if (metadata === undefined) return undefined;
+  return { kind: text(typeMeta?.get(2)), name: text(metadata.get(1)), generateName: text(metadata.get(2)), namespace: text(metadata.get(3)), resourceVersion: text(metadata.get(6)) };
+}
+
+/** `ADDED ConfigMap ns/a@12` for one length-prefixed protobuf watch frame (a `WatchEvent`); undefined if it is not one. */
+export function describeProtobufEvent(frame: Uint8Array): string | undefined {
+  if (frame.length < 4) return undefined;
+  const event = protobufFields(frame.subarray(4));
+  const raw = event?.get(2) === undefined ? undefined : protobufFields(event.get(2)!)?.get(1);
+  if (event === undefined || raw === undefined) return undefined;
+  const object = protobufObject(raw);
+  const type = text(event.get(1));
+  if (object === undefined) return type;
+  const name = object.namespace === "" ? object.name : `${object.namespace}/${object.name}`;
+  return `${type} ${object.kind} ${name}@${object.resourceVersion}`;
+}

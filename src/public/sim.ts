@@ -18,3 +18,4 @@ export { scenario, defaultFaultBudget, type Scenario, type ScenarioDefinition, t
 export { runScenario, type RunSpec, type RunOutcome } from "../explore/run.ts";
 export * from "../cluster/index.ts";
 export { moduleActor, type ModuleActorOptions } from "../module/actor.ts";
+export { goActor, type GoActorOptions } from "../go/actor.ts";

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { assert } from "../api/assert.ts";
 import type { ReportData } from "./model.ts";
+import { clockOffsetLines } from "./text.ts";
 
 const assetsDir = new URL("./assets/", import.meta.url);
 let assets: { css: string; js: string } | undefined;
@@ -47,11 +48,14 @@ function header(data: ReportData): string {
     ? ""
     : `<div class="warning" id="not-reproduced">The re-run did not reproduce the recorded trace (recorded: ${escapeHtml(data.recorded.verdict)}${data.recorded.property ? `: ${escapeHtml(data.recorded.property)}` : ""}). The code or the scenario changed since the finding was written; the picture shows today's run.</div>`;
   const faults = data.faults.map((f) => `${f.kind} ${f.target} at step ${f.atStep}`).join(", ") || "none";
+  const offsets = clockOffsetLines(data.records);
+  // Only when a clock fault left a clock off: reports of runs without one stay as they were.
+  const clocks = offsets.length === 0 ? "" : `\n<p class="meta" id="clock-offsets">wall clocks: ${escapeHtml(offsets.join("; "))} (timers and the API server's clock keep the true time)</p>`;
   return `<header>
 <h1 class="${failing ? "finding" : "ok"}"><span class="verdict" id="verdict">${escapeHtml(title)}</span></h1>
 <p class="meta">scenario <strong>${escapeHtml(data.scenario)}</strong> (${escapeHtml(data.scenarioPath)}) · variant <strong>${escapeHtml(data.variant)}</strong> · workload <strong>${escapeHtml(data.workload)}</strong> · seed ${data.seed}</p>
 <p class="detail-line" id="verdict-detail">${escapeHtml(v.detail)} (at step ${v.step}, ${(v.elapsedMs / 1000).toFixed(3)} s of virtual time)</p>${stack}
-<p class="meta">minimal run: ${data.records.length} trace records; faults: ${escapeHtml(faults)}; ${data.choices} non-default scheduling choice(s)</p>
+<p class="meta">minimal run: ${data.records.length} trace records; faults: ${escapeHtml(faults)}; ${data.choices} non-default scheduling choice(s)</p>${clocks}
 ${finalWorldHtml(data)}
 <div class="replay"><span>replay:</span> <code id="replay-command">${escapeHtml(data.replayCommand)}</code></div>
 ${warning}

@@ -3,6 +3,7 @@
 import type { TraceRecord } from "../sim/trace.ts";
 import type { PropertyCounter } from "../check/properties.ts";
 import type { Verdict } from "../check/verdict.ts";
+import { describeClockOffset } from "../sim/faults.ts";
 
 export interface FindingReport {
   scenario: string;
@@ -28,6 +29,24 @@ function interesting(record: TraceRecord): boolean {
   if (record.kind === "watch") return true;
   if (record.kind === "response") return record.result !== "ok";
   return record.revisionAfter !== record.revisionBefore;
+}
+
+/**
+ * Each actor's wall-clock offset at the end of a run, in words (`replica-b's clock 12.581 s ahead`), for the actors
+ * whose clock a clock fault left off the simulation's; empty when no clock fault applied (reports unchanged then).
+ */
+export function clockOffsetLines(trace: readonly TraceRecord[]): string[] {
+  const offsets = new Map<string, number>();
+  for (const record of trace) {
+    const fault = record.fault;
+    if (fault === undefined || !fault.applied || fault.clockOffsetMs === undefined) continue;
+    offsets.set(fault.target, fault.clockOffsetMs);
+  }
+  const lines: string[] = [];
+  for (const [actor, offsetMs] of [...offsets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    if (offsetMs !== 0) lines.push(`${actor}'s clock ${describeClockOffset(offsetMs)}`);
+  }
+  return lines;
 }
 
 function seconds(ms: number): string {
@@ -69,6 +88,7 @@ export function formatFinding(report: FindingReport): string {
     ...stackLines(v),
     `  minimal run: ${report.faults} fault(s), ${report.choices} non-default choice(s), ${report.trace.length} trace records, ${v.step} steps` +
       (report.occurrences ? `; seen in ${report.occurrences} run(s)` : ""),
+    ...clockOffsetLines(report.trace).map((line) => `  wall clocks: ${line} (timers and the API server's clock keep the true time)`),
     "",
     "  property counters (evaluations / failures):",
     ...report.counters.map((c) => `    ${c.kind.padEnd(10)} ${c.name}: ${c.evaluations} / ${c.failures}${c.everHeld ? "" : "  (never held)"}`),

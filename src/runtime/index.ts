@@ -56,7 +56,7 @@ export type {
 export { keyOf, splitKey, refOf, controllerOf, describeRef } from "../api/object.ts";
 export type { Client, Watch, ListOptions, WatchOptions, GetOptions, PatchOptions, DeleteOptions } from "../api/client.ts";
 export type { Clock, Timer } from "../api/clock.ts";
-export { realClock } from "../api/clock.ts";
+export { monotonicNow, realClock } from "../api/clock.ts";
 export {
   ApiError,
   isApiError,

@@ -6,7 +6,7 @@
 import { AssertionError, assert } from "../api/assert.ts";
 import type { Client } from "../api/client.ts";
 import type { Clock } from "../api/clock.ts";
-import { formatMicroTime } from "../api/clock.ts";
+import { formatMicroTime, monotonicNow } from "../api/clock.ts";
 import { isAlreadyExists, isNotFound } from "../api/errors.ts";
 import type { KubeObject } from "../api/object.ts";
 import { silentLog } from "./log.ts";
@@ -85,7 +85,7 @@ export class LeaderElector {
     while (!this.stopped) {
       if (await this.tryAcquireOrRenew()) {
         this.leader = true;
-        this.lastRenewMs = this.options.clock.now();
+        this.lastRenewMs = monotonicNow(this.options.clock);
         this.log("leader election: acquired", { lease: this.options.lease.name, identity: this.identity });
         return true;
       }
@@ -101,13 +101,13 @@ export class LeaderElector {
       if (!(await this.pause())) break;
       // A candidate that slept through its deadline (a pause, a slow machine) must not renew blindly:
       // another may already have taken the lease.
-      if (this.options.clock.now() - this.lastRenewMs > this.renewDeadlineMs) return this.lose("renew deadline passed");
+      if (monotonicNow(this.options.clock) - this.lastRenewMs > this.renewDeadlineMs) return this.lose("renew deadline passed");
       if (await this.tryAcquireOrRenew()) {
-        this.lastRenewMs = this.options.clock.now();
+        this.lastRenewMs = monotonicNow(this.options.clock);
         continue;
       }
       if (this.observedHolder !== undefined && this.observedHolder !== this.identity) return this.lose("another holder");
-      if (this.options.clock.now() - this.lastRenewMs >= this.renewDeadlineMs) return this.lose("renew deadline passed");
+      if (monotonicNow(this.options.clock) - this.lastRenewMs >= this.renewDeadlineMs) return this.lose("renew deadline passed");
     }
     this.leader = false;
     return "stopped";
@@ -153,7 +153,7 @@ export class LeaderElector {
   private observe(lease: Lease): void {
     const resourceVersion = lease.metadata.resourceVersion;
     if (this.observed?.resourceVersion !== resourceVersion) {
-      this.observed = { resourceVersion, atMs: this.options.clock.now() };
+      this.observed = { resourceVersion, atMs: monotonicNow(this.options.clock) };
     }
     this.observedHolder = lease.spec?.holderIdentity || undefined;
   }
@@ -188,7 +188,7 @@ export class LeaderElector {
       this.observe(lease);
       const holder = lease.spec?.holderIdentity;
       const observedAtMs = (this.observed as { atMs: number }).atMs;
-      const expired = observedAtMs + this.leaseDurationMs <= this.options.clock.now();
+      const expired = observedAtMs + this.leaseDurationMs <= monotonicNow(this.options.clock);
       if (holder && holder !== this.identity && !expired) return false;
       const updated = await client.update<Lease>({ object: { ...lease, spec: this.desiredSpec(lease.spec) } });
       this.observe(updated);

@@ -10,7 +10,7 @@
 // at most one entry per distinct key: the bound is the key space (the objects the informers cache). The rate
 // limiter keeps one counter per key that failed and was not forgotten (the same bound).
 import { assert } from "../api/assert.ts";
-import type { Clock, Timer } from "../api/clock.ts";
+import { monotonicNow, type Clock, type Timer } from "../api/clock.ts";
 
 /** Decides how long a key that failed waits before its next attempt. */
 export interface RateLimiter<K> {
@@ -143,7 +143,7 @@ export class WorkQueue<K = string> {
       this.add(key);
       return;
     }
-    const dueAtMs = this.clock.now() + delayMs;
+    const dueAtMs = monotonicNow(this.clock) + delayMs;
     const existing = this.delayed.get(key);
     if (existing !== undefined) {
       if (existing.dueAtMs <= dueAtMs) return;

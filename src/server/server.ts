@@ -348,8 +348,11 @@ class ApiServer {
     });
     this.injectFaults(options.faults);
     this.#tokens = new Tokens(options.token, options.store, () => options.clock.now());
-    // Node's own keep-alive timeout is off: connections.ts bounds idle connections, on the server's clock.
-    this.#http = createServer({ keepAlive: true, keepAliveTimeout: 0 }, (req, res) => void this.#handle(req, res));
+    // Node's own keep-alive timeout is off for a listening server: connections.ts bounds idle connections, on the
+    // server's clock. The in-process server keeps Node's default (5 s, sent as `Keep-Alive: timeout=5`), which its
+    // clients' agents turn into a socket timer of theirs: the simulator's traces (and committed replay files) hold it.
+    const keepAliveTimeout = options.inProcess === undefined ? 0 : 5_000;
+    this.#http = createServer({ keepAlive: true, keepAliveTimeout }, (req, res) => void this.#handle(req, res));
     if (options.inProcess !== undefined) {
       this.#connections = undefined;
       // No Date header: Node caches its text under a real timer, so a module could read another run's instant.

@@ -2,7 +2,7 @@
 // A fault whose target no longer fits (an actor already down, a closed watch) is skipped, never an error:
 // shrinking removes faults and choices freely and every such plan must still be a valid run.
 import { assert } from "../api/assert.ts";
-import { builtinFaultKinds, expiredWatchError, faultDrawDefaults, injectedRequestError, faultIntegerParam, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
+import { builtinFaultKinds, CLOCK_OFFSET_MS_MAX, expiredWatchError, faultDrawDefaults, injectedRequestError, faultIntegerParam, faultParam, faultParamError, isBuiltinFaultKind } from "../api/faults.ts";
 import type { Kernel, ActorState } from "./kernel.ts";
 import type { Rng } from "./rng.ts";
 import type { FaultBudget, FaultKind, FaultTarget, PlannedFault, WorldView } from "./types.ts";
@@ -17,6 +17,8 @@ export interface Applied {
   applied: boolean;
   /** An applied pause's length. */
   pauseMs?: number;
+  /** An applied clock fault: the actor's wall-clock offset after it. */
+  clockOffsetMs?: number;
 }
 
 function skipped(actor: string, result: string): Applied {
@@ -48,6 +50,8 @@ export function applyFault({ kernel, custom, target, fault }: ApplyFaultOptions)
   const state = kernel.actor(fault.target);
   if (state === undefined) return skipped("sim", `skipped: no actor ${fault.target}`);
   const actor = state.name;
+  // The clock is the machine's: it moves whether the actor's process is running, down or not started yet.
+  if (fault.kind === "clock-skew" || fault.kind === "clock-step") return applyClockFault(kernel, state, fault);
   const down = kernel.notFaultable(state);
   if (down !== undefined) return skipped(actor, down);
   switch (fault.kind) {
@@ -71,6 +75,22 @@ export function applyFault({ kernel, custom, target, fault }: ApplyFaultOptions)
     default:
       return skipped(actor, `skipped: unknown fault kind ${fault.kind}`);
   }
+}
+
+/** A clock fault: the actor's wall clock set off the simulation's (skew), or jumped by an amount (step). */
+function applyClockFault(kernel: Kernel, state: ActorState, fault: PlannedFault): Applied {
+  const before = kernel.clockOffsetOf(state);
+  const offsetMs = fault.kind === "clock-skew" ? numberParam(fault, "offsetMs") : before + numberParam(fault, "deltaMs");
+  if (Math.abs(offsetMs) > CLOCK_OFFSET_MS_MAX) return skipped(state.name, `skipped: the clock would be more than ${CLOCK_OFFSET_MS_MAX} ms off`);
+  kernel.setClockOffset(state, offsetMs);
+  return { ...applied(state.name, `wall clock ${describeClockOffset(offsetMs)}`), clockOffsetMs: offsetMs };
+}
+
+/** An offset in words: `12 s ahead`, `1.5 s behind`, `true` (zero). */
+export function describeClockOffset(offsetMs: number): string {
+  if (offsetMs === 0) return "true";
+  const seconds = Math.abs(offsetMs) / 1000;
+  return `${seconds} s ${offsetMs > 0 ? "ahead" : "behind"}`;
 }
 
 function applyWatchFault(kernel: Kernel, fault: PlannedFault): Applied {
@@ -231,7 +251,45 @@ function drawParams(budget: FaultBudget, custom: FaultKind | undefined, rng: Rng
       return { lagRevisions: rng.between(1, budget.staleLagRevisionsMax ?? faultDrawDefaults.staleLagRevisionsMax) };
     case "fail-request":
       return { code: rng.pick(budget.failCodes ?? faultDrawDefaults.failCodes) };
+    case "clock-skew":
+    case "clock-step": {
+      // Named in a budget's counts (the default budget draws its skew apart, in `drawClockSkew`): never 0.
+      const magnitude = rng.between(1, budget.clockSkewMs || faultDrawDefaults.clockSkewMs);
+      const signed = rng.chance(1, 2) ? magnitude : -magnitude;
+      return kind === "clock-skew" ? { offsetMs: signed } : { deltaMs: signed };
+    }
     default:
       return {};
   }
+}
+
+export interface DrawClockSkewOptions {
+  kernel: Kernel;
+  /** The "faults" stream: only its seed is used, never its position. */
+  rng: Rng;
+  budget: FaultBudget;
+  /** The step the skew is injected before (the run's first). */
+  step: number;
+}
+
+/**
+ * At most one clock skew for a run, from its start: with the budget's chance, one faultable actor's wall clock set up
+ * to `clockSkewMs` ahead or behind (never 0). Every choice comes from a stream of its own forked from the faults
+ * stream's seed, as `drawsExpired` does, so a run draws every other fault, choice and latency exactly as it did
+ * before clock faults existed: a run without a skew is the run it was, and one with a skew differs only by it.
+ */
+export function drawClockSkew({ kernel, rng, budget, step }: DrawClockSkewOptions): PlannedFault | undefined {
+  const maxMs = budget.clockSkewMs ?? 0;
+  if (maxMs <= 0) return undefined;
+  assert(Number.isSafeInteger(maxMs) && maxMs <= CLOCK_OFFSET_MS_MAX, "a budget's clockSkewMs fits the fault model");
+  const [numerator, denominator] = budget.clockSkewChance ?? faultDrawDefaults.clockSkewChance;
+  const stream = rng.fork("clock-skew");
+  if (!stream.chance(numerator, denominator)) return undefined;
+  const targets: string[] = [];
+  for (const state of kernel.actors()) if (state.def.faultable !== false) targets.push(state.name);
+  if (targets.length === 0) return undefined;
+  targets.sort();
+  const target = stream.pick(targets);
+  const magnitude = stream.between(1, maxMs);
+  return { atStep: step, kind: "clock-skew", target, offsetMs: stream.chance(1, 2) ? magnitude : -magnitude };
 }

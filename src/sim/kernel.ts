@@ -132,6 +132,11 @@ interface ActorRecord {
   watchCounter: number;
   /** What the current incarnation holds. */
   held: Incarnation;
+  /**
+   * How far the wall clock of the actor's machine is from the simulation's (ms, ahead when positive): set by clock
+   * faults, kept across crashes and restarts (the clock is the machine's, not the process's).
+   */
+  clockOffsetMs: number;
 }
 
 /** An actor as the rest of the simulator sees it: read-only; the kernel's methods change it. */
@@ -244,6 +249,8 @@ export class Kernel {
   /** Withdraws the ready step of a promoted timer that is cancelled: one function for every timer. */
   private readonly withdrawTimerFn = (entry: TimerEntry): void => this.withdrawTimer(entry);
   private stepNumber = 0;
+  /** Actors whose wall clock is off the simulation's: while none is, a wall reading costs no lookup. */
+  private skewedActors = 0;
   /** The actor whose step is running, "sim"/"gc" for others, undefined between steps. */
   private currentActor: string | undefined;
   private inRun = false;
@@ -339,7 +346,7 @@ export class Kernel {
 
   addActor(def: ActorDefinition): void {
     assert(!this.actorsByName.has(def.name), `actor "${def.name}" is added once`);
-    const state: ActorRecord = { def, name: def.name, life: initialLife, watchCounter: 0, held: emptyIncarnation() };
+    const state: ActorRecord = { def, name: def.name, life: initialLife, watchCounter: 0, held: emptyIncarnation(), clockOffsetMs: 0 };
     this.actorsByName.set(state.name, state);
     this.enqueue({ actor: state.name, kind: "start", label: `start ${state.name}`, run: () => this.start(state, { type: "start" }) });
   }
@@ -370,6 +377,39 @@ export class Kernel {
       settle(error ?? "threw");
     }
     return incarnation === 0 ? "started" : `restarted #${incarnation}`;
+  }
+
+  // ---- Wall clocks -----------------------------------------------------------------------------------
+
+  /** The wall time `state`'s machine reads now: the simulation's time plus its clock's offset. */
+  wallNow(state: ActorState): number {
+    return this.clock.now() + (state as ActorRecord).clockOffsetMs;
+  }
+
+  /** The wall time the code running now reads: its actor's machine's, the simulation's outside actors' steps. */
+  currentWallNow(): number {
+    const now = this.clock.now();
+    if (this.skewedActors === 0 || this.currentActor === undefined) return now;
+    const state = this.actorsByName.get(this.currentActor);
+    return state === undefined ? now : now + state.clockOffsetMs;
+  }
+
+  /** The offset of `state`'s wall clock from the simulation's (ms, ahead when positive). */
+  clockOffsetOf(state: ActorState): number {
+    return (state as ActorRecord).clockOffsetMs;
+  }
+
+  /**
+   * Sets the offset of `state`'s wall clock (a skew, or a step added to the offset it had). Only wall readings move:
+   * timers, sleeps, monotonic readings and the store's timestamps stay on the simulation's clock.
+   */
+  setClockOffset(state: ActorState, offsetMs: number): void {
+    assert(Number.isSafeInteger(offsetMs), "a wall-clock offset is a whole number of ms");
+    const record = state as ActorRecord;
+    if (record.clockOffsetMs !== 0) this.skewedActors--;
+    record.clockOffsetMs = offsetMs;
+    if (offsetMs !== 0) this.skewedActors++;
+    assert(this.skewedActors >= 0 && this.skewedActors <= this.actorsByName.size, "skewed actors are counted once each");
   }
 
   /** Why a fault cannot hit `state` now ("skipped: down"), or undefined when it can. */

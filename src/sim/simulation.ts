@@ -9,7 +9,7 @@ import { VirtualClock, type TimerEntry } from "./clock.ts";
 import { kernelAccessKey, pendingPreparations, type KernelAccess } from "./access.ts";
 import { SimClient } from "./client.ts";
 import { cloneJson } from "../api/json.ts";
-import { applyFault, drawFault } from "./faults.ts";
+import { applyFault, drawClockSkew, drawFault } from "./faults.ts";
 import { simulationHost } from "./host.ts";
 import { Kernel, type ActorState, type Step } from "./kernel.ts";
 import { changeFeedKey, everythingChanged, kindKey, objectKey, type ChangeFeed, type WorldChanges } from "./changes.ts";
@@ -187,7 +187,9 @@ class SimulationImpl implements Simulation {
     const kernel = this.kernel;
     const incarnation = state.life.incarnation;
     const clock: Clock = {
-      now: () => this.clock.now(),
+      // The wall clock of the actor's machine (clock faults move it); monotonic time is the simulation's.
+      now: () => kernel.wallNow(state),
+      monotonic: () => this.clock.now(),
       sleep: (ms, options) => {
         if (!kernel.checkCaller(state, incarnation)) return new Promise<void>(() => {});
         return new Promise<void>((resolve, reject) => {
@@ -284,7 +286,8 @@ class SimulationImpl implements Simulation {
       faultsStopped: () => this.faultsStopped,
     });
     const lease = {
-      now: () => this.clock.now(),
+      // `Date` under the guards reads the wall clock of the actor whose step runs (the simulation's between steps).
+      now: () => kernel.currentWallNow(),
       random: () => this.mathRng.float(),
       onRejection: (reason: unknown) => {
         const message = reason instanceof Error ? reason.message : String(reason);
@@ -494,9 +497,19 @@ class RunLoop {
   private injectFaults(): Promise<void> | undefined {
     if (this.ctx.faultsStopped()) return undefined;
     const step = this.kernel.stepIndex;
+    if (step === 0 && this.options.faultBudget?.clockSkewMs !== undefined) return this.injectAtStart();
     if (this.plannedNext < this.planned.length && this.planned[this.plannedNext]!.atStep === step) return this.injectPlanned(step);
     const drawn = this.drawFault(step);
     return drawn === undefined ? undefined : this.inject(drawn);
+  }
+
+  /** A run's first step under a budget that allows a clock skew: the skew, if drawn, comes before everything else. */
+  private async injectAtStart(): Promise<void> {
+    const skew = drawClockSkew({ kernel: this.kernel, rng: this.ctx.faultRng, budget: this.options.faultBudget!, step: 0 });
+    if (skew !== undefined) await this.inject(skew);
+    if (this.plannedNext < this.planned.length && this.planned[this.plannedNext]!.atStep === 0) return this.injectPlanned(0);
+    const drawn = this.drawFault(0);
+    if (drawn !== undefined) await this.inject(drawn);
   }
 
   private async injectPlanned(step: number): Promise<void> {
@@ -520,9 +533,10 @@ class RunLoop {
     ctx.faultsReached.push(fault);
     const label = `${fault.kind} ${fault.target}${describeParams(fault)}`;
     await this.kernel.executeFault(label, () => {
-      const { actor, result, applied, pauseMs } = applyFault({ kernel: this.kernel, custom: ctx.faultKinds, target: ctx.faultTarget, fault });
+      const { actor, result, applied, pauseMs, clockOffsetMs } = applyFault({ kernel: this.kernel, custom: ctx.faultKinds, target: ctx.faultTarget, fault });
       const facts: FaultFact = { kind: fault.kind, target: fault.target, applied };
       if (pauseMs !== undefined) facts.pauseMs = pauseMs;
+      if (clockOffsetMs !== undefined) facts.clockOffsetMs = clockOffsetMs;
       return { actor, result, facts: { fault: facts } };
     });
   }

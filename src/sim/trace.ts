@@ -40,6 +40,8 @@ export interface FaultFact {
   applied: boolean;
   /** An applied pause's length: the actor's steps wait until the record's time plus this. */
   pauseMs?: number;
+  /** An applied clock fault: the target's wall-clock offset from the simulation's after it (ms, ahead when positive). */
+  clockOffsetMs?: number;
 }
 
 export interface TraceRecord extends StepFacts {

@@ -125,6 +125,14 @@ export interface FaultBudget {
    * (`expired: 1`) instead of ending it. Default [1, 4]; [0, 1] never does.
    */
   closeWatchExpired?: readonly [number, number];
+  /**
+   * The largest wall-clock skew a run may draw (ms, either way): with chance `clockSkewChance`, one actor's clock is
+   * set that far at most ahead of or behind the simulation's from the run's start (a `clock-skew` fault at step 0).
+   * Drawn from a stream of its own, so no other draw moves. Absent or 0: never.
+   */
+  clockSkewMs?: number;
+  /** Chance, as `[numerator, denominator]`, that a run draws a clock skew when `clockSkewMs` allows one. Default [1, 2]. */
+  clockSkewChance?: readonly [number, number];
 }
 
 export interface SimulationOptions {

@@ -26,9 +26,11 @@ const kindTable: ReadonlyArray<{ kind: BuiltinFaultKind; params: Record<string, 
   { kind: "close-watch", params: { relistAtRevision: 0, relistCatchUpMs: 0, expired: 0 }, onServer: true },
   { kind: "fail-request", params: { code: 500 }, onServer: true },
   { kind: "lost-response", params: {}, onServer: true },
+  { kind: "clock-skew", params: { offsetMs: 0 }, onServer: false },
+  { kind: "clock-step", params: { deltaMs: 0 }, onServer: false },
 ];
 
-test("every built-in kind has its parameters and defaults, and the server applies all but crash and pause", () => {
+test("every built-in kind has its parameters and defaults, and the server applies all but crash, pause and the clock kinds", () => {
   assert.deepEqual(kindTable.map((row) => row.kind), [...builtinFaultKinds]);
   for (const { kind, params, onServer } of kindTable) {
     const defaults = Object.fromEntries(faultParams[kind].map((p) => [p.name, p.default]));

@@ -27,6 +27,7 @@ const zooCases: Readonly<Record<string, string>> = {
   "recreated-parent": "safety-violation:a child of a live Shard is never deleted",
   "resync-off-drift": "silent-divergence:configmap data == spec.settings",
   "scale-down-wrong-member": "safety-violation:members 0..spec.members-1 are never removed",
+  "skewed-expiry": "safety-violation:the lock changes hands only after its holder left it unrenewed for its time to live",
   "selector-overlap": "safety-violation:a member below its pool's spec.members is never deleted",
   "stale-delete": "safety-violation:a member is deleted only while it is marked retire=true",
   "stale-update": "silent-divergence:the backup tool's latest stamp is on the ConfigMap",

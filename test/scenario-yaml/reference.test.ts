@@ -1,7 +1,7 @@
 // The scenario.yaml format is usable from the npm package: the JSON Schema is exported as
-// `settle/scenario.schema.json` (written by the build from the schema the loader validates with), and the README's
-// reference documents every field of it. The field list is derived from the schema, so a field added there (the
-// variants' `module`, `args`, `env`, say) fails this test until the README has a row for it.
+// `settle/scenario.schema.json` (written by the build from the schema the loader validates with), and
+// docs/scenario-yaml.md documents every field of it. The field list is derived from the schema, so a field added there
+// (the variants' `module`, `args`, `env`, say) fails this test until the reference has a row for it.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -27,21 +27,19 @@ export function fieldPaths(schema: Schema, prefix = ""): string[] {
   return [...new Set(paths)].map((p) => p.replace(/^\.<name>/, "<name>"));
 }
 
-/** The README's reference table: the first column of each row. */
+/** The reference table of docs/scenario-yaml.md: the first column of each row. */
 function documentedFields(): Set<string> {
-  const readme = readFileSync(join(repo, "README.md"), "utf8");
-  const start = readme.indexOf("### scenario.yaml reference");
-  assert.ok(start >= 0, "the README has a scenario.yaml reference section");
-  const section = readme.slice(start, readme.indexOf("\n#", start + 10));
-  return new Set([...section.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!));
+  const reference = readFileSync(join(repo, "docs", "scenario-yaml.md"), "utf8");
+  assert.ok(reference.startsWith("# scenario.yaml reference"), "docs/scenario-yaml.md is the scenario.yaml reference");
+  return new Set([...reference.matchAll(/^\| `([^`]+)` \|/gm)].map((m) => m[1]!));
 }
 
-test("the README's scenario.yaml reference has a row for every field of the schema, and no other", () => {
+test("docs/scenario-yaml.md's reference has a row for every field of the schema, and no other", () => {
   const fields = fieldPaths(scenarioSchema as unknown as Schema);
   assert.ok(fields.includes("workload[].patch.merge") && fields.includes("variants.<name>.command") && fields.includes("world.files"), fields.join(", "));
   const documented = documentedFields();
-  assert.deepEqual(fields.filter((f) => !documented.has(f)), [], "fields of the schema missing from the README's reference");
-  assert.deepEqual([...documented].filter((f) => !fields.includes(f)), [], "rows of the README's reference that are no field of the schema");
+  assert.deepEqual(fields.filter((f) => !documented.has(f)), [], "fields of the schema missing from docs/scenario-yaml.md");
+  assert.deepEqual([...documented].filter((f) => !fields.includes(f)), [], "rows of docs/scenario-yaml.md that are no field of the schema");
 });
 
 test("the package exports the schema as settle/scenario.schema.json, the object the loader validates with", () => {

@@ -50,6 +50,11 @@
   // What a record is, from its typed facts (the model carries them; labels and results are for people).
   function faultKind(r) { return r.kind === "fault" && r.fault ? r.fault.kind : null; }
   function isCrash(r) { return faultKind(r) === "crash"; }
+  /** A wall-clock offset in words, as the text report says it: "replica-b's clock 12 s ahead". */
+  function clockWords(actor, offsetMs) {
+    if (offsetMs === 0) return actor + "'s clock true";
+    return actor + "'s clock " + Math.abs(offsetMs) / 1000 + " s " + (offsetMs > 0 ? "ahead" : "behind");
+  }
   function isRestart(r) { return r.kind === "start" && r.restart === true; }
   /** The mark a record gets: its kind, but a crash is a cross and a restart an upward triangle. */
   function markOf(r) {
@@ -58,6 +63,14 @@
     return r.kind;
   }
 
+  // Each actor's wall-clock offset at the end of the run, where a clock fault left it off: its lane says so.
+  var clockOffsets = {};
+  records.forEach(function (r) { if (r.fault && r.fault.applied && r.fault.clockOffsetMs !== undefined) clockOffsets[r.fault.target] = r.fault.clockOffsetMs; });
+  function laneLabel(l) {
+    var offset = clockOffsets[laneNames[l]];
+    if (!offset) return laneNames[l];
+    return laneNames[l] + " (clock " + (offset > 0 ? "+" : "-") + Math.abs(offset) / 1000 + " s)";
+  }
   // Periods an actor was down (crash .. restart) or paused, as record index ranges.
   var downs = [];
   records.forEach(function (r, i) {
@@ -152,7 +165,7 @@
       ctx.fillStyle = l % 2 ? "#f9fafb" : "#ffffff";
       ctx.fillRect(0, laneTop(l), width, LANE_H);
       ctx.fillStyle = "#111827";
-      ctx.fillText(clip(laneNames[l], LABEL_W - 12), 8, laneTop(l) + LANE_H / 2);
+      ctx.fillText(clip(laneLabel(l), LABEL_W - 12), 8, laneTop(l) + LANE_H / 2);
     }
     ctx.fillStyle = "#f3f4f6";
     ctx.fillRect(0, revTop(), width, REV_H);
@@ -522,6 +535,7 @@
     if (r.ref !== undefined) rows.push(["object", r.ref]);
     if (r.write !== undefined) rows.push(["write", String(r.write)]);
     if (isCrash(r)) rows.push(["what it means", "SIGKILL: the actor's memory and pending requests are gone; writes already applied stay"]);
+    if (r.fault && r.fault.clockOffsetMs !== undefined) rows.push(["what it means", clockWords(r.fault.target, r.fault.clockOffsetMs) + " from here on: its Date and clock.now() read that, its timers and the API server's clock keep the true time"]);
     var dl = el("dl");
     rows.forEach(function (row) { dl.appendChild(el("dt", {}, [row[0]])); dl.appendChild(el("dd", {}, [row[1]])); });
     panel.appendChild(dl);
