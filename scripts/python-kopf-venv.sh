@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python packages of examples/python-kopf (kopf, pytest; pinned in its requirements.txt, from PyPI), in a virtual
 # environment under node_modules/.cache, so nothing is installed into the system's Python. Made again when the
-# requirements change. `.ci/run` runs this after `npm ci` (which empties node_modules); the kopf tests run it too.
+# requirements change. `npm test` runs this before the tests (after `npm ci`, which empties node_modules), and
+# test/examples/python-kopf.test.ts runs it too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,6 +1,6 @@
 // examples/python-kopf: the kopf operator's pytest suite (kopf.testing.KopfRunner against a `settle serve` its
 // fixture starts) passes, with kopf and pytest as requirements.txt pins them, in the virtual environment
-// scripts/python-kopf-venv.sh makes (`.ci/run` makes it after `npm ci`; made here when missing). This needs Python 3
+// scripts/python-kopf-venv.sh makes (`npm test` makes it before the tests; made here when missing). This needs Python 3
 // with venv and pip, and PyPI or pip's cache the first time.
 import { test } from "node:test";
 import assert from "node:assert/strict";
