@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -68,8 +69,14 @@ var _ = Describe("Greeter Controller", func() {
 			Expect(k8sClient.Get(ctx, key, greeter)).To(Succeed())
 			Expect(greeter.Spec.Salutation).To(Equal("Hello"), "the CRD's structural schema defaults spec.salutation")
 
-			greeter.Spec.Salutation = "Bonjour"
-			Expect(k8sClient.Update(ctx, greeter)).To(Succeed())
+			// The controller writes the Greeter's status meanwhile, so an update may meet a newer resourceVersion.
+			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := k8sClient.Get(ctx, key, greeter); err != nil {
+					return err
+				}
+				greeter.Spec.Salutation = "Bonjour"
+				return k8sClient.Update(ctx, greeter)
+			})).To(Succeed())
 			Eventually(func(g Gomega) {
 				latest := &demov1.Greeter{}
 				g.Expect(k8sClient.Get(ctx, key, latest)).To(Succeed())
@@ -86,8 +93,13 @@ var _ = Describe("Greeter Controller", func() {
 			name := types.NamespacedName{Name: resourceName + "-greeting", Namespace: "default"}
 			configMap := &corev1.ConfigMap{}
 			Eventually(func() error { return k8sClient.Get(ctx, name, configMap) }, timeout, interval).Should(Succeed())
-			configMap.Data = map[string]string{"greeting": "tampered"}
-			Expect(k8sClient.Update(ctx, configMap)).To(Succeed())
+			Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				if err := k8sClient.Get(ctx, name, configMap); err != nil {
+					return err
+				}
+				configMap.Data = map[string]string{"greeting": "tampered"}
+				return k8sClient.Update(ctx, configMap)
+			})).To(Succeed())
 			Eventually(func(g Gomega) {
 				latest := &corev1.ConfigMap{}
 				g.Expect(k8sClient.Get(ctx, name, latest)).To(Succeed())
