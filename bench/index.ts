@@ -24,6 +24,7 @@ const sections: Array<{ name: string; file: string; exportName: string; explicit
   { name: "bounded", file: "./bounded.ts", exportName: "benchBounded" },
   { name: "module", file: "./module.ts", exportName: "benchModule" },
   { name: "frameworks", file: "./frameworks.ts", exportName: "benchFrameworks" },
+  { name: "envtest", file: "./envtest.ts", exportName: "benchEnvtest", explicit: true },
   { name: "module-determinism", file: "./module.ts", exportName: "benchModuleDeterminism", explicit: true },
   { name: "go", file: "./go.ts", exportName: "benchGo" },
   { name: "go-determinism", file: "./go.ts", exportName: "benchGoDeterminism", explicit: true },

@@ -11,6 +11,8 @@ set -euo pipefail
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v unzip >/dev/null 2>&1 || need+=(unzip)
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || need+=(python3-venv) # examples/python-kopf's virtual environment
+command -v openssl >/dev/null 2>&1 || need+=(openssl) # the envtest assets' tests make envtest's certificates
 /usr/bin/python3 -c "import kubernetes" >/dev/null 2>&1 || need+=(python3-kubernetes)
 compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || [ -e /usr/lib/faketime/libfaketime.so.1 ] || need+=(faketime)
 [ "${#need[@]}" -eq 0 ] && exit 0

@@ -13,6 +13,7 @@ Commands:
   merge <dirs...>             combine the findings of shards (settle explore --shard i/n)
   list-examples [dir]         list the example scenarios (code and scenario.yaml), their variants and how to run each
   serve                       a Kubernetes-compatible API server over a store, for kubectl, helm, any client
+  envtest-assets              print a KUBEBUILDER_ASSETS directory whose kube-apiserver and etcd are settle's
   report <file>               render a finding as an HTML timeline or JUnit XML
   drill <scenario> -- <cmd>   kill a real controller process after each of its writes and check it converges
   init [--crd FILE]           scaffold a scenario and a test for your controller (from a CRD if given)
@@ -40,6 +41,7 @@ const commands: Record<string, () => Promise<Command>> = {
   merge: async () => import("./merge.ts").then((m) => ({ usage: m.mergeUsage, run: m.mergeCommand })),
   "list-examples": async () => import("./list-examples.ts").then((m) => ({ usage: m.listExamplesUsage, run: m.listExamplesCommand })),
   serve: async () => import("./serve.ts").then((m) => ({ usage: m.serveUsage, run: m.serveCommand })),
+  "envtest-assets": async () => import("./envtest-assets.ts").then((m) => ({ usage: m.envtestAssetsUsage, run: m.envtestAssetsCommand })),
   report: async () => import("./report.ts").then((m) => ({ usage: m.reportUsage, run: m.reportCommand })),
   drill: async () => import("./drill.ts").then((m) => ({ usage: m.drillUsage, run: m.drillCommand })),
   init: async () => import("./init.ts").then((m) => ({ usage: m.initUsage, run: m.initCommand })),

@@ -37,6 +37,8 @@ import { parseRoute, pathNotFound, requestTarget } from "./routes.ts";
 import type { ResourceRoute, Route } from "./routes.ts";
 import { Tables, wantsTable } from "./encoding/table.ts";
 import { polyglotListener, selfSignedCertificate } from "./auth/tls.ts";
+import { clientCertificateUser, tlsServerOptions } from "./auth/client-cert.ts";
+import type { ServingTls } from "./auth/client-cert.ts";
 import { WatchStream } from "./watch.ts";
 import { bodyTimeoutMsDefault, Connections, headerTimeoutMsDefault, idleTimeoutMsDefault, timeoutMsMax } from "./connections.ts";
 
@@ -96,6 +98,8 @@ export interface ServerOptions {
    * loop's next turn (`setImmediate`), after the I/O ready by then (another connection's `/healthz`).
    */
   phasePause?: () => Promise<void>;
+  /** The TLS side's certificate and client authorities (envtest's `--cert-dir`, `--client-ca-file`). Default: self-signed, no client certificates. */
+  tls?: ServingTls;
 }
 
 /**
@@ -172,6 +176,7 @@ interface Resolved {
   idleTimeoutMs: number;
   bodyTimeoutMs: number;
   phasePause: () => Promise<void>;
+  tls: ServingTls | undefined;
   /** Set for an in-process server: no listener, no TLS, no GC or quota loops (the simulator collects garbage). */
   inProcess?: InProcessHooks;
 }
@@ -197,6 +202,7 @@ function resolveOptions(options: ServerOptions): Resolved {
     idleTimeoutMs: options.idleTimeoutMs ?? idleTimeoutMsDefault,
     bodyTimeoutMs: options.bodyTimeoutMs ?? bodyTimeoutMsDefault,
     phasePause: options.phasePause ?? nextTurn,
+    tls: options.tls,
   };
   assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
   assert(resolved.token.length >= 1 && /^[\x21-\x7e]+$/.test(resolved.token), "token is printable ASCII");
@@ -359,9 +365,9 @@ class ApiServer {
       this.#certificate = "";
       return;
     }
-    const tls = selfSignedCertificate(options.clock.now());
+    const tls = options.tls ?? selfSignedCertificate(options.clock.now());
     this.#certificate = tls.cert;
-    this.#https = createHttpsServer({ keepAlive: true, keepAliveTimeout: 0, handshakeTimeout: options.headerTimeoutMs, ...tls }, (req, res) => void this.#handle(req, res));
+    this.#https = createHttpsServer({ keepAlive: true, keepAliveTimeout: 0, handshakeTimeout: options.headerTimeoutMs, ...tlsServerOptions(tls) }, (req, res) => void this.#handle(req, res));
     const onClientError = (error: Error & { code?: string }, socket: Socket) => {
       rawStatus(socket, error.code === "HPE_HEADER_OVERFLOW" ? 431 : 400, `malformed HTTP request: ${error.code ?? error.message}`);
     };
@@ -500,7 +506,8 @@ class ApiServer {
 
   /**
    * Who sent a request: the server's token, by `Authorization: Bearer <token>` or by the path prefix `/token/<token>`,
-   * is the administrator; a service account token this server minted is that account (rbac.ts); anything else is
+   * is the administrator; a service account token this server minted is that account (rbac.ts); without a token, a
+   * client certificate an authority of `tls.clientCa` signed is the user it names (client-cert.ts); anything else is
    * nobody (undefined). The prefix exists because kubectl (client-go) never sends credentials to a plain-HTTP
    * server: the kubeconfig's server URL carries it, and every client joins its request paths onto that URL.
    */
@@ -511,7 +518,7 @@ class ApiServer {
       return { path: match[2] ?? "/", user: user === serverUser ? user : undefined };
     }
     const token = bearerToken(req.headers.authorization);
-    return { path: pathname, user: token === undefined ? undefined : this.#tokens.user(token) };
+    return { path: pathname, user: token === undefined ? clientCertificateUser(req) : this.#tokens.user(token) };
   }
 
   /** Refuses what RBAC does not allow `user` (anyone but `system:masters`) to do with this route. */

@@ -110,6 +110,21 @@ function validateVersions(spec: Record<string, unknown>): FieldError[] {
   return errors;
 }
 
+/**
+ * A conversion webhook is refused: settle serves every version of a custom resource as the stored object with its
+ * apiVersion rewritten (strategy None) and calls no conversion webhook, so accepting one would serve unconverted
+ * objects. Refusing it at the CRD's create makes a suite that relies on one (envtest points CRDs at its webhook
+ * server) stop at its start with this message, rather than fail later on a field that was never converted.
+ */
+function validateConversion(spec: Record<string, unknown>): FieldError[] {
+  const conversion = spec.conversion;
+  if (!isRecord(conversion) || conversion.strategy === undefined || conversion.strategy === "None") return [];
+  if (conversion.strategy === "Webhook") {
+    return [{ field: "spec.conversion.strategy", type: "FieldValueForbidden", message: 'Forbidden: settle calls no conversion webhooks: it serves every version as the stored object with its apiVersion rewritten (strategy "None")' }];
+  }
+  return [{ field: "spec.conversion.strategy", type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(conversion.strategy)}: supported values: "None", "Webhook"` }];
+}
+
 /** The CRD rules the API server enforces on create and update (metadata is validated by the store). */
 export function validateCrd(crd: KubeObject, old?: KubeObject): FieldError[] {
   const spec = crd.spec;
@@ -122,7 +137,7 @@ export function validateCrd(crd: KubeObject, old?: KubeObject): FieldError[] {
   if (spec.scope !== "Namespaced" && spec.scope !== "Cluster") {
     errors.push({ field: "spec.scope", type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(spec.scope ?? "")}: supported values: "Cluster", "Namespaced"` });
   }
-  errors.push(...validateNames(spec), ...validateVersions(spec));
+  errors.push(...validateNames(spec), ...validateVersions(spec), ...validateConversion(spec));
   const plural = isRecord(spec.names) ? spec.names.plural : undefined;
   const expected = `${String(plural)}.${String(group)}`;
   if (errors.length === 0 && crd.metadata.name !== expected) {

@@ -13,6 +13,9 @@
 // `matchPolicy: Equivalent`, and the scale subresource.
 import { randomUUID } from "node:crypto";
 import { request as httpsRequest } from "node:https";
+import { X509Certificate } from "node:crypto";
+import { isIP } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { ApiError, badRequest } from "../../api/errors.ts";
 import type { StatusReason } from "../../api/errors.ts";
 import { isRecord } from "../../api/json.ts";
@@ -233,7 +236,12 @@ function post(hook: Webhook, body: Record<string, unknown>): Promise<Response> {
       return fail("the URL is not valid");
     }
     if (parsed.protocol !== "https:") return fail("webhooks are called over https only");
-    const req = httpsRequest(parsed, { method: "POST", headers: { "content-type": "application/json", accept: "application/json", "content-length": Buffer.byteLength(text) }, ...(ca === undefined ? {} : { ca }), timeout: timeoutSeconds * 1000 }, (res) => {
+    // kube-apiserver's client joins the URL's path as a path, so `https://host:port//validate` (envtest writes the
+    // path after a slash of its own) is posted to `/validate`.
+    parsed.pathname = parsed.pathname.replace(/\/{2,}/g, "/");
+    const pinned = ca === undefined ? [] : pinnedCertificates(ca);
+    const tlsOptions = ca === undefined ? {} : { ca, ...(pinned.length === 0 ? {} : { rejectUnauthorized: false }) };
+    const req = httpsRequest(parsed, { method: "POST", headers: { "content-type": "application/json", accept: "application/json", "content-length": Buffer.byteLength(text) }, ...tlsOptions, timeout: timeoutSeconds * 1000 }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on("data", (chunk: Buffer) => {
@@ -250,10 +258,40 @@ function post(hook: Webhook, body: Record<string, unknown>): Promise<Response> {
         }
       });
     });
+    if (pinned.length > 0) req.on("socket", (socket) => socket.once("secureConnect", () => verifyPinned(socket as TLSSocket, pinned, parsed.hostname, req)));
     req.on("timeout", () => req.destroy(new Error(`context deadline exceeded (timeout ${timeoutSeconds}s)`)));
     req.on("error", (error) => fail(error.message));
     req.end(text);
   });
+}
+
+/**
+ * The certificates of a caBundle that are no authority (envtest's caBundle is the webhook server's own certificate).
+ * Go's verifier, kube-apiserver's, trusts a certificate found among the roots as it is; OpenSSL, Node's, looks for
+ * its issuer and fails. With such a bundle the handshake is checked here: the chain as OpenSSL judges it, or the
+ * server's certificate being one of these, and in both cases the host name.
+ */
+function pinnedCertificates(pem: string): X509Certificate[] {
+  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  const certificates: X509Certificate[] = [];
+  for (const block of blocks) {
+    try {
+      const certificate = new X509Certificate(block);
+      if (!certificate.ca) certificates.push(certificate);
+    } catch {
+      // A block that does not parse cannot verify anything; OpenSSL ignores it as well.
+    }
+  }
+  return certificates;
+}
+
+function verifyPinned(socket: TLSSocket, pinned: readonly X509Certificate[], hostname: string, req: { destroy(error: Error): void }): void {
+  const peer = socket.getPeerX509Certificate();
+  const trusted = socket.authorized || (peer !== undefined && pinned.some((certificate) => certificate.raw.equals(peer.raw)));
+  if (!trusted) return void req.destroy(new Error(`x509: certificate signed by unknown authority (${String(socket.authorizationError ?? "not in the caBundle")})`));
+  const host = hostname.replace(/^\[(.*)\]$/, "$1");
+  const matches = peer !== undefined && (isIP(host) === 0 ? peer.checkHost(host) !== undefined : peer.checkIP(host) !== undefined);
+  if (!matches) req.destroy(new Error(`x509: certificate is not valid for ${host}`));
 }
 
 function responseOf(body: unknown): Response {
