@@ -103,7 +103,7 @@ async function finding(params: Race, choices: Array<[number, number]>, faults: r
 
 /** Each fault and choice of the minimal run comes from the input: shrinking only takes away. */
 function assertNeverGrew(input: ShrinkInput, result: ShrinkResult): void {
-  assert.ok(result.faults.length <= input.faults.length && result.choices.length <= input.choices.length);
+  assert.ok(result.faults.length <= input.faults.length && result.choices.length <= input.choices.length, "no more faults or choices than the input");
   for (const fault of result.faults) assert.ok(input.faults.some((f) => JSON.stringify(f) === JSON.stringify(fault)), `fault ${JSON.stringify(fault)} came from the input`);
   for (const [step, index] of result.choices) assert.ok(input.choices.some(([s, i]) => s === step && i === index), `choice [${step}, ${index}] came from the input`);
   assert.ok(result.outcome.steps <= input.outcome.steps, "the minimal run is not longer");
