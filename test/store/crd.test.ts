@@ -2,6 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../src/api/object.ts";
 import type { StoreEvent } from "../../src/store/types.ts";
+import { isApiError, type ApiError } from "../../src/api/errors.ts";
 import { assertFails, drainGarbage, newStore, widget, widgetCrd } from "./helpers.ts";
 
 const widgets = { apiVersion: "example.com/v1", kind: "Widget" };
@@ -48,13 +49,16 @@ test("custom resources are validated against openAPIV3Schema: 422 with field pat
   store.create(widgetCrd());
   assertFails(store, () => store.create(widget("w", { size: "big" })), 422, "Invalid", /spec.size in body must be of type integer/);
   assertFails(store, () => store.create(widget("w", {})), 422, "Invalid", /spec.size: Required value/);
-  try {
-    store.create(widget("w", { size: 1, color: "green" }));
-    assert.fail("expected Invalid");
-  } catch (error) {
-    const causes = (error as { status: { details: { causes: Array<{ field: string; reason: string }> } } }).status.details.causes;
-    assert.deepEqual(causes.map((c) => [c.field, c.reason]), [["spec.color", "FieldValueNotSupported"]]);
-  }
+  assert.throws(
+    () => store.create(widget("w", { size: 1, color: "green" })),
+    (error: ApiError) => {
+      assert.ok(isApiError(error), `expected an ApiError, got ${String(error)}`);
+      assert.equal(error.status.code, 422, error.message);
+      assert.equal(error.status.reason, "Invalid", error.message);
+      assert.deepEqual(error.status.details?.causes?.map((c) => [c.field, c.reason]), [["spec.color", "FieldValueNotSupported"]]);
+      return true;
+    },
+  );
 });
 
 test("fields a schema does not declare are pruned", () => {
@@ -89,14 +93,16 @@ const badCrds: Array<{ name: string; change: (crd: KubeObject) => KubeObject; fi
 for (const c of badCrds) {
   test(`a CRD with ${c.name} is refused with 422 on ${c.field}`, () => {
     const store = newStore();
-    try {
-      store.create(c.change(widgetCrd()));
-      assert.fail("expected Invalid");
-    } catch (error) {
-      const status = (error as { status: { code: number; details: { causes: Array<{ field: string }> } } }).status;
-      assert.equal(status.code, 422);
-      assert.ok(status.details.causes.some((cause) => cause.field === c.field), JSON.stringify(status.details.causes));
-    }
+    assert.throws(
+      () => store.create(c.change(widgetCrd())),
+      (error: ApiError) => {
+        assert.ok(isApiError(error), `expected an ApiError, got ${String(error)}`);
+        assert.equal(error.status.code, 422, error.message);
+        assert.equal(error.status.reason, "Invalid", error.message);
+        assert.ok(error.status.details?.causes?.some((cause) => cause.field === c.field), JSON.stringify(error.status.details?.causes));
+        return true;
+      },
+    );
     assertFails(store, () => store.create(c.change(widgetCrd())), 422, "Invalid");
     assert.throws(() => store.resourceFor(widgets), { code: 404 });
   });
