@@ -2,7 +2,7 @@
 // the documentation gives can drift from what settle does. A block is preceded by a comment that does not show on a
 // rendered page:
 //
-//   <!-- sh: run [exit=N | exit=N,M,...] [runs=N] [points=N] [cwd=scratch] -->
+//   <!-- sh: run [exit=N | exit=N,M,...] [runs=N] [points=N] [cwd=scratch] [slow] -->
 //   <!-- sh: skip: REASON -->
 //
 // `run` runs the block's commands in order, each in bash, from the repository root (or, with `cwd=scratch`, from a
@@ -14,7 +14,9 @@
 // package's bin/settle.js and `npx tsx` its tsx (a user's `npx` finds both in node_modules/.bin); a leading
 // `npm ci && ` is left out (CI ran it before the tests); `<id>` names the one finding file the block's commands made.
 // `runs=N` gives each `settle explore` N runs and `points=N` drills only point N where a command names no points itself, for blocks whose commands take
-// minutes as written. `skip` is for what no test here has (a real cluster, a registry, your own operator's files).
+// minutes as written. `slow` blocks (real processes drilled at every fault kind, a Go program's first build) run
+// under `npm run acceptance` (acceptance/docs-snippets.test.ts), not `npm test`, which must stay within CI's time.
+// `skip` is for what no test here has (a real cluster, a registry, your own operator's files).
 import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -27,7 +29,7 @@ const repo = fileURLToPath(new URL("../../", import.meta.url));
 
 export type Marker =
   | { mode: "skip"; reason: string }
-  | { mode: "run"; exits: Array<number | "-">; runs?: number; points?: number; scratch: boolean };
+  | { mode: "run"; exits: Array<number | "-">; runs?: number; points?: number; scratch: boolean; slow: boolean };
 
 export interface ShellBlock {
   file: string;
@@ -48,13 +50,14 @@ export function parseMarker(text: string, where: string): Marker {
   if (skip !== null) return { mode: "skip", reason: skip[1]! };
   const words = text.split(/\s+/);
   assert.equal(words[0], "run", `${where}: a shell block's marker is "sh: run ..." or "sh: skip: REASON", not "sh: ${text}"`);
-  const marker: Marker = { mode: "run", exits: [0], scratch: false };
+  const marker: Marker = { mode: "run", exits: [0], scratch: false, slow: false };
   for (const word of words.slice(1)) {
     const [key, value = ""] = word.split("=");
     if (key === "exit") marker.exits = value.split(",").map((code) => (code === "-" ? "-" : Number(code)));
     else if (key === "runs") marker.runs = Number(value);
     else if (key === "points") marker.points = Number(value);
     else if (key === "cwd" && value === "scratch") marker.scratch = true;
+    else if (key === "slow" && value === "") marker.slow = true;
     else assert.fail(`${where}: unknown marker word ${word}`);
   }
   assert.ok(marker.exits.every((code) => code === "-" || Number.isInteger(code)), `${where}: exit codes are integers or -`);
@@ -105,11 +108,11 @@ test("every shell block of the documentation says how it is checked", () => {
 test("a marker that is neither run nor skip, or a run with an unknown word, is refused", () => {
   assert.throws(() => parseMarker("maybe", "x.md:1"), /"sh: run \.\.\." or "sh: skip: REASON"/);
   assert.throws(() => parseMarker("run fast=1", "x.md:1"), /unknown marker word fast=1/);
-  assert.deepEqual(parseMarker("run exit=1,0 runs=5", "x.md:1"), { mode: "run", exits: [1, 0], runs: 5, scratch: false });
+  assert.deepEqual(parseMarker("run exit=1,0 runs=5", "x.md:1"), { mode: "run", exits: [1, 0], runs: 5, scratch: false, slow: false });
 });
 
 test("documented commands are rewritten only as the top of this file says", () => {
-  const marker = { mode: "run" as const, exits: [0], runs: 5, points: 2, scratch: false };
+  const marker = { mode: "run" as const, exits: [0], runs: 5, points: 2, scratch: false, slow: false };
   const bin = JSON.stringify(join(repo, "bin", "settle.js"));
   assert.equal(asRun("npm ci && npx settle explore examples", marker), `node ${bin} explore examples --runs 5`);
   assert.equal(asRun("npx settle explore x --runs 2000", marker), `node ${bin} explore x --runs 5`);
@@ -143,9 +146,12 @@ function scratchOf(file: string): string {
   return dir;
 }
 
+/** Set by acceptance/docs-snippets.test.ts: the slow blocks run there, the others here. */
+const slowOnly = process.env.SETTLE_DOCS_SLOW === "1";
+
 for (const block of blocks) {
   const marker = block.marker;
-  if (marker === undefined || marker.mode !== "run") continue;
+  if (marker === undefined || marker.mode !== "run" || marker.slow !== slowOnly) continue;
   test(`${block.file}:${block.line} runs as documented`, () => {
     const cwd = marker.scratch ? scratchOf(block.file) : repo;
     block.commands.forEach((command, i) => {
