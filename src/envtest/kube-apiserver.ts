@@ -113,9 +113,10 @@ export async function apiServerMain(argv: readonly string[], env: NodeJS.Process
   });
   watchFaults.stop();
   if (config.faults.length > 0) err.write(`${faultsSummary([...server.faults, ...watchFaults.pending()])}\n`);
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([server.close(), new Promise<void>((resolve) => (timer = setTimeout(resolve, stopGraceMs)))]);
-  clearTimeout(timer);
+  // Time only through the injected clock (the real one here): the stop waits at most the grace for open connections.
+  let timer: { cancel(): void } | undefined;
+  await Promise.race([server.close(), new Promise<void>((resolve) => (timer = realClock.setTimer(stopGraceMs, resolve)))]);
+  timer?.cancel();
   return 0;
 }
 
