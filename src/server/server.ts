@@ -16,6 +16,7 @@ import { createServerStore } from "./admission/admission.ts";
 import { allowed, forbidden, impersonated, impersonates, isMaster, serverUser, setRequestUser, Tokens } from "./auth/rbac.ts";
 import type { RequestAttributes, UserInfo } from "./auth/rbac.ts";
 import { convertedResource } from "./conversion.ts";
+import { untilConverted, webhookConvertedStore } from "./crd-conversion.ts";
 import type { Store } from "../store/index.ts";
 import { isBuiltinKind } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
@@ -602,11 +603,13 @@ class ApiServer {
     const converted = review === undefined && stored === undefined ? convertedResource(this.#o.store, route.group, route.version, route.plural) : undefined;
     const resource = stored ?? converted?.served;
     if (resource === undefined && review === undefined) throw pathNotFound();
+    // A version of a custom resource its CRD converts through a webhook: its handler runs until each conversion it needs is made.
+    const webhookConverted = stored === undefined ? undefined : webhookConvertedStore(this.#o.store, stored);
     const table = resource !== undefined && wantsTable(req.headers.accept);
     // Protobuf answers built-in objects, lists and watch streams; custom resources have no protobuf form.
     if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && (resource === undefined || isBuiltinKind(resource)))) throw notAcceptable();
     const r = new ServedRequest(
-      { store: converted?.store ?? this.#o.store, route, resource: resource ?? reviewResourceType(review!), query, req, res, managed: this.#managed, tables: table ? this.#tables : undefined },
+      { store: converted?.store ?? webhookConverted ?? this.#o.store, route, resource: resource ?? reviewResourceType(review!), query, req, res, managed: this.#managed, tables: table ? this.#tables : undefined },
       this.#o.bodyBytesMax,
       this.#loops,
     );
@@ -620,7 +623,7 @@ class ApiServer {
     const decided = this.#o.inProcess?.onRequest?.(req);
     if (decided?.lagRevisions !== undefined) r.lagRevisions = decided.lagRevisions;
     if (faults.loseResponse === true) loseResponse(req, res);
-    if (!watch) return handleResource(r);
+    if (!watch) return webhookConverted === undefined ? handleResource(r) : untilConverted(() => handleResource(r), res);
     if (req.method !== "GET" || route.subresource !== undefined) throw new ApiError("MethodNotAllowed", 405, "watch is only allowed with GET on a collection or an item");
     if (this.#watches.size >= this.#o.watchesMax) throw tooManyRequests(`too many watches open (${this.#o.watchesMax})`);
     if (route.name !== undefined) {
@@ -632,7 +635,8 @@ class ApiServer {
     const stream = new WatchStream(r, limits, (s) => this.#watches.delete(s));
     this.#watches.add(stream);
     this.#o.inProcess?.onWatch?.(stream, req);
-    return stream.open().catch((error: unknown) => {
+    const opened = webhookConverted === undefined ? stream.open() : untilConverted(() => stream.open(), res);
+    return opened.catch((error: unknown) => {
       this.#watches.delete(stream);
       throw error;
     });

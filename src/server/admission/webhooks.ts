@@ -12,10 +12,6 @@
 // reinvocation (`reinvocationPolicy: IfNeeded`), conversion of the object to the version a rule names under
 // `matchPolicy: Equivalent`, and the scale subresource.
 import { randomUUID } from "node:crypto";
-import { request as httpsRequest } from "node:https";
-import { X509Certificate } from "node:crypto";
-import { isIP } from "node:net";
-import type { TLSSocket } from "node:tls";
 import { ApiError, badRequest } from "../../api/errors.ts";
 import type { StatusReason } from "../../api/errors.ts";
 import { isRecord } from "../../api/json.ts";
@@ -26,14 +22,12 @@ import type { LabelSelector } from "../../api/object.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../../api/selectors.ts";
 import type { Store } from "../../store/index.ts";
 import { storeBehind } from "../conversion.ts";
+import { postReview, type WebhookClientConfig } from "./webhook-client.ts";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE";
 
 const mutatingKind = { apiVersion: "admissionregistration.k8s.io/v1", kind: "MutatingWebhookConfiguration" } as const;
 const validatingKind = { apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingWebhookConfiguration" } as const;
-
-/** A webhook's answer may be this large; a larger one is a failed call. */
-const responseBytesMax = 3 * 1024 * 1024;
 
 interface Rule {
   operations?: string[];
@@ -45,7 +39,7 @@ interface Rule {
 
 interface Webhook {
   name: string;
-  clientConfig?: { url?: string; caBundle?: string; service?: { namespace?: string; name?: string; path?: string; port?: number } };
+  clientConfig?: WebhookClientConfig;
   rules?: Rule[];
   failurePolicy?: string;
   matchPolicy?: string;
@@ -145,7 +139,9 @@ export class Webhooks {
     const uid = randomUUID();
     let response: Response;
     try {
-      response = await post(hook, review(uid, a));
+      response = await postReview(hook.clientConfig, hook.timeoutSeconds ?? 10, review(uid, a), "AdmissionReview", responseOf).catch((error: Error) => {
+        throw new Error(`failed to call webhook: ${error.message}`);
+      });
       if (response.uid !== uid) throw new Error(`expected response.uid="${uid}", got "${String(response.uid)}"`);
     } catch (error) {
       if (hook.failurePolicy === "Ignore") return undefined;
@@ -213,85 +209,6 @@ function review(uid: string, a: AdmissionAttributes): Record<string, unknown> {
       options: { apiVersion: "meta.k8s.io/v1", kind: optionsKind, ...a.options },
     },
   };
-}
-
-/** POSTs the review to the webhook's URL over HTTPS and returns its `response`. */
-function post(hook: Webhook, body: Record<string, unknown>): Promise<Response> {
-  const url = hook.clientConfig?.url;
-  const timeoutSeconds = hook.timeoutSeconds ?? 10;
-  if (url === undefined) {
-    const service = hook.clientConfig?.service;
-    const target = `https://${service?.name ?? ""}.${service?.namespace ?? ""}.svc:${service?.port ?? 443}${service?.path ?? ""}?timeout=${timeoutSeconds}s`;
-    return Promise.reject(new Error(`failed to call webhook: Post "${target}": settle serve does not route to Services; name the webhook by clientConfig.url`));
-  }
-  const address = `${url}${url.includes("?") ? "&" : "?"}timeout=${timeoutSeconds}s`;
-  const text = JSON.stringify(body);
-  const ca = hook.clientConfig?.caBundle === undefined || hook.clientConfig.caBundle === "" ? undefined : Buffer.from(hook.clientConfig.caBundle, "base64").toString("utf8");
-  return new Promise((resolve, reject) => {
-    const fail = (reason: string) => reject(new Error(`failed to call webhook: Post "${address}": ${reason}`));
-    let parsed: URL;
-    try {
-      parsed = new URL(address);
-    } catch {
-      return fail("the URL is not valid");
-    }
-    if (parsed.protocol !== "https:") return fail("webhooks are called over https only");
-    // kube-apiserver's client joins the URL's path as a path, so `https://host:port//validate` (envtest writes the
-    // path after a slash of its own) is posted to `/validate`.
-    parsed.pathname = parsed.pathname.replace(/\/{2,}/g, "/");
-    const pinned = ca === undefined ? [] : pinnedCertificates(ca);
-    const tlsOptions = ca === undefined ? {} : { ca, ...(pinned.length === 0 ? {} : { rejectUnauthorized: false }) };
-    const req = httpsRequest(parsed, { method: "POST", headers: { "content-type": "application/json", accept: "application/json", "content-length": Buffer.byteLength(text) }, ...tlsOptions, timeout: timeoutSeconds * 1000 }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > responseBytesMax) req.destroy(new Error("the response is too large"));
-        else chunks.push(chunk);
-      });
-      res.on("end", () => {
-        if ((res.statusCode ?? 0) >= 300) return fail(`the server responded with the status code ${res.statusCode}`);
-        try {
-          resolve(responseOf(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
-        } catch (error) {
-          fail(`the response is not an AdmissionReview: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      });
-    });
-    if (pinned.length > 0) req.on("socket", (socket) => socket.once("secureConnect", () => verifyPinned(socket as TLSSocket, pinned, parsed.hostname, req)));
-    req.on("timeout", () => req.destroy(new Error(`context deadline exceeded (timeout ${timeoutSeconds}s)`)));
-    req.on("error", (error) => fail(error.message));
-    req.end(text);
-  });
-}
-
-/**
- * The certificates of a caBundle that are no authority (envtest's caBundle is the webhook server's own certificate).
- * Go's verifier, kube-apiserver's, trusts a certificate found among the roots as it is; OpenSSL, Node's, looks for
- * its issuer and fails. With such a bundle the handshake is checked here: the chain as OpenSSL judges it, or the
- * server's certificate being one of these, and in both cases the host name.
- */
-function pinnedCertificates(pem: string): X509Certificate[] {
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  const certificates: X509Certificate[] = [];
-  for (const block of blocks) {
-    try {
-      const certificate = new X509Certificate(block);
-      if (!certificate.ca) certificates.push(certificate);
-    } catch {
-      // A block that does not parse cannot verify anything; OpenSSL ignores it as well.
-    }
-  }
-  return certificates;
-}
-
-function verifyPinned(socket: TLSSocket, pinned: readonly X509Certificate[], hostname: string, req: { destroy(error: Error): void }): void {
-  const peer = socket.getPeerX509Certificate();
-  const trusted = socket.authorized || (peer !== undefined && pinned.some((certificate) => certificate.raw.equals(peer.raw)));
-  if (!trusted) return void req.destroy(new Error(`x509: certificate signed by unknown authority (${String(socket.authorizationError ?? "not in the caBundle")})`));
-  const host = hostname.replace(/^\[(.*)\]$/, "$1");
-  const matches = peer !== undefined && (isIP(host) === 0 ? peer.checkHost(host) !== undefined : peer.checkIP(host) !== undefined);
-  if (!matches) req.destroy(new Error(`x509: certificate is not valid for ${host}`));
 }
 
 function responseOf(body: unknown): Response {
