@@ -241,26 +241,46 @@ function conversionOf(crd: KubeObject): WebhookConversion | undefined {
   return known ?? undefined;
 }
 
+/** The CRD that defines a custom resource, or undefined when there is none. */
+function crdOf(store: Store, resource: ResourceType): KubeObject | undefined {
+  try {
+    return store.get({ ...crdKind, name: `${resource.plural}.${resource.group}` });
+  } catch (error) {
+    if (isApiError(error) && error.code === 404) return undefined;
+    throw error;
+  }
+}
+
 /**
  * The view of the store a request at `resource` goes through, when it is a version of a custom resource whose CRD
  * converts through a webhook and not its storage version; undefined otherwise (the store serves it as it is).
  */
 export function webhookConvertedStore(store: Store, resource: ResourceType): Store | undefined {
   if (isBuiltinKind(resource)) return undefined;
-  let crd: KubeObject;
-  try {
-    crd = store.get({ ...crdKind, name: `${resource.plural}.${resource.group}` });
-  } catch (error) {
-    if (isApiError(error) && error.code === 404) return undefined;
-    throw error;
-  }
-  const conversion = conversionOf(crd);
+  const crd = crdOf(store, resource);
+  const conversion = crd === undefined ? undefined : conversionOf(crd);
   if (conversion === undefined || conversion.storageVersion === resource.version) return undefined;
   let views = conversion.views.get(store);
   if (views === undefined) conversion.views.set(store, (views = new Map()));
   let view = views.get(resource.version);
   if (view === undefined) views.set(resource.version, (view = convertingView(store, conversion, resource.version)));
   return view;
+}
+
+/**
+ * A custom resource's object at another `version` of its kind, as kube-apiserver converts what an admission webhook
+ * whose rules name that version sees: through the CRD's webhook, or by rewriting its apiVersion (strategy None).
+ */
+export async function convertedTo(store: Store, resource: ResourceType, object: KubeObject, version: string): Promise<KubeObject> {
+  const apiVersion = formatApiVersion({ group: resource.group, version });
+  if (object.apiVersion === apiVersion) return object;
+  const crd = crdOf(store, resource);
+  const conversion = crd === undefined ? undefined : conversionOf(crd);
+  if (conversion === undefined) return { ...object, apiVersion };
+  const known = conversion.formOf(object, apiVersion);
+  if (known !== undefined) return known;
+  await conversion.convert([object], apiVersion);
+  return conversion.formsOf([object], apiVersion)[0]!;
 }
 
 /** Watches of a converting view: whether events wait for a conversion, and how to fail the watch when one fails. */

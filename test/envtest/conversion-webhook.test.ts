@@ -30,15 +30,25 @@ function convertWidget(object: any, desired: string): any {
   return converted;
 }
 
-/** An HTTPS conversion webhook: answers every review it gets (kept in `reviews`), or fails as `mode` says. */
-async function conversionWebhook(): Promise<{ url: string; caBundle: string; reviews: Review[]; mode: { fail?: "status" | "http" | "uid" }; close: () => Promise<void> }> {
+/**
+ * An HTTPS conversion webhook: answers every review it gets (kept in `reviews`), or fails as `mode` says. At
+ * `/validate` it is a validating admission webhook allowing everything (its reviews kept in `admissions`).
+ */
+async function conversionWebhook(): Promise<{ url: string; caBundle: string; reviews: Review[]; admissions: any[]; mode: { fail?: "status" | "http" | "uid" }; close: () => Promise<void> }> {
   const { key, cert } = selfSignedCertificate(Date.now());
   const reviews: Review[] = [];
+  const admissions: any[] = [];
   const mode: { fail?: "status" | "http" | "uid" } = {};
   const server: Server = createServer({ key, cert }, (req, res) => {
     let text = "";
     req.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
     req.on("end", () => {
+      if ((req.url ?? "").startsWith("/validate")) {
+        const admission = JSON.parse(text);
+        admissions.push(admission.request);
+        res.writeHead(200, { "content-type": "application/json" });
+        return void res.end(JSON.stringify({ apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid: admission.request.uid, allowed: true } }));
+      }
       const review = JSON.parse(text) as Review;
       reviews.push(review);
       if (mode.fail === "http") {
@@ -56,7 +66,7 @@ async function conversionWebhook(): Promise<{ url: string; caBundle: string; rev
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/convert`;
-  return { url, caBundle: Buffer.from(cert).toString("base64"), reviews, mode, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { url, caBundle: Buffer.from(cert).toString("base64"), reviews, admissions, mode, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 function widgetCrd(conversion: Record<string, unknown> | undefined) {
@@ -255,5 +265,39 @@ test("spec.conversion is checked as kube-apiserver checks it; strategy None serv
     assert.deepEqual(list.json.items.map((w: any) => w.apiVersion), ["example.com/v2"]);
   } finally {
     await t.close();
+  }
+});
+
+test("an admission webhook whose rules name the storage version sees a write at the other version converted to it", async () => {
+  const hook = await conversionWebhook();
+  const t = await testServer();
+  try {
+    const conversion = { strategy: "Webhook", webhook: { conversionReviewVersions: ["v1"], clientConfig: { url: hook.url, caBundle: hook.caBundle } } };
+    assert.equal((await request(t.server, "POST", crds, { body: widgetCrd(conversion) })).status, 201);
+    const validating = {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingWebhookConfiguration",
+      metadata: { name: "widgets" },
+      webhooks: [{
+        name: "vwidget-v1.example.com",
+        clientConfig: { url: hook.url.replace("/convert", "/validate"), caBundle: hook.caBundle },
+        rules: [{ operations: ["CREATE"], apiGroups: ["example.com"], apiVersions: ["v1"], resources: ["widgets"] }],
+        sideEffects: "None",
+        admissionReviewVersions: ["v1"],
+      }],
+    };
+    assert.equal((await request(t.server, "POST", "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", { body: validating })).status, 201);
+    const created = await request(t.server, "POST", v2, { body: { apiVersion: "example.com/v2", kind: "Widget", metadata: { name: "ada" }, spec: { first: "Ada", last: "Lovelace" } } });
+    assert.equal(created.status, 201, created.text);
+    assert.equal(hook.admissions.length, 1);
+    const seen = hook.admissions[0];
+    assert.equal(seen.object.apiVersion, "example.com/v1");
+    assert.deepEqual(seen.object.spec, { fullName: "Ada Lovelace" });
+    assert.deepEqual(seen.kind, { group: "example.com", version: "v1", kind: "Widget" });
+    assert.deepEqual(seen.requestKind, { group: "example.com", version: "v2", kind: "Widget" });
+    assert.deepEqual(seen.requestResource, { group: "example.com", version: "v2", resource: "widgets" });
+  } finally {
+    await t.close();
+    await hook.close();
   }
 });

@@ -9,8 +9,9 @@
 //
 // What settle serve leaves out: webhooks named by `service` (nothing routes to a Service's pods here: give
 // `clientConfig.url`, as envtest's users do), `matchConditions` (CEL; the webhook is called as if they held),
-// reinvocation (`reinvocationPolicy: IfNeeded`), conversion of the object to the version a rule names under
-// `matchPolicy: Equivalent`, and the scale subresource.
+// reinvocation (`reinvocationPolicy: IfNeeded`), conversion of a built-in kind's object to the version a rule names
+// under `matchPolicy: Equivalent` (a custom resource's is converted, through its CRD's webhook when it has one), and
+// the scale subresource.
 import { randomUUID } from "node:crypto";
 import { ApiError, badRequest } from "../../api/errors.ts";
 import type { StatusReason } from "../../api/errors.ts";
@@ -22,6 +23,8 @@ import type { LabelSelector } from "../../api/object.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../../api/selectors.ts";
 import type { Store } from "../../store/index.ts";
 import { storeBehind } from "../conversion.ts";
+import { convertedTo } from "../crd-conversion.ts";
+import { isBuiltinKind } from "../../store/index.ts";
 import { postReview, type WebhookClientConfig } from "./webhook-client.ts";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE";
@@ -104,9 +107,11 @@ export class Webhooks {
     let object = a.object;
     for (const hook of this.#current().mutating) {
       if (!this.#matches(hook, { ...a, object })) continue;
-      const response = await this.#call(hook, { ...a, object });
-      if (response === undefined || a.operation === "DELETE" || object === undefined) continue;
-      if (response.patch !== undefined) object = patched(hook, object, response);
+      const called = await this.#call(hook, { ...a, object });
+      if (called === undefined || a.operation === "DELETE" || object === undefined || called.response.patch === undefined) continue;
+      // A patch applies to the object as the webhook saw it, which is then converted back to the request's version.
+      const result = patched(hook, called.seen?.object ?? object, called.response);
+      object = called.seen === undefined ? result : await convertedTo(this.store, called.seen.resource, result, a.resource.version);
     }
     return object;
   }
@@ -131,15 +136,27 @@ export class Webhooks {
     return selects(hook.namespaceSelector, namespace ?? { apiVersion: "v1", kind: "Namespace", metadata: { name: a.namespace ?? "" } });
   }
 
-  /** One call: the webhook's response when it allowed the request, undefined when it failed and may be ignored. */
-  async #call(hook: Webhook, a: AdmissionAttributes): Promise<Response | undefined> {
+  /**
+   * One call: the webhook's response when it allowed the request, undefined when it failed and may be ignored. When
+   * the webhook's rules name another version of a custom resource (`matchPolicy: Equivalent`), it sees the objects
+   * converted to that version (`seen`), as kube-apiserver converts them.
+   */
+  async #call(hook: Webhook, a: AdmissionAttributes): Promise<{ response: Response; seen: AdmissionAttributes | undefined } | undefined> {
     if (a.dryRun && hook.sideEffects !== "None" && hook.sideEffects !== "NoneOnDryRun") {
       throw badRequest(`admission webhook "${hook.name}" does not support dry run`);
+    }
+    const version = seenVersion(hook, a.operation, a.resource, a.subresource);
+    let seen: AdmissionAttributes | undefined;
+    if (version !== a.resource.version && !isBuiltinKind(a.resource)) {
+      const resource = { ...a.resource, version };
+      const object = a.object === undefined ? undefined : await convertedTo(this.store, a.resource, a.object, version);
+      const oldObject = a.oldObject === undefined ? undefined : await convertedTo(this.store, a.resource, a.oldObject, version);
+      seen = { ...a, resource, object, oldObject };
     }
     const uid = randomUUID();
     let response: Response;
     try {
-      response = await postReview(hook.clientConfig, hook.timeoutSeconds ?? 10, review(uid, a), "AdmissionReview", responseOf).catch((error: Error) => {
+      response = await postReview(hook.clientConfig, hook.timeoutSeconds ?? 10, review(uid, seen ?? a, a.resource), "AdmissionReview", responseOf).catch((error: Error) => {
         throw new Error(`failed to call webhook: ${error.message}`);
       });
       if (response.uid !== uid) throw new Error(`expected response.uid="${uid}", got "${String(response.uid)}"`);
@@ -150,7 +167,7 @@ export class Webhooks {
     }
     if (Array.isArray(response.warnings)) a.warnings.push(...response.warnings.filter((w): w is string => typeof w === "string"));
     if (response.allowed !== true) throw denial(hook, response.status);
-    return response;
+    return { response, seen };
   }
 }
 
@@ -180,13 +197,28 @@ function ruleMatches(hook: Webhook, operation: Operation, resource: ResourceType
   });
 }
 
+/**
+ * The version of the resource a matching webhook sees: the request's when a matching rule names it (or `*`), else,
+ * under `Equivalent`, the first version a matching rule names.
+ */
+function seenVersion(hook: Webhook, operation: Operation, resource: ResourceType, subresource: string | undefined): string {
+  const named: string[] = [];
+  for (const rule of hook.rules ?? []) {
+    if (!ruleMatches({ ...hook, rules: [rule] }, operation, resource, subresource)) continue;
+    const versions = rule.apiVersions ?? [];
+    if (versions.includes("*") || versions.includes(resource.version)) return resource.version;
+    named.push(...versions);
+  }
+  return named[0] ?? resource.version;
+}
+
 function selects(selector: LabelSelector | undefined, object: KubeObject | undefined): boolean {
   if (selector === undefined || Object.keys(selector).length === 0) return true;
   if (object === undefined) return false;
   return matchesLabels(labelSelectorFromSpec(selector), object.metadata.labels ?? {});
 }
 
-function review(uid: string, a: AdmissionAttributes): Record<string, unknown> {
+function review(uid: string, a: AdmissionAttributes, requested: ResourceType): Record<string, unknown> {
   const { group, version, kind, plural } = a.resource;
   const optionsKind = a.operation === "CREATE" ? "CreateOptions" : a.operation === "UPDATE" ? "UpdateOptions" : "DeleteOptions";
   return {
@@ -197,8 +229,8 @@ function review(uid: string, a: AdmissionAttributes): Record<string, unknown> {
       kind: { group, version, kind },
       resource: { group, version, resource: plural },
       ...(a.subresource === undefined ? {} : { subResource: a.subresource, requestSubResource: a.subresource }),
-      requestKind: { group, version, kind },
-      requestResource: { group, version, resource: plural },
+      requestKind: { group, version: requested.version, kind },
+      requestResource: { group, version: requested.version, resource: plural },
       name: a.name,
       ...(a.namespace === undefined ? {} : { namespace: a.namespace }),
       operation: a.operation,
