@@ -217,6 +217,17 @@ test("a conversion webhook that fails gives the client kube-apiserver's 500, nam
     assert.equal((await request(t.server, "GET", `${v1}/ada`)).status, 200);
     hook.mode.fail = undefined;
     assert.equal((await request(t.server, "GET", `${v2}/ada`)).status, 200);
+
+    // A watch at v2 whose next event cannot be converted ends with an ERROR event carrying the Status.
+    const watch = await watchRequest(t.server, `${v2}?watch=true`);
+    const events = readEvents(watch, (seen) => seen.length >= 2);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    hook.mode.fail = "status";
+    assert.equal((await request(t.server, "PATCH", `${v1}/ada`, { body: { spec: { fullName: "Ada King" } }, contentType: "application/merge-patch+json" })).status, 200);
+    const seen = await events;
+    assert.deepEqual(seen.map((e) => e.type), ["ADDED", "ERROR"]);
+    assert.equal(seen[1].object.code, 500);
+    assert.equal(seen[1].object.message, "conversion webhook for example.com/v1, Kind=Widget failed: widgets cannot be converted today");
   } finally {
     await t.close();
     await hook.close();
