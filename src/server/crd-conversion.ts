@@ -303,11 +303,15 @@ function convertingView(store: Store, c: WebhookConversion, version: string): St
   const stored = <T extends { apiVersion: string }>(ref: T): T => ({ ...ref, apiVersion: storedApiVersion });
   const out = (object: KubeObject): KubeObject => c.formsOf([object], servedApiVersion)[0]!;
   const into = (object: KubeObject): KubeObject => (object.apiVersion === servedApiVersion ? c.formsOf([c.decoded(object, version)], storedApiVersion)[0]! : object);
-  /** A write at the storage version: a dry run first, whose answer's conversion is made before the write commits. */
-  const written = (write: (options: WriteOptions) => KubeObject, options: WriteOptions | undefined): KubeObject => {
-    if (options?.dryRun !== true) out(write({ ...options, dryRun: true }));
-    return out(write(options ?? {}));
+  /**
+   * A write at the storage version: a dry run first, whose answer's conversion is made before the write commits.
+   * `write` gets whether this call is the dry run.
+   */
+  const written = (write: (dryRun: boolean) => KubeObject, options: { dryRun?: boolean } | undefined): KubeObject => {
+    if (options?.dryRun !== true) out(write(true));
+    return out(write(options?.dryRun === true));
   };
+  const writeOptions = (options: WriteOptions | undefined, dryRun: boolean): WriteOptions => ({ ...(options?.fieldManager === undefined ? {} : { fieldManager: options.fieldManager }), ...(dryRun ? { dryRun } : {}) });
   const patched = (options: PatchOptions): KubeObject => {
     const current = out(store.get(stored(options)));
     let next: unknown;
@@ -329,25 +333,25 @@ function convertingView(store: Store, c: WebhookConversion, version: string): St
     watch: (options: StoreWatchOptions, listener: StoreWatchListener): StoreWatcher => convertingWatch(store, c, stored(options), servedApiVersion, listener),
     create: (object: KubeObject, options?: WriteOptions) => {
       const input = into(object);
-      return written((o) => store.create(input, o), options);
+      return written((dry) => store.create(input, writeOptions(options, dry)), options);
     },
     update: (object: KubeObject, options?: WriteOptions) => {
       const input = into(object);
-      return written((o) => store.update(input, o), options);
+      return written((dry) => store.update(input, writeOptions(options, dry)), options);
     },
     updateStatus: (object: KubeObject, options?: WriteOptions) => {
       const input = into(object);
-      return written((o) => store.updateStatus(input, o), options);
+      return written((dry) => store.updateStatus(input, writeOptions(options, dry)), options);
     },
     patch: (options: PatchOptions) => {
       const input = patched(options);
-      return written((o) => store.update(input, o), options);
+      return written((dry) => store.update(input, writeOptions(options, dry)), options);
     },
     patchStatus: (options: PatchOptions) => {
       const input = patched(options);
-      return written((o) => store.updateStatus(input, o), options);
+      return written((dry) => store.updateStatus(input, writeOptions(options, dry)), options);
     },
-    delete: (options: DeleteOptions) => written((o) => store.delete({ ...stored(options), ...o }), options),
+    delete: (options: DeleteOptions) => written((dry) => store.delete({ ...stored(options), dryRun: dry }), options),
   };
   const proxy = new Proxy(store, {
     get(target, property) {

@@ -157,6 +157,12 @@ test("a CRD whose conversion calls a webhook serves its other version through th
     assert.equal(updated.status, 200, updated.text);
     assert.deepEqual((await request(t.server, "GET", `${v1}/alan`)).json.spec, { fullName: "Alan Turing" });
 
+    // A server-side apply at v2 merges into the v2 form of the stored object.
+    const applied = await request(t.server, "PATCH", `${v2}/alan?fieldManager=applier`, { raw: JSON.stringify({ apiVersion: "example.com/v2", kind: "Widget", metadata: { name: "alan" }, spec: { last: "Turing-Newman" } }), contentType: "application/apply-patch+yaml" });
+    assert.equal(applied.status, 200, applied.text);
+    assert.deepEqual(applied.json.spec, { first: "Alan", last: "Turing-Newman", mood: "calm" });
+    assert.deepEqual((await request(t.server, "GET", `${v1}/alan`)).json.spec, { fullName: "Alan Turing-Newman" });
+
     // A watch at v2 sees the stored objects and later writes at v1 converted, in order.
     const abort = new AbortController();
     const watch = await watchRequest(t.server, `${v2}?watch=true`, abort.signal);
@@ -176,6 +182,8 @@ test("a CRD whose conversion calls a webhook serves its other version through th
     // Deleting at v2 answers the last state at v2.
     const deleted = await request(t.server, "DELETE", `${v2}/grace`);
     assert.equal(deleted.status, 200, deleted.text);
+    assert.equal(deleted.json.apiVersion, "example.com/v2");
+    assert.deepEqual(deleted.json.spec, { first: "Grace", last: "Brewster Hopper", mood: "calm" });
     assert.equal((await request(t.server, "GET", `${v1}/grace`)).status, 404);
   } finally {
     await t.close();
