@@ -21,13 +21,14 @@
 // limits what the client is sent).
 import { randomUUID } from "node:crypto";
 import type { DeleteOptions, PatchOptions, WriteOptions } from "../api/client.ts";
-import { ApiError, badRequest, internalError, isApiError, type StatusReason } from "../api/errors.ts";
+import { ApiError, badRequest, internalError, invalid, isApiError, type StatusReason } from "../api/errors.ts";
 import { cloneJson, deepFreeze, isRecord } from "../api/json.ts";
 import type { KubeObject, ObjectList, ObjectRef } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
 import { applyJsonPatch, applyMergePatch } from "../api/patch.ts";
 import type { ResourceType } from "../api/resources.ts";
-import { applySchemaDefaults, conversionReviewVersions, crdInfo, pruneUnknown } from "../store/crd.ts";
+import { celRuleErrors } from "../store/cel.ts";
+import { applySchemaDefaults, conversionReviewVersions, createSchemaCompiler, crdInfo, pruneUnknown, schemaErrors } from "../store/crd.ts";
 import { isBuiltinKind } from "../store/index.ts";
 import type { Store, StoreEvent, StoreListOptions, StoreWatcher, StoreWatchListener, StoreWatchOptions } from "../store/index.ts";
 import { postReview, type WebhookClientConfig } from "./admission/webhook-client.ts";
@@ -40,6 +41,9 @@ const conversionTimeoutSeconds = 30;
 
 /** Conversions remembered per CRD object; past this the table starts afresh. */
 const convertedFormsMax = 10_000;
+
+/** Compiles a version's schema (compiled schemas are cached process-wide, see createSchemaCompiler). */
+const compileSchema = createSchemaCompiler();
 
 /** A request's handler runs at most this often: each run after the first has every conversion the one before met. */
 const handlerRunsMax = 16;
@@ -143,13 +147,20 @@ class WebhookConversion {
     return { body: deepFreeze(body), labels: meta.labels, annotations: meta.annotations };
   }
 
-  /** A body sent at `version`, as kube-apiserver decodes one: pruned and defaulted with that version's schema. */
+  /**
+   * A body sent at `version`, as kube-apiserver decodes and validates one before it is converted for storage: pruned
+   * and defaulted with that version's schema, then checked against it and its CEL rules (a 422 naming the fields as
+   * that version names them). Transition rules, which compare with the stored object, run at the storage version.
+   */
   decoded(object: KubeObject, version: string): KubeObject {
     const schema = this.schemas.get(version);
     if (schema === undefined) return object;
     const copy = cloneJson(object);
     pruneUnknown(copy, schema, true);
     applySchemaDefaults(copy, schema, true);
+    const validator = compileSchema(schema);
+    const errors = validator(copy) ? celRuleErrors(schema, copy, undefined) : schemaErrors(validator.errors ?? [], copy);
+    if (errors.length > 0) throw invalid(this.kind, copy.metadata.name ?? "", errors, this.group);
     return copy;
   }
 }

@@ -122,6 +122,13 @@ test("a CRD whose conversion calls a webhook serves its other version through th
     assert.equal(ada.json.metadata.uid, stored.json.metadata.uid);
     assert.equal(ada.json.metadata.resourceVersion, stored.json.metadata.resourceVersion, "the answer is the stored object, converted");
 
+    // A body at v2 is validated against v2's schema before it is converted: the error names v2's fields.
+    const reviewsBeforeInvalid = hook.reviews.length;
+    const wrong = await request(t.server, "POST", v2, { body: { apiVersion: "example.com/v2", kind: "Widget", metadata: { name: "wrong" }, spec: { first: 7 } } });
+    assert.equal(wrong.status, 422, wrong.text);
+    assert.match(wrong.json.message, /^Widget\.example\.com "wrong" is invalid: spec\.first: Invalid value: 7: spec\.first in body must be of type string/);
+    assert.equal(hook.reviews.length, reviewsBeforeInvalid, "an invalid body is not sent to the webhook");
+
     // A write at the storage version calls no webhook; a read at v2 converts it.
     const before = hook.reviews.length;
     const grace = await request(t.server, "POST", v1, { body: { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "grace" }, spec: { fullName: "Grace Brewster Hopper" } } });
