@@ -20,6 +20,7 @@
 // handler at most `handlerRunsMax` times; a watch holds the events that wait for a conversion (the watch's own buffer
 // limits what the client is sent).
 import { randomUUID } from "node:crypto";
+import { assert } from "../api/assert.ts";
 import type { DeleteOptions, PatchOptions, WriteOptions } from "../api/client.ts";
 import { ApiError, badRequest, internalError, invalid, isApiError, type StatusReason } from "../api/errors.ts";
 import { cloneJson, deepFreeze, isRecord } from "../api/json.ts";
@@ -105,6 +106,7 @@ class WebhookConversion {
       else forms.push(form);
     }
     if (missing.length > 0) throw new ConversionPending(() => this.convert(missing, apiVersion));
+    assert(forms.length === objects.length, "converted-forms-one-per-object");
     return forms;
   }
 
@@ -133,6 +135,8 @@ class WebhookConversion {
       if (problem !== undefined) throw conversionFailed(`conversion webhook for ${from} returned ${what}: ${problem}`);
       this.#forms.set(keys[i]!, this.#formFrom(converted[i] as Record<string, unknown>, apiVersion));
     });
+    assert(this.#forms.size <= Math.max(convertedFormsMax, sent.length), "converted-forms-bounded");
+    assert(sent.every((object) => this.formOf(object, apiVersion) !== undefined), "converted-forms-at-hand-after-convert");
   }
 
   /** What a converted object is remembered as: pruned and defaulted with its version's schema, as kube-apiserver reads it. */
@@ -429,6 +433,7 @@ function convertingWatch(store: Store, c: WebhookConversion, options: StoreWatch
  */
 export async function untilConverted(run: () => Promise<void> | void, res: { removeHeader(name: string): void }): Promise<void> {
   for (let runs = 1; ; runs++) {
+    assert(runs <= handlerRunsMax, "handler-runs-bounded");
     try {
       return await run();
     } catch (error) {
