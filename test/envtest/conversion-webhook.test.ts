@@ -327,3 +327,18 @@ test("an admission webhook whose rules name the storage version sees a write at 
     await hook.close();
   }
 });
+
+test("a conversion webhook named by a Service is taken, and a conversion through it fails saying settle does not route to Services", async () => {
+  const t = await testServer();
+  try {
+    const conversion = { strategy: "Webhook", webhook: { conversionReviewVersions: ["v1"], clientConfig: { service: { namespace: "system", name: "webhook-service", path: "/convert", port: 443 } } } };
+    const created = await request(t.server, "POST", crds, { body: widgetCrd(conversion) });
+    assert.equal(created.status, 201, created.text);
+    assert.equal((await request(t.server, "POST", v1, { body: { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "ada" }, spec: { fullName: "Ada Lovelace" } } })).status, 201);
+    const read = await request(t.server, "GET", `${v2}/ada`);
+    assert.equal(read.status, 500, read.text);
+    assert.equal(read.json.message, 'conversion webhook for example.com/v1, Kind=Widget failed: Post "https://webhook-service.system.svc:443/convert?timeout=30s": settle serve does not route to Services; name the webhook by clientConfig.url');
+  } finally {
+    await t.close();
+  }
+});
