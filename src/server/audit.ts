@@ -1,13 +1,14 @@
 // Audit events, as kube-apiserver writes them to `--audit-log-path` under `--audit-policy-file`: one
 // `audit.k8s.io/v1` Event per JSON line, for each request the policy's first matching rule gives a level other than
 // None, at the stages it does not omit: `RequestReceived` once the request is authenticated and routed,
-// `ResponseComplete` once its answer is sent (a watch's when it ends). Each event carries what the Metadata level
+// `ResponseStarted` when a watch's headers go out (kube-apiserver's stage for long-running requests), and
+// `ResponseComplete` once the answer is sent (a watch's when it ends). Each event carries what the Metadata level
 // records: the audit ID (also the answer's `Audit-Id` header), stage, request URI, verb, user (and the impersonated
 // user), source IPs, user agent, object reference, response status (its code; for a failure the Status's status,
 // reason and message) and the two timestamps.
 //
 // What settle leaves out: request and response bodies (a rule asking for Request or RequestResponse gets Metadata
-// events, their `level` saying Metadata), the `ResponseStarted` and `Panic` stages, log rotation
+// events, their `level` saying Metadata), the `Panic` stage, log rotation
 // (`--audit-log-max*` are taken without effect), and the webhook backend.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -16,7 +17,7 @@ import { isRecord } from "../api/json.ts";
 import type { UserInfo } from "./auth/rbac.ts";
 
 /** The stages settle records, in kube-apiserver's names. */
-const stages = ["RequestReceived", "ResponseComplete"] as const;
+const stages = ["RequestReceived", "ResponseStarted", "ResponseComplete"] as const;
 type Stage = (typeof stages)[number];
 
 const levels = ["None", "Metadata", "Request", "RequestResponse"] as const;
@@ -108,6 +109,7 @@ export class AuditTrail {
   readonly #id = randomUUID();
   readonly #received: number;
   readonly #req: IncomingMessage;
+  readonly #res: ServerResponse;
   #request: AuditedRequest | undefined;
   #level: Level = "None";
   #omitted: readonly string[] = [];
@@ -117,6 +119,7 @@ export class AuditTrail {
   constructor(auditor: Auditor, req: IncomingMessage, res: ServerResponse) {
     this.#auditor = auditor;
     this.#req = req;
+    this.#res = res;
     this.#received = auditor.clock.now();
     res.setHeader("Audit-Id", this.#id);
     res.once("close", () => this.#complete(res.statusCode));
@@ -129,6 +132,18 @@ export class AuditTrail {
     this.#level = rule?.level ?? "None";
     this.#omitted = [...this.#auditor.policy.omitStages, ...(rule?.omitStages ?? [])];
     this.#write("RequestReceived", undefined);
+    if (request.verb === "watch") this.#onHeaders((code) => this.#write("ResponseStarted", code));
+  }
+
+  /** Calls `started` with the status code when the answer's headers are written (once). */
+  #onHeaders(started: (code: number) => void): void {
+    const res = this.#res;
+    const writeHead = res.writeHead;
+    res.writeHead = ((...args: Parameters<typeof writeHead>) => {
+      res.writeHead = writeHead;
+      started(args[0]);
+      return writeHead.apply(res, args);
+    }) as typeof writeHead;
   }
 
   /** The request failed with this Status: its `ResponseComplete` event says so. */

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { realClock } from "../../src/api/clock.ts";
 import { Auditor, parseAuditPolicy } from "../../src/server/index.ts";
-import { configMap, request, testServer } from "./helpers.ts";
+import { configMap, readEvents, request, testServer, watchRequest } from "./helpers.ts";
 
 const policy = parseAuditPolicy({
   apiVersion: "audit.k8s.io/v1",
@@ -71,4 +71,27 @@ test("a policy that is not one is refused naming the field", () => {
   assert.throws(() => parseAuditPolicy({ apiVersion: "v1", kind: "ConfigMap" }), /expected an audit policy: apiVersion "audit.k8s.io\/v1", kind "Policy"/);
   assert.throws(() => parseAuditPolicy({ apiVersion: "audit.k8s.io/v1", kind: "Policy", rules: [{ level: "Loud" }] }), /rules\[0\]\.level: expected one of None, Metadata, Request, RequestResponse/);
   assert.throws(() => parseAuditPolicy({ apiVersion: "audit.k8s.io/v1", kind: "Policy", rules: [{ level: "None", verbs: "get" }] }), /rules\[0\]\.verbs: expected a list of strings/);
+});
+
+test("a watch is audited at RequestReceived, ResponseStarted when its headers go out, and ResponseComplete when it ends", async () => {
+  const lines: string[] = [];
+  const everything = parseAuditPolicy({ apiVersion: "audit.k8s.io/v1", kind: "Policy", rules: [{ level: "Metadata", resources: [{ group: "", resources: ["configmaps"] }] }] });
+  const t = await testServer({ audit: new Auditor(everything, (line) => lines.push(line), realClock) });
+  try {
+    const abort = new AbortController();
+    const watch = await watchRequest(t.server, "/api/v1/namespaces/default/configmaps?watch=true", abort.signal);
+    assert.equal(watch.status, 200);
+    const started = lines.map((line) => JSON.parse(line));
+    assert.deepEqual(started.map((e) => `${e.stage} ${e.verb} ${e.responseStatus?.code ?? "-"}`), ["RequestReceived watch -", "ResponseStarted watch 200"]);
+    const events = readEvents(watch, (seen) => seen.length >= 1);
+    assert.equal((await request(t.server, "POST", "/api/v1/namespaces/default/configmaps", { body: configMap("seen") })).status, 201);
+    await events;
+    abort.abort();
+    for (let i = 0; i < 100 && !lines.some((line) => line.includes('"ResponseComplete","requestURI":"/api/v1/namespaces/default/configmaps?watch=true"')); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const all = lines.map((line) => JSON.parse(line)).filter((e) => e.verb === "watch");
+    assert.deepEqual(all.map((e) => e.stage), ["RequestReceived", "ResponseStarted", "ResponseComplete"]);
+    assert.equal(new Set(all.map((e) => e.auditID)).size, 1);
+  } finally {
+    await t.close();
+  }
 });
