@@ -19,7 +19,7 @@ import { convertedResource } from "./conversion.ts";
 import type { Store } from "../store/index.ts";
 import { isBuiltinKind } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
-import { ManagedFields } from "./apply.ts";
+import { ManagedFields } from "./apply/apply.ts";
 import { expiredWatchError, faultIntegerParam } from "../api/faults.ts";
 import { FaultTable, parseFaultSpecs } from "./faults.ts";
 import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";

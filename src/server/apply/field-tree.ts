@@ -4,13 +4,13 @@
 // The tree gives what the set of texts gives (`fieldsOf`'s texts, in the same order), made only when something asks
 // for a text; `fieldsV1` is written from it sorted node by node, an unchanged apply is recognized by comparing two
 // trees, and the fields a live object no longer has are found by walking the tree down the object.
-import { assert } from "../api/assert.ts";
-import { isRecord, type JsonObject as Json } from "../api/json.ts";
-import { setKey } from "./strategic.ts";
+import { assert } from "../../api/assert.ts";
+import { isRecord, type JsonObject as Json } from "../../api/json.ts";
+import { setKey } from "../strategic.ts";
 import { elementKey, ElementTables, fieldElementText, fieldsOf, PathText, pathDepthMax, spent, stepBudget, unownedMeta, unownedTop, walkStepDepthMax } from "./fields.ts";
 import type { FieldSet, StepBudget } from "./fields.ts";
-import { childOf } from "./schema.ts";
-import type { SchemaNode } from "./schema.ts";
+import { childOf } from "../schema.ts";
+import type { SchemaNode } from "../schema.ts";
 
 /**
  * A field set held as a tree, flat: its nodes in walk order (a node, then the nodes below it), each with the JSON text
