@@ -5,8 +5,7 @@
 // for a text; `fieldsV1` is written from it sorted node by node, an unchanged apply is recognized by comparing two
 // trees, and the fields a live object no longer has are found by walking the tree down the object.
 import { assert } from "../../api/assert.ts";
-import { isRecord, type JsonObject as Json } from "../../api/json.ts";
-import { setKey } from "../strategic.ts";
+import { isRecord, setKey, type JsonObject as Json } from "../../api/json.ts";
 import { elementKey, ElementTables, fieldElementText, fieldsOf, PathText, pathDepthMax, spent, stepBudget, unownedMeta, unownedTop, walkStepDepthMax } from "./fields.ts";
 import type { FieldSet, StepBudget } from "./fields.ts";
 import { childOf } from "../schema.ts";

@@ -2,10 +2,9 @@
 // as paths of elements in `fieldsV1` notation: `f:<field>`, `k:<json of the key fields>` (an element of an
 // associative list), `v:<json value>` (an element of a set). A path is stored as the JSON text of its element list.
 // Leaves are scalars, atomic lists and structs, and empty maps; an associative-list element is a member itself too.
-import { cloneJson, isRecord, jsonEqual, type JsonObject as Json } from "../../api/json.ts";
+import { cloneJson, isRecord, jsonEqual, setKey, type JsonObject as Json } from "../../api/json.ts";
 import { anyNode, childOf } from "../schema.ts";
 import type { ListNode, SchemaNode } from "../schema.ts";
-import { setKey } from "../strategic.ts";
 
 /**
  * A set of fields, each named by the JSON text of its path: a `Set` of the texts, or a `FieldTree` (field-tree.ts)
