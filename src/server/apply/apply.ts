@@ -8,7 +8,7 @@
 // is recorded as an `Update` by its `fieldManager` (or the client's User-Agent program): the fields it changed
 // become that manager's, and no one else's. Writes that bypass the server (a simulator driving the store) are not
 // seen; ownership of a field that no longer exists is dropped when it is next read.
-import { ApiError, badRequest, invalid, isApiError } from "../../api/errors.ts";
+import { ApiError, badRequest, invalid } from "../../api/errors.ts";
 import type { KubeObject, ObjectRef } from "../../api/object.ts";
 import type { ResourceType } from "../../api/resources.ts";
 import type { Clock } from "../../api/clock.ts";
@@ -575,8 +575,4 @@ export function checkApplyRequest(fieldManager: string | null, force: boolean, d
   if (typeof decoded.apiVersion !== "string" || decoded.apiVersion === "") throw badRequest("invalid object type: apiVersion must be set in an applied configuration");
   if (typeof decoded.kind !== "string" || decoded.kind === "") throw badRequest("invalid object type: kind must be set in an applied configuration");
   void force;
-}
-
-export function isNotFound(error: unknown): boolean {
-  return isApiError(error) && error.code === 404;
 }
