@@ -70,6 +70,43 @@ test("a 1.9 MiB YAML apply nested a million deep is refused by the scan before p
   }
 });
 
+// The apply's walks recurse as deep as the body does (the merge as nested generators), so the deepest body the scan
+// lets through must fit the stack with room to spare: created, re-applied by another manager, changed.
+test("an apply nested as deep as the server takes (1000 levels) is applied and re-applied; one level more is a 400", async () => {
+  const t = await testServer();
+  try {
+    const crd = {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: "trees.example.com" },
+      spec: {
+        group: "example.com",
+        scope: "Namespaced",
+        names: { plural: "trees", singular: "tree", kind: "Tree" },
+        versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema: { type: "object", properties: { spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true } } } } }],
+      },
+    };
+    assert.equal((await request(t.server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: crd })).status, 201);
+    // The body is one level, `spec` the next, then the chain: `wrappers` + 2 levels in all.
+    const body = (wrappers: number, leaf: string) => {
+      let node: unknown = { leaf };
+      for (let d = 0; d < wrappers; d++) node = { n: node };
+      return JSON.stringify({ apiVersion: "example.com/v1", kind: "Tree", metadata: { name: "deep" }, spec: node });
+    };
+    const apply = (text: string, manager: string) =>
+      request(t.server, "PATCH", `/apis/example.com/v1/namespaces/default/trees/deep?fieldManager=${manager}&force=true`, { raw: text, contentType: "application/apply-patch+yaml" });
+    const statuses = [(await apply(body(998, "a"), "one")).status, (await apply(body(998, "a"), "two")).status];
+    const changed = await apply(body(998, "b"), "one");
+    assert.deepEqual([...statuses, changed.status], [201, 200, 200], changed.text.slice(0, 300));
+    assert.match(changed.text, /\{"leaf":"b"\}/);
+    const deeper = await apply(body(999, "c"), "one");
+    assert.equal(deeper.status, 400);
+    assert.match(deeper.json.message, /nested deeper than 1000 levels/);
+  } finally {
+    await t.close();
+  }
+});
+
 test("JSON sent as apply YAML takes the JSON path; flow YAML still parses", async () => {
   const t = await testServer();
   try {

@@ -136,10 +136,10 @@ export function* fieldTreeSteps(object: Json, schema: SchemaNode, include: (fiel
         const at = tree.open(fieldElementText("metadata"), false);
         for (const member of Object.keys(value)) {
           if (unownedMeta.has(member) || value[member] === null || value[member] === undefined) continue;
-          yield* growSteps(fieldElementText(member), value[member], childOf(childOf(schema, key), member), 2, tree, budget);
+          yield* grow(fieldElementText(member), value[member], childOf(childOf(schema, key), member), 2, tree, budget);
         }
         tree.close(at);
-      } else yield* growSteps(fieldElementText(key), value, childOf(schema, key), 1, tree, budget);
+      } else yield* grow(fieldElementText(key), value, childOf(schema, key), 1, tree, budget);
     }
   } catch (error) {
     if (error !== duplicate) throw error;
@@ -149,45 +149,14 @@ export function* fieldTreeSteps(object: Json, schema: SchemaNode, include: (fiel
   return new FieldTree(tree.elements, tree.owns.slice(0, nodes), tree.ends.slice(0, nodes), tree.fields);
 }
 
-/** `grow`, a part at a time for a map or list in the top levels (see `fieldTreeSteps`). */
-function* growSteps(element: string, value: unknown, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget): Generator<void, void, void> {
-  if (depth >= walkStepDepthMax || value === null || typeof value !== "object") return grow(element, value, schema, depth, tree);
-  if (Array.isArray(value)) {
-    if (schema.t !== "list" || schema.listType !== "map") return grow(element, value, schema, depth, tree);
-    const at = tree.open(element, false);
-    const seen = new Set<string>();
-    for (const item of value) {
-      if (spent(budget)) yield;
-      if (!isRecord(item)) continue;
-      const text = JSON.stringify(elementKey(item, schema));
-      if (seen.has(text)) throw duplicate;
-      seen.add(text);
-      const itemAt = tree.open(text, true);
-      yield* growMembersSteps(item, schema.item, depth + 1, tree, budget);
-      tree.close(itemAt);
-    }
-    return void tree.close(at);
-  }
-  if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return tree.leaf(element);
-  const at = tree.open(element, false);
-  yield* growMembersSteps(value as Json, schema, depth, tree, budget);
-  if (!tree.close(at) && Object.keys(value).length === 0) tree.leaf(element);
-}
-
-function* growMembersSteps(value: Json, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget): Generator<void, void, void> {
-  for (const key of Object.keys(value)) {
-    if (spent(budget)) yield;
-    const child = value[key];
-    if (child === null || child === undefined) continue;
-    // A scalar is a leaf: no walk of its own (nor a generator).
-    if (typeof child === "object") yield* growSteps(fieldElementText(key), child, childOf(schema, key), depth + 1, tree, budget);
-    else grow(fieldElementText(key), child, childOf(schema, key), depth + 1, tree);
-  }
-}
-
-/** Adds the node of a value at `depth` under `element`, with what `walk` adds below its path; nothing when that is nothing. */
-function grow(element: string, value: unknown, schema: SchemaNode, depth: number, tree: Growing): void {
+/**
+ * Adds the node of a value at `depth` under `element`, with what `walk` adds below its path; nothing when that is
+ * nothing. In the top `walkStepDepthMax` levels a map's members and an associative list's elements count against the
+ * budget, with a pause (`yield`) when it is spent (see `fieldTreeSteps`); deeper levels count nothing and never pause.
+ */
+function* grow(element: string, value: unknown, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget): Generator<void, void, void> {
   if (depth > pathDepthMax) return tree.leaf(element);
+  const pausing = depth < walkStepDepthMax;
   if (Array.isArray(value)) {
     if (schema.t !== "list" || schema.listType === "atomic") return tree.leaf(element);
     const at = tree.open(element, false);
@@ -198,29 +167,35 @@ function grow(element: string, value: unknown, schema: SchemaNode, depth: number
         // The same value twice is one field, where it first was.
         if (!seen.has(text)) tree.leaf(text);
         seen.add(text);
-      } else if (isRecord(item)) {
-        const text = JSON.stringify(elementKey(item, schema));
-        if (seen.has(text)) throw duplicate;
-        seen.add(text);
-        const itemAt = tree.open(text, true);
-        growMembers(item, schema.item, depth + 1, tree);
-        tree.close(itemAt);
+        continue;
       }
+      if (pausing && spent(budget)) yield;
+      if (!isRecord(item)) continue;
+      const text = JSON.stringify(elementKey(item, schema));
+      if (seen.has(text)) throw duplicate;
+      seen.add(text);
+      const itemAt = tree.open(text, true);
+      yield* growMembers(item, schema.item, depth + 1, tree, budget, pausing);
+      tree.close(itemAt);
     }
     return void tree.close(at);
   }
   if (!isRecord(value) || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) return tree.leaf(element);
   const at = tree.open(element, false);
-  growMembers(value, schema, depth, tree);
+  yield* growMembers(value, schema, depth, tree, budget, pausing);
   // A map with no members is a field; one whose members are all null adds nothing.
   if (!tree.close(at) && Object.keys(value).length === 0) tree.leaf(element);
 }
 
-function growMembers(value: Json, schema: SchemaNode, depth: number, tree: Growing): void {
+/** `grow` for each member of a map or of a list's element, counting them against the budget when `pausing`. */
+function* growMembers(value: Json, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget, pausing: boolean): Generator<void, void, void> {
   for (const key of Object.keys(value)) {
+    if (pausing && spent(budget)) yield;
     const child = value[key];
     if (child === null || child === undefined) continue;
-    grow(fieldElementText(key), child, childOf(schema, key), depth + 1, tree);
+    // A scalar is a leaf: no walk of its own (nor a generator).
+    if (typeof child === "object") yield* grow(fieldElementText(key), child, childOf(schema, key), depth + 1, tree, budget);
+    else tree.leaf(fieldElementText(key));
   }
 }
 
