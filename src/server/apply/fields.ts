@@ -544,37 +544,14 @@ export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode
  */
 export function* mergeAppliedSteps(live: unknown, applied: unknown, schema: SchemaNode, budget: StepBudget, depth = 0): Generator<void, unknown, void> {
   if (applied === null || applied === undefined) return cloneJson(live);
-  const pausing = depth < walkStepDepthMax;
   if (Array.isArray(applied)) {
     if (schema.t !== "list" || schema.listType === "atomic" || !Array.isArray(live)) return applied;
     if (schema.listType === "set") return mergeSet(live, applied);
-    const out: unknown[] = [...live];
-    // Each key's first index in `out` (as a search from the front finds it), kept as elements are added.
-    const indexOf = new Map<string, number>();
-    for (let i = out.length - 1; i >= 0; i--) {
-      const l = out[i];
-      if (isRecord(l)) indexOf.set(elementKey(l, schema), i);
-    }
-    const merged = new Set<number>();
-    for (const item of applied) {
-      if (pausing && spent(budget)) yield;
-      if (!isRecord(item)) continue;
-      const key = elementKey(item, schema);
-      const index = indexOf.get(key);
-      if (index === undefined) {
-        indexOf.set(key, out.length);
-        merged.add(out.length);
-        out.push(yield* mergeAppliedSteps(undefined, item, schema.item, budget, depth + 1));
-      } else {
-        merged.add(index);
-        out[index] = yield* mergeAppliedSteps(out[index], item, schema.item, budget, depth + 1);
-      }
-    }
-    for (let i = 0; i < live.length; i++) if (!merged.has(i)) out[i] = cloneJson(out[i]);
-    return out;
+    return yield* mergeListSteps(live, applied, schema, budget, depth);
   }
   if (!isRecord(applied)) return applied;
   if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return applied;
+  const pausing = depth < walkStepDepthMax;
   const out: Json = {};
   if (isRecord(live)) {
     // Live members in their order (as a spread keeps them); those the configuration sets are merged below.
@@ -590,6 +567,35 @@ export function* mergeAppliedSteps(live: unknown, applied: unknown, schema: Sche
     // A scalar replaces what was there: no walk of its own (nor a generator).
     setKey(out, key, typeof value === "object" ? yield* mergeAppliedSteps(out[key], value, childOf(schema, key), budget, depth + 1) : value);
   }
+  return out;
+}
+
+/** The merge of an associative list (`listType: map`) at `depth`: element by element on their keys. */
+function* mergeListSteps(live: readonly unknown[], applied: readonly unknown[], schema: ListNode, budget: StepBudget, depth: number): Generator<void, unknown[], void> {
+  const pausing = depth < walkStepDepthMax;
+  const out: unknown[] = [...live];
+  // Each key's first index in `out` (as a search from the front finds it), kept as elements are added.
+  const indexOf = new Map<string, number>();
+  for (let i = out.length - 1; i >= 0; i--) {
+    const l = out[i];
+    if (isRecord(l)) indexOf.set(elementKey(l, schema), i);
+  }
+  const merged = new Set<number>();
+  for (const item of applied) {
+    if (pausing && spent(budget)) yield;
+    if (!isRecord(item)) continue;
+    const key = elementKey(item, schema);
+    const index = indexOf.get(key);
+    if (index === undefined) {
+      indexOf.set(key, out.length);
+      merged.add(out.length);
+      out.push(yield* mergeAppliedSteps(undefined, item, schema.item, budget, depth + 1));
+    } else {
+      merged.add(index);
+      out[index] = yield* mergeAppliedSteps(out[index], item, schema.item, budget, depth + 1);
+    }
+  }
+  for (let i = 0; i < live.length; i++) if (!merged.has(i)) out[i] = cloneJson(out[i]);
   return out;
 }
 
