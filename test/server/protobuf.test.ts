@@ -38,6 +38,14 @@ test("a protobuf Secret, Namespace and DeleteOptions decode", () => {
   assert.deepEqual(options, { apiVersion: "meta.k8s.io/v1", kind: "DeleteOptions", gracePeriodSeconds: 0, preconditions: { uid: "u1" }, propagationPolicy: "Foreground", dryRun: ["All"] });
 });
 
+test("DeleteOptions decode in the group version of the object deleted, as client-go sends them (a Job's are batch/v1)", () => {
+  for (const apiVersion of ["v1", "batch/v1", "apps/v1"]) {
+    const options = decodeProtobuf(envelope(apiVersion, "DeleteOptions", [...str(4, "Background")]));
+    assert.deepEqual(options, { apiVersion, kind: "DeleteOptions", propagationPolicy: "Background" });
+  }
+  assert.throws(() => decodeProtobuf(envelope("example.com/v1", "DeleteOptions", [...str(4, "Background")])), /not supported by this server/);
+});
+
 test("malformed protobuf is a 400 and an unknown type a 415, never a crash", () => {
   const code = (body: Uint8Array) => {
     try {

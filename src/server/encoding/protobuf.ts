@@ -243,12 +243,14 @@ export function decodeMessage(raw: Uint8Array, message: string, depth = 0): Json
 
 /** The message of `apiVersion`/`kind`: a built-in kind, or one of the meta kinds (DeleteOptions, Status). */
 export function messageFor(apiVersion: string, kind: string): string | undefined {
-  if (kind === "DeleteOptions" && (apiVersion === "v1" || apiVersion.startsWith("meta.k8s.io/"))) return "meta/v1.DeleteOptions";
   // Status is registered unversioned in the core group: every server writes it as apiVersion v1, in any group.
   if (kind === "Status" && apiVersion === "v1") return "meta/v1.Status";
   const slash = apiVersion.indexOf("/");
   const group = slash < 0 ? "" : apiVersion.slice(0, slash);
   const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+  // DeleteOptions is registered in every group version, and client-go names the one of the object it deletes
+  // (controller-runtime's Delete of a Job sends batch/v1 DeleteOptions).
+  if (kind === "DeleteOptions" && (group === "meta.k8s.io" || wireKinds.some((k) => k.group === group && k.version === version))) return "meta/v1.DeleteOptions";
   const found = wireKinds.find((k) => k.group === group && k.version === version && k.kind === kind);
   if (found !== undefined) return found.message;
   if (kind.endsWith("List")) {
