@@ -22,7 +22,7 @@
 import { randomUUID } from "node:crypto";
 import { assert } from "../api/assert.ts";
 import type { DeleteOptions, PatchOptions, WriteOptions } from "../api/client.ts";
-import { ApiError, badRequest, internalError, invalid, isApiError, type StatusReason } from "../api/errors.ts";
+import { ApiError, badRequest, internalError, invalid, isApiError, isNotFound, type StatusReason } from "../api/errors.ts";
 import { cloneJson, deepFreeze, isRecord } from "../api/json.ts";
 import type { KubeObject, ObjectList, ObjectRef } from "../api/object.ts";
 import { formatApiVersion } from "../api/object.ts";
@@ -261,7 +261,7 @@ function crdOf(store: Store, resource: ResourceType): KubeObject | undefined {
   try {
     return store.get({ ...crdKind, name: `${resource.plural}.${resource.group}` });
   } catch (error) {
-    if (isApiError(error) && error.code === 404) return undefined;
+    if (isNotFound(error)) return undefined;
     throw error;
   }
 }

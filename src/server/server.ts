@@ -22,7 +22,7 @@ import { untilConverted, webhookConvertedStore } from "./crd-conversion.ts";
 import type { Store } from "../store/index.ts";
 import { isBuiltinKind } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
-import { ManagedFields } from "./apply.ts";
+import { ManagedFields } from "./apply/apply.ts";
 import { expiredWatchError, faultIntegerParam } from "../api/faults.ts";
 import { FaultTable, parseFaultSpecs } from "./faults.ts";
 import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";

@@ -19,6 +19,15 @@ test("a protobuf ConfigMap decodes to its JSON form, without the empty fields Go
   });
 });
 
+test("a protobuf map entry keyed __proto__ or constructor decodes to a member of that name, not a prototype", () => {
+  const raw = [...meta("cm"), ...entry(2, "__proto__", "p"), ...entry(2, "constructor", "c"), ...entry(2, "a", "b")];
+  const data = decodeProtobuf(envelope("v1", "ConfigMap", raw)).data as Record<string, unknown>;
+  assert.equal(Object.getPrototypeOf(data), Object.prototype);
+  assert.deepEqual(Object.keys(data), ["__proto__", "constructor", "a"]);
+  assert.equal(Object.getOwnPropertyDescriptor(data, "__proto__")?.value, "p");
+  assert.equal(JSON.stringify(data), '{"__proto__":"p","constructor":"c","a":"b"}');
+});
+
 test("a protobuf Secret, Namespace and DeleteOptions decode", () => {
   const secret = decodeProtobuf(envelope("v1", "Secret", [...meta("s"), ...entry(2, "k", [...Buffer.from("v")]), ...str(3, "Opaque")]));
   assert.deepEqual(secret.data, { k: "dg==" });

@@ -14,7 +14,7 @@ import { wireKinds } from "../../api/generated/k8s-api.ts";
 import type { WireField } from "../../api/wire-types.ts";
 import { isScalar, wireFields } from "./wire.ts";
 import { goDuration, parseGoDuration } from "../duration.ts";
-import type { JsonObject } from "../../api/json.ts";
+import { setKey, type JsonObject } from "../../api/json.ts";
 
 export const protobufContentType = "application/vnd.kubernetes.protobuf";
 const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
@@ -88,11 +88,6 @@ function text(field: Field): string {
 function bytesOf(field: Field): Uint8Array {
   if (field.bytes === undefined || field.wire !== 2) throw malformed(`field ${field.number} is not length-delimited`);
   return field.bytes;
-}
-
-/** Sets an own property even for data keys like `__proto__`. */
-function setKey(target: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 /**
