@@ -1,11 +1,13 @@
-// What each Node.js client stack does under each fault class, in the simulator: the framework examples'
-// `level-no-retry` variant (the library's behaviour after a failed handler is all there is) and `level` (the
-// control: its own retry) explored in process with a fault budget that holds one class alone. Per cell: every
-// systematic fault point of the class (one fault at one place of the fault-free reference run), then `runs`
-// random schedules drawing faults of that class only; the first finding is shrunk and, with
-// SETTLE_WRITE_FINDINGS=1, written to examples/frameworks/<name>/findings/<class>.json (the `level` control's as
-// level-<class>.json), its scenario path relative to the repository root, so `npx settle replay <file>` from there
-// reproduces it. One thread: these machines are shared. Benchmarks may read real time.
+// What each client stack (three Node.js ones, controller-runtime and client-go) does under each fault class, in the
+// simulator: the framework examples' `level-no-retry` variant (the library's behaviour after a failed handler is
+// all there is) and `level` (the control: its own retry) explored in process with a fault budget that holds one
+// class alone. Per cell: every systematic fault point of the class (one fault at one place of the fault-free
+// reference run), then `runs` random schedules drawing faults of that class only; the first finding is shrunk and,
+// with SETTLE_WRITE_FINDINGS=1, written to examples/frameworks/<name>/findings/<class>.json (the `level` control's
+// as level-<class>.json), its scenario path relative to the repository root, so `npx settle replay <file>` from
+// there reproduces it. The Go stacks are `go:` variants, built for js/wasm when their scenario loads.
+// SETTLE_FRAMEWORKS picks stacks, SETTLE_FRAMEWORK_CLASSES classes (`resync` among them), SETTLE_FRAMEWORK_RUNS the
+// random runs per cell. One thread: these machines are shared. Benchmarks may read real time.
 // Runnable alone: `node --conditions=settle-source --import tsx bench/index.ts frameworks`.
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -24,8 +26,12 @@ import type { FaultBudget, PlannedFault } from "../src/sim/types.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
-/** The stacks measured: each has examples/frameworks/<name>/scenario.yaml with level and level-no-retry. */
-export const frameworkNames = ["client-node", "fluent-client", "dot-i-operator"] as const;
+/**
+ * The stacks measured: each has examples/frameworks/<name>/scenario.yaml with level and level-no-retry. The last two
+ * are Go programs (`go:` variants), built for js/wasm once when their scenario loads and run in the simulator as the
+ * Node.js stacks' modules are.
+ */
+export const frameworkNames = ["client-node", "fluent-client", "dot-i-operator", "controller-runtime", "client-go"] as const;
 
 /** A fault class: the budget's one kind (and code), and which systematic points belong to it. */
 interface FaultClass {
@@ -93,6 +99,14 @@ export interface Cell {
 }
 
 const SEED = 1;
+
+/**
+ * Stacks whose informers resync only when told to: their `level-no-retry` is measured once more under fail-500 with
+ * these arguments added, a period shorter than the 60 s settle window, so that a resync, if the library makes one,
+ * falls inside the run. (Without one the runs end 60 s after the last change, long before controller-runtime's
+ * default cache SyncPeriod of 10 hours.) No finding file is written for it: its variant is not in the scenario.
+ */
+const resyncArgs: Readonly<Record<string, readonly string[]>> = { "client-go": ["--resync=30s"] };
 
 /** Runs one cell: every point of the class, then `runs` random runs; the first failing run shrunk. */
 export async function runCell(framework: string, base: Scenario, variant: string, cls: FaultClass, allPoints: readonly FaultPoint[], runs: number, write: boolean): Promise<Cell> {
@@ -182,6 +196,15 @@ async function allPointsOf(scenario: Scenario, variant: string): Promise<FaultPo
   return plan.points;
 }
 
+/** `level-no-retry` under fail-500 with `extra` arguments added to the program's (a resync period). */
+async function resyncCell(framework: string, path: string, extra: readonly string[], runs: number): Promise<Cell> {
+  const yaml = loadYamlScenario(path);
+  const variant = yaml.variants["level-no-retry"]!;
+  const scenario = await loadYamlExplore({ ...yaml, variants: { ...yaml.variants, "level-no-retry": { ...variant, args: [...(variant.args ?? []), ...extra] } } });
+  const all = await allPointsOf(scenario, "level-no-retry");
+  return runCell(framework, scenario, "level-no-retry", faultClasses.find((c) => c.name === "fail-500")!, all, runs, false);
+}
+
 function describe(cell: Cell): string {
   const verdicts = Object.entries(cell.verdicts).map(([k, n]) => `${k} ${n}`).join(", ");
   const head = `points ${cell.pointsFailed}/${cell.points} failed, random ${cell.runsFailed}/${cell.runs} failed (${cell.runsWithFault} drew a fault)`;
@@ -232,6 +255,12 @@ export async function benchFrameworks(): Promise<Record<string, string | number>
           say(`${key}: ${figures[key]}`);
           if (cell.first?.minimal !== undefined) say(`    ${cell.first.minimal.detail}`);
         }
+      }
+      const extra = resyncArgs[framework];
+      if (extra !== undefined && (onlyClass === undefined || onlyClass.includes("resync"))) {
+        const key = `${framework} level-no-retry ${extra.join(" ")} fail-500`;
+        figures[key] = describe(await resyncCell(framework, path, extra, runs));
+        say(`${key}: ${figures[key]}`);
       }
     }
   });

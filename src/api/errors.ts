@@ -142,14 +142,18 @@ export function isApiError(e: unknown): e is ApiError {
 }
 
 // One predicate per Status reason, as apimachinery's `errors.IsXxx` helpers: each matches on the reason. A
-// response without a Status body or reason (a proxy's bare 429 or 504) becomes an `InternalError` carrying the
+// response without a Status body or reason (a proxy's bare 404, 429 or 504) becomes an `InternalError` carrying the
 // HTTP code (settle/kube's client, `ApiError.fromStatus`), so, as apimachinery does for an unknown reason,
-// 429 and 504 are also told by that code.
+// 404, 429 and 504 are also told by that code. A code alone never overrides a reason the server gave: a 404 whose
+// Status says `Forbidden` is not a NotFound.
 const hasReason = (e: unknown, reason: StatusReason): boolean => isApiError(e) && e.reason === reason;
 const bareCode = (e: unknown, code: number): boolean => hasReason(e, "InternalError") && (e as ApiError).code === code;
 
-/** 404: the object (or the resource type) does not exist. */
-export const isNotFound = (e: unknown): boolean => hasReason(e, "NotFound");
+/**
+ * 404: the object (or the resource type) does not exist. The one test for it, on both sides of the wire: the store
+ * and the server say NotFound with every 404 they make, and a client may get a bare 404 from a proxy.
+ */
+export const isNotFound = (e: unknown): boolean => hasReason(e, "NotFound") || bareCode(e, 404);
 /** 409: a create found an object of that name. */
 export const isAlreadyExists = (e: unknown): boolean => hasReason(e, "AlreadyExists");
 /** 409: the object changed since it was read (stale resourceVersion, or a field manager conflict on apply). */
@@ -167,7 +171,7 @@ export const isRequestEntityTooLarge = (e: unknown): boolean => hasReason(e, "Re
 /** 429: the server is overloaded; retry after `retryAfterSeconds(e)`. */
 export const isTooManyRequests = (e: unknown): boolean => hasReason(e, "TooManyRequests") || bareCode(e, 429);
 /** 500 (or another 5xx without a Status): the server failed; the request may or may not have been applied. */
-export const isInternalError = (e: unknown): boolean => hasReason(e, "InternalError") && !bareCode(e, 429) && !bareCode(e, 504);
+export const isInternalError = (e: unknown): boolean => hasReason(e, "InternalError") && !bareCode(e, 404) && !bareCode(e, 429) && !bareCode(e, 504);
 /**
  * 504 with reason `Timeout`: the request timed out, and a write may still have been applied (a lost
  * response), so retry by reading again. Also a read at a resourceVersion the server has not reached yet.

@@ -1,5 +1,5 @@
 // The one set of helpers for JSON data (plain objects, arrays, strings, finite numbers, booleans, null) that every
-// layer shares: a type guard, a fast copy, deep freezing and structural equality.
+// layer shares: a type guard, a fast copy, setting a member whatever its name, deep freezing and structural equality.
 //
 // The rule for `undefined`, everywhere in this module, is JSON's: an object key whose value is `undefined` is the
 // same as an absent key, because `JSON.stringify` drops it and the wire never carries it. Inside an array
@@ -34,6 +34,18 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   if (!isRecord(value)) return false;
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Sets `object[key] = value` as an own, enumerable data property for every key, `__proto__` included: JSON data may
+ * name a member `__proto__`, and on an ordinary object plain assignment would replace its prototype instead of adding
+ * the member. Every other key assigns: `Object.prototype` has no other setter and no read-only member, so assignment
+ * already makes an own property, and it is several times cheaper than defining one (server-side apply sets one per
+ * field, tens of thousands in a big body). An existing member keeps its place among the keys.
+ */
+export function setKey(object: JsonObject, key: string, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
+  else object[key] = value;
 }
 
 /**

@@ -12,7 +12,7 @@
 import fastJsonPatch from "fast-json-patch";
 import type { Operation } from "fast-json-patch";
 import { ApiError, badRequest, tooLarge } from "./errors.ts";
-import { isPlainObject, isRecord, jsonEqual } from "./json.ts";
+import { isPlainObject, isRecord, jsonEqual, setKey } from "./json.ts";
 
 /** The API server rejects JSON patches with more operations than this (413). */
 export const jsonPatchOperationsMax = 10_000;
@@ -26,15 +26,6 @@ export const jsonDepthMax = 1_000;
 export const jsonPatchRejectedMessage = "the server rejected our request due to an error in our request";
 
 type JsonObject = { [key: string]: unknown };
-
-/** Sets a key without ever invoking the `__proto__` setter: a JSON key named `__proto__` is just data. */
-function setKey(object: JsonObject, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  } else {
-    object[key] = value;
-  }
-}
 
 interface CloneOptions {
   /** Objects of the copy have no prototype, so that a path like `/constructor` resolves only to own keys. */

@@ -49,7 +49,9 @@ Options:
                       its watch: coalesce (a window's events delivered as each object's last state, as after a
                       relist), delay-kind (its events held past the next event of another resource; planned when
                       it watches two or more) and hide-recreate (a delete and a create under the same name
-                      delivered as the create alone)
+                      delivered as the create alone); clock-ahead and clock-behind (from right after the write,
+                      the controller's wall clock 30 s off, through libfaketime: planned only where Debian's
+                      faketime package is installed, and the drill says so when it is not)
   --quiet-ms N        every run waits exactly this quiet window: no learning (default: learned, see above)
   --cold-start        start each controller process only at its turn (for a controller whose start-up, before
                       its first API request, acts outside the API server or reads what its predecessor wrote,

@@ -95,6 +95,7 @@ export async function drill(given: DrillOptions): Promise<DrillResult> {
   feed.finish(reference.writes, reference.watched ?? []);
   const unreached = [...feed.unreached];
   if (unreached.length > 0) progress(unreachedLine(unreached, reference.writes));
+  if (feed.withoutFaketime.length > 0) progress(withoutFaketimeLine(feed.withoutFaketime));
   if (feed.planned > 0) progress(pointsWindow(reference, referenceWindow, options.quietMs !== undefined).why);
   await Promise.all(workers);
   return { target: describe(target), reference, runs, ...(unreached.length === 0 ? {} : { unreached }) };
@@ -111,6 +112,11 @@ function pointsWindow(reference: DrillRun, referenceWindow: QuietWindow, given: 
 /** Whether points drilled against this reference mean anything (the controller watched and the workload ran). */
 function usable(reference: DrillRun): boolean {
   return reference.verdict !== "controller-failed" && reference.verdict !== "no-watch" && reference.verdict !== "workload-failed" && reference.verdict !== "scenario-error";
+}
+
+/** What the drill says of clock faults it was asked for and cannot plan here. */
+export function withoutFaketimeLine(kinds: readonly string[]): string {
+  return `not drilled: ${kinds.join(", ")}, which need libfaketime (install Debian's faketime package: apt-get install faketime)`;
 }
 
 /** What the drill says of kill points past the reference's last write. */

@@ -3,11 +3,11 @@
 // apiserver.key) and authenticates envtest's users by client certificate against `--client-ca-file`: the common
 // name is the user, the organizations its groups, so `AddUser` in `system:masters` may do anything and any other user
 // only what RBAC grants. `SETTLE_FAULTS=FILE` (the `settle serve --faults` format) arms faults for the whole run.
-import { existsSync, readFileSync } from "node:fs";
+import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { realClock } from "../api/clock.ts";
-import { createServerStore, parseFaultSpecs, startServer } from "../server/index.ts";
-import type { FaultSpec, SettleServer } from "../server/index.ts";
+import { Auditor, createServerStore, parseAuditPolicy, parseFaultSpecs, startServer } from "../server/index.ts";
+import type { AuditPolicy, FaultSpec, SettleServer } from "../server/index.ts";
 import { apiServerFlags, FlagError, flagsHelp, parseFlags } from "./flags.ts";
 
 /**
@@ -33,6 +33,10 @@ export interface ApiServerConfig {
   key: string;
   clientCa: string | undefined;
   faults: FaultSpec[];
+  /** Audit events to write (`--audit-log-path`, `-` for standard output) under `--audit-policy-file`'s policy. */
+  audit: { path: string; policy: AuditPolicy } | undefined;
+  /** What the start says about the flags given (an audit log path without a policy records nothing). */
+  notes: string[];
 }
 
 /** The server the command line (and `SETTLE_FAULTS`) asks for, or a FlagError naming what cannot be honoured. */
@@ -56,7 +60,30 @@ export async function apiServerConfig(flags: Map<string, string>, env: NodeJS.Pr
     key: readFlagFile(certDir !== undefined && flags.get("tls-private-key-file") === undefined ? "cert-dir" : "tls-private-key-file", keyFile),
     clientCa: clientCaFile === undefined ? undefined : readFlagFile("client-ca-file", clientCaFile),
     faults: await faultsFrom(env),
+    ...(await auditFrom(flags)),
   };
+}
+
+/**
+ * The audit flags as kube-apiserver reads them: events are written only with both a log path and a policy (without
+ * `--audit-policy-file` kube-apiserver records nothing, and the start says so here).
+ */
+async function auditFrom(flags: Map<string, string>): Promise<Pick<ApiServerConfig, "audit" | "notes">> {
+  const path = flags.get("audit-log-path") ?? "";
+  const policyFile = flags.get("audit-policy-file") ?? "";
+  let policy: AuditPolicy | undefined;
+  if (policyFile !== "") {
+    const text = readFlagFile("audit-policy-file", policyFile);
+    try {
+      const { parse } = await import("yaml");
+      policy = parseAuditPolicy(parse(text));
+    } catch (error) {
+      throw new FlagError(`kube-apiserver: --audit-policy-file: ${policyFile}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  if (path === "") return { audit: undefined, notes: [] };
+  if (policy === undefined) return { audit: undefined, notes: ["--audit-log-path without --audit-policy-file: no audit events are recorded, as kube-apiserver records none without a policy"] };
+  return { audit: { path, policy }, notes: [] };
 }
 
 function readFlagFile(flag: string, path: string): string {
@@ -91,9 +118,12 @@ export async function apiServerMain(argv: readonly string[], env: NodeJS.Process
     return 1;
   }
   let server: SettleServer;
+  const auditLog = config.audit === undefined ? undefined : config.audit.path === "-" ? process.stdout : createWriteStream(config.audit.path, { flags: "a" });
+  auditLog?.on("error", (error: Error) => err.write(`kube-apiserver (settle): --audit-log-path: ${error.message}\n`));
   try {
     const store = createServerStore({ now: () => realClock.now() });
     server = await startServer({
+      ...(config.audit === undefined || auditLog === undefined ? {} : { audit: new Auditor(config.audit.policy, (line) => void auditLog.write(line), realClock) }),
       store,
       host: config.host,
       port: config.port,
@@ -106,6 +136,8 @@ export async function apiServerMain(argv: readonly string[], env: NodeJS.Process
     return 1;
   }
   err.write(`kube-apiserver (settle): serving https://${config.host}:${config.port}${config.faults.length === 0 ? "" : ` with ${config.faults.length} fault(s) armed from SETTLE_FAULTS`}\n`);
+  for (const note of config.notes) err.write(`kube-apiserver (settle): ${note}\n`);
+  if (config.audit !== undefined) err.write(`kube-apiserver (settle): writing audit events to ${config.audit.path}\n`);
   const watchFaults = new WatchFaults(server, config.faults.filter(isWatchFault));
   await new Promise<void>((resolve) => {
     process.once("SIGTERM", resolve);
@@ -117,6 +149,8 @@ export async function apiServerMain(argv: readonly string[], env: NodeJS.Process
   let timer: { cancel(): void } | undefined;
   await Promise.race([server.close(), new Promise<void>((resolve) => (timer = realClock.setTimer(stopGraceMs, resolve)))]);
   timer?.cancel();
+  // The events of requests answered during the stop are in the stream: end it (standard output stays open).
+  if (auditLog !== undefined && auditLog !== process.stdout) await new Promise<void>((resolve) => (auditLog as NodeJS.WritableStream).end(resolve));
   return 0;
 }
 

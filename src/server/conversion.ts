@@ -302,6 +302,11 @@ function convertingStore(store: Store, c: Conversion): Store {
 /** The store a converting view reads and writes through, by view. */
 const viewedStores = new WeakMap<Store, Store>();
 
+/** Records `view` as a view of `store` (CRD webhook conversions make their own, crd-conversion.ts). */
+export function markView(view: Store, store: Store): void {
+  viewedStores.set(view, store);
+}
+
 /** The store itself: the one behind a converting view, or `store` when it is none. */
 export function storeBehind(store: Store): Store {
   return viewedStores.get(store) ?? store;

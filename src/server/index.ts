@@ -8,4 +8,6 @@ export { loadSetup, manifestObjects, SetupError } from "./setup.ts";
 export { decodeProtobuf } from "./encoding/protobuf.ts";
 export { applyStrategicPatch } from "./strategic.ts";
 export { parseFaultSpecs, serverFaultKinds } from "./faults.ts";
+export { Auditor, parseAuditPolicy } from "./audit.ts";
+export type { AuditPolicy } from "./audit.ts";
 export type { ArmedFault, FaultSpec, FaultVerb, ServerFaultKind } from "./faults.ts";

@@ -15,11 +15,14 @@ import { ApiError, badRequest, tooManyRequests } from "../api/errors.ts";
 import { createServerStore } from "./admission/admission.ts";
 import { allowed, forbidden, impersonated, impersonates, isMaster, serverUser, setRequestUser, Tokens } from "./auth/rbac.ts";
 import type { RequestAttributes, UserInfo } from "./auth/rbac.ts";
+import { Auditor } from "./audit.ts";
+import type { AuditedRequest } from "./audit.ts";
 import { convertedResource } from "./conversion.ts";
+import { untilConverted, webhookConvertedStore } from "./crd-conversion.ts";
 import type { Store } from "../store/index.ts";
 import { isBuiltinKind } from "../store/index.ts";
 import { aggregatedContentType, aggregatedDiscovery, apiGroupList, apiGroupOf, apiResourceList, apiVersions, openapiDoc, openapiIndex, versionInfo, wantsAggregated } from "./discovery.ts";
-import { ManagedFields } from "./apply.ts";
+import { ManagedFields } from "./apply/apply.ts";
 import { expiredWatchError, faultIntegerParam } from "../api/faults.ts";
 import { FaultTable, parseFaultSpecs } from "./faults.ts";
 import type { ArmedFault, FaultSpec, FaultVerb } from "./faults.ts";
@@ -70,6 +73,8 @@ export interface ServerOptions {
   gcRetryDelayMs?: number;
   /** Receives warnings and notable events, one line each. Default: standard error. */
   log?: (line: string) => void;
+  /** Writes audit events of the requests its policy selects (`--audit-log-path`, audit.ts). Default none. */
+  audit?: Auditor;
   /** Faults armed from the start (see `injectFaults`). Default none. */
   faults?: readonly FaultSpec[];
   /**
@@ -177,6 +182,7 @@ interface Resolved {
   bodyTimeoutMs: number;
   phasePause: () => Promise<void>;
   tls: ServingTls | undefined;
+  audit: Auditor | undefined;
   /** Set for an in-process server: no listener, no TLS, no GC or quota loops (the simulator collects garbage). */
   inProcess?: InProcessHooks;
 }
@@ -203,6 +209,7 @@ function resolveOptions(options: ServerOptions): Resolved {
     bodyTimeoutMs: options.bodyTimeoutMs ?? bodyTimeoutMsDefault,
     phasePause: options.phasePause ?? nextTurn,
     tls: options.tls,
+    audit: options.audit,
   };
   assert(Number.isInteger(resolved.port) && resolved.port >= 0 && resolved.port <= 65535, "port is 0..65535");
   assert(resolved.token.length >= 1 && /^[\x21-\x7e]+$/.test(resolved.token), "token is printable ASCII");
@@ -541,6 +548,7 @@ class ApiServer {
     // A client gone mid-response must not become an unhandled 'error' event.
     res.on("error", ignoreError);
     req.on("error", ignoreError);
+    const trail = this.#o.audit?.begin(req, res);
     try {
       const { pathname, query } = requestTarget(req.url ?? "/");
       const { path, user } = this.#authenticate(req, pathname);
@@ -549,10 +557,12 @@ class ApiServer {
         if (user === undefined) throw unauthorized();
         const acting = impersonates(req) ? impersonated(req, user, this.#o.store) : user;
         setRequestUser(req, acting);
+        trail?.identify(audited(route, query, req, path, user, acting));
         this.#authorize(acting, route, path, query, req);
-      }
+      } else trail?.identify(audited(route, query, req, path, user ?? anonymousUser, undefined));
       await this.#dispatch(route, query, req, res);
     } catch (error) {
+      trail?.failed(statusOf(error).status);
       // The rest of a body too large or too slow is not read: the connection cannot carry another request.
       const code = statusOf(error).code;
       if (code === 413 || (code === 504 && !req.complete)) res.setHeader("Connection", "close");
@@ -602,11 +612,13 @@ class ApiServer {
     const converted = review === undefined && stored === undefined ? convertedResource(this.#o.store, route.group, route.version, route.plural) : undefined;
     const resource = stored ?? converted?.served;
     if (resource === undefined && review === undefined) throw pathNotFound();
+    // A version of a custom resource its CRD converts through a webhook: its handler runs until each conversion it needs is made.
+    const webhookConverted = stored === undefined ? undefined : webhookConvertedStore(this.#o.store, stored);
     const table = resource !== undefined && wantsTable(req.headers.accept);
     // Protobuf answers built-in objects, lists and watch streams; custom resources have no protobuf form.
     if (!table && !acceptsJson(req.headers.accept) && !(prefersProtobuf(req.headers.accept) && (resource === undefined || isBuiltinKind(resource)))) throw notAcceptable();
     const r = new ServedRequest(
-      { store: converted?.store ?? this.#o.store, route, resource: resource ?? reviewResourceType(review!), query, req, res, managed: this.#managed, tables: table ? this.#tables : undefined },
+      { store: converted?.store ?? webhookConverted ?? this.#o.store, route, resource: resource ?? reviewResourceType(review!), query, req, res, managed: this.#managed, tables: table ? this.#tables : undefined },
       this.#o.bodyBytesMax,
       this.#loops,
     );
@@ -620,7 +632,7 @@ class ApiServer {
     const decided = this.#o.inProcess?.onRequest?.(req);
     if (decided?.lagRevisions !== undefined) r.lagRevisions = decided.lagRevisions;
     if (faults.loseResponse === true) loseResponse(req, res);
-    if (!watch) return handleResource(r);
+    if (!watch) return webhookConverted === undefined ? handleResource(r) : untilConverted(() => handleResource(r), res);
     if (req.method !== "GET" || route.subresource !== undefined) throw new ApiError("MethodNotAllowed", 405, "watch is only allowed with GET on a collection or an item");
     if (this.#watches.size >= this.#o.watchesMax) throw tooManyRequests(`too many watches open (${this.#o.watchesMax})`);
     if (route.name !== undefined) {
@@ -632,7 +644,8 @@ class ApiServer {
     const stream = new WatchStream(r, limits, (s) => this.#watches.delete(s));
     this.#watches.add(stream);
     this.#o.inProcess?.onWatch?.(stream, req);
-    return stream.open().catch((error: unknown) => {
+    const opened = webhookConverted === undefined ? stream.open() : untilConverted(() => stream.open(), res);
+    return opened.catch((error: unknown) => {
       this.#watches.delete(stream);
       throw error;
     });
@@ -687,6 +700,24 @@ class RouteCache {
     }
     return route;
   }
+}
+
+/** Who a health check without credentials is, as kube-apiserver names an anonymous request. */
+const anonymousUser: UserInfo = { username: "system:anonymous", groups: ["system:unauthenticated"] };
+
+/** A request as its audit events name it: the verb, the users, and the object a resource path names. */
+function audited(route: Route, query: URLSearchParams, req: IncomingMessage, path: string, user: UserInfo, acting: UserInfo | undefined): AuditedRequest {
+  const impersonated = acting === undefined || acting === user ? undefined : acting;
+  if (route.type !== "resource") return { verb: req.method === "HEAD" ? "get" : (req.method ?? "GET").toLowerCase(), user, impersonated, path };
+  let watch = route.watchPath;
+  try {
+    watch ||= boolParam(query, "watch");
+  } catch {
+    // A malformed watch parameter fails the request later, with its own message; the event names the plain verb.
+  }
+  const verb = reviewOf(route) !== undefined ? "create" : verbOf(req.method, route, watch);
+  const { group, version, plural, namespace, name, subresource } = route;
+  return { verb, user, impersonated, path, resource: { group, version, plural, namespace, name, subresource } };
 }
 
 function verbOf(method: string | undefined, route: ResourceRoute, watch: boolean): FaultVerb {

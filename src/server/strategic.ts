@@ -7,17 +7,9 @@
 //   `$setElementOrder/<list>: [...]` (the order of the merged list), `$deleteFromPrimitiveList/<list>: [...]`.
 // This is what `kubectl apply` (client-side), `kubectl edit`, `label`, `annotate`, `cordon` and `drain` send.
 import { badRequest } from "../api/errors.ts";
-import { isRecord, jsonEqual, type JsonObject } from "../api/json.ts";
+import { isRecord, jsonEqual, setKey, type JsonObject } from "../api/json.ts";
 import { anyNode, childOf } from "./schema.ts";
 import type { ListNode, SchemaNode } from "./schema.ts";
-
-/** Sets an own property even for keys like `__proto__`, which plain assignment would treat as the prototype. */
-export function setKey(object: JsonObject, key: string, value: unknown): void {
-  // Assignment is the same for every other key on a plain object (Object.prototype has no other setter), and several
-  // times cheaper than defining a property: server-side apply sets one per field, tens of thousands in a big body.
-  if (key === "__proto__") Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
-  else object[key] = value;
-}
 
 function fail(message: string): never {
   throw badRequest(`invalid strategic merge patch: ${message}`);

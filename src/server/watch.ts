@@ -15,6 +15,7 @@ import { formatApiVersion } from "../api/object.ts";
 import type { StoreEvent, StoreWatcher } from "../store/index.ts";
 import { isBuiltinKind } from "../store/index.ts";
 import { jsonContentType, prefersProtobuf } from "./http.ts";
+import { onWatchConversionFailure, watchWaitsForConversion } from "./crd-conversion.ts";
 import { encodeProtobuf, encodeWatchFrame, messageFor, protobufContentType } from "./encoding/protobuf.ts";
 import { boolParam, intParam, listOptions, staleRevision } from "./resources.ts";
 import type { ResourceRequest } from "./resources.ts";
@@ -128,6 +129,7 @@ export class WatchStream {
     }
     try {
       this.#watcher = this.r.store.watch({ ...listOptions(this.r), fromRevision: from }, (event) => this.#send(event));
+      onWatchConversionFailure(this.#watcher, (error) => this.#fail(error));
     } catch (error) {
       if (!(error instanceof ApiError && error.code === 410)) throw error;
       this.#startStream();
@@ -164,8 +166,9 @@ export class WatchStream {
   #scheduleBookmark(): void {
     const timer = this.limits.clock.setTimer(this.limits.bookmarkIntervalMs, () => {
       if (this.#state !== "streaming") return;
-      if (this.#held !== undefined) {
-        // Held events lie before the store's revision: a bookmark now would skip them. Try again later.
+      if (this.#held !== undefined || watchWaitsForConversion(this.#watcher)) {
+        // Held events (or events waiting for their conversion by a CRD's webhook) lie before the store's revision: a
+        // bookmark now would skip them. Try again later.
         this.#timers = this.#timers.filter((t) => t !== timer);
         return this.#scheduleBookmark();
       }

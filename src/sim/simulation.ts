@@ -1,6 +1,7 @@
 // A simulation: a store, a virtual clock, one seed, actors, external state and faults, run step by step
 // under a strategy. Same seed, choices and faults give a byte-identical trace.
 import { assert } from "../api/assert.ts";
+import { isNotFound } from "../api/errors.ts";
 import type { Clock } from "../api/clock.ts";
 import type { KubeObject } from "../api/object.ts";
 import type { Store, StoreOptions } from "../store/types.ts";
@@ -365,7 +366,7 @@ class SimWorldView implements WorldView {
     try {
       return this.store.get(ref);
     } catch (error) {
-      if ((error as { code?: number }).code === 404) return undefined;
+      if (isNotFound(error)) return undefined;
       throw error;
     }
   }

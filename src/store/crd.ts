@@ -110,19 +110,38 @@ function validateVersions(spec: Record<string, unknown>): FieldError[] {
   return errors;
 }
 
+/** The `ConversionReview` versions kube-apiserver can send; a webhook must accept one of them. */
+export const conversionReviewVersions: readonly string[] = ["v1", "v1beta1"];
+
 /**
- * A conversion webhook is refused: settle serves every version of a custom resource as the stored object with its
- * apiVersion rewritten (strategy None) and calls no conversion webhook, so accepting one would serve unconverted
- * objects. Refusing it at the CRD's create makes a suite that relies on one (envtest points CRDs at its webhook
- * server) stop at its start with this message, rather than fail later on a field that was never converted.
+ * `spec.conversion` as kube-apiserver checks it: strategy `None` (every version is the stored object with its
+ * apiVersion rewritten) or `Webhook`, which needs `webhook.clientConfig` naming a URL or a Service and a
+ * `conversionReviewVersions` list holding a version the server speaks (the server calls it, src/server/crd-conversion.ts).
  */
 function validateConversion(spec: Record<string, unknown>): FieldError[] {
   const conversion = spec.conversion;
-  if (!isRecord(conversion) || conversion.strategy === undefined || conversion.strategy === "None") return [];
-  if (conversion.strategy === "Webhook") {
-    return [{ field: "spec.conversion.strategy", type: "FieldValueForbidden", message: 'Forbidden: settle calls no conversion webhooks: it serves every version as the stored object with its apiVersion rewritten (strategy "None")' }];
+  if (!isRecord(conversion)) return [];
+  const strategy = conversion.strategy ?? "None";
+  if (strategy !== "None" && strategy !== "Webhook") {
+    return [{ field: "spec.conversion.strategy", type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(strategy)}: supported values: "None", "Webhook"` }];
   }
-  return [{ field: "spec.conversion.strategy", type: "FieldValueNotSupported", message: `Unsupported value: ${JSON.stringify(conversion.strategy)}: supported values: "None", "Webhook"` }];
+  const webhook = conversion.webhook;
+  if (strategy === "None") {
+    return webhook === undefined || webhook === null ? [] : [{ field: "spec.conversion.webhook", type: "FieldValueForbidden", message: "Forbidden: should not be set when strategy is not set to Webhook" }];
+  }
+  if (spec.preserveUnknownFields === true) return [invalidValue("spec.conversion.strategy", strategy, "must be None if spec.preserveUnknownFields is true")];
+  if (!isRecord(webhook)) return [{ field: "spec.conversion.webhook", type: "FieldValueRequired", message: "Required value: required when strategy is set to Webhook" }];
+  const errors: FieldError[] = [];
+  const reviews = Array.isArray(webhook.conversionReviewVersions) ? webhook.conversionReviewVersions : [];
+  if (!reviews.some((version) => conversionReviewVersions.includes(version as string))) {
+    errors.push({ field: "spec.conversion.webhook.conversionReviewVersions", type: "FieldValueRequired", message: `Required value: must include at least one of ${conversionReviewVersions.join(", ")}` });
+  }
+  const client = webhook.clientConfig;
+  const hasUrl = isRecord(client) && typeof client.url === "string" && client.url !== "";
+  const hasService = isRecord(client) && isRecord(client.service);
+  if (hasUrl === hasService) errors.push({ field: "spec.conversion.webhook.clientConfig", type: "FieldValueRequired", message: "Required value: exactly one of url or service is required" });
+  else if (hasUrl && !String(client.url).startsWith("https://")) errors.push(invalidValue("spec.conversion.webhook.clientConfig.url", client.url, "'https' is the only allowed URL scheme"));
+  return errors;
 }
 
 /** The CRD rules the API server enforces on create and update (metadata is validated by the store). */

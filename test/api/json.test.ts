@@ -1,7 +1,7 @@
 // The one JSON module: its rule for `undefined` (a key holding it is an absent key), copies, freezing, isRecord.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { cloneJson, deepFreeze, isPlainObject, isRecord, jsonEqual } from "../../src/api/json.ts";
+import { cloneJson, deepFreeze, isPlainObject, isRecord, jsonEqual, setKey } from "../../src/api/json.ts";
 
 test("jsonEqual ignores key order and treats a key holding undefined as absent, as JSON.stringify does", () => {
   const table: Array<[unknown, unknown, boolean]> = [
@@ -35,6 +35,33 @@ test("a key named __proto__ is compared as data, not as the prototype", () => {
   const own = JSON.parse('{"__proto__": {}}') as unknown;
   assert.equal(jsonEqual(own, {}), false);
   assert.equal(jsonEqual(own, JSON.parse('{"__proto__": {}}')), true);
+});
+
+// The one setKey serves the merge patch and its copies (ordinary and prototype-less objects), the strategic merge
+// patch and server-side apply (which used assignment for every key but `__proto__`), and the protobuf decoder (which
+// defined every key): on both kinds of object it must leave what defining every key leaves.
+test("setKey makes every key, __proto__ included, an own member in its place, as defining the property would", () => {
+  const keys = ["a", "__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "b"];
+  for (const prototype of [Object.prototype, null]) {
+    const set = Object.create(prototype) as Record<string, unknown>;
+    const defined = Object.create(prototype) as Record<string, unknown>;
+    const define = (key: string, value: unknown) => Object.defineProperty(defined, key, { value, writable: true, enumerable: true, configurable: true });
+    for (const [i, key] of keys.entries()) {
+      setKey(set, key, { i });
+      define(key, { i });
+    }
+    // Setting a key again changes its value and keeps its place.
+    setKey(set, "__proto__", "again");
+    setKey(set, "a", "again");
+    define("__proto__", "again");
+    define("a", "again");
+    assert.equal(Object.getPrototypeOf(set), prototype, "the prototype is left as it was");
+    assert.deepEqual(Object.keys(set), keys);
+    for (const key of keys) assert.deepEqual(Object.getOwnPropertyDescriptor(set, key), Object.getOwnPropertyDescriptor(defined, key), key);
+    assert.equal(JSON.stringify(set), JSON.stringify(defined));
+    assert.match(JSON.stringify(set), /^\{"a":"again","__proto__":"again","constructor":\{"i":2\}/);
+  }
+  assert.equal(({} as Record<string, unknown>)["i"], undefined, "Object.prototype gained nothing");
 });
 
 test("cloneJson copies deeply, shares nothing and keeps the values as they are", () => {

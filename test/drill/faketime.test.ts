@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { drillFaultKinds, drillFaults } from "../../src/api/faults.ts";
 import { FaketimeClock, faketimeLibrary, faketimeSpec } from "../../src/drill/faketime.ts";
-import { PointFeed, pointLabel } from "../../src/drill/drill.ts";
+import { PointFeed, pointLabel, withoutFaketimeLine } from "../../src/drill/drill.ts";
+import { drillUsage } from "../../src/cli/drill.ts";
 import type { DrillTarget } from "../../src/drill/target.ts";
 
 test("offsets are written as libfaketime reads them: signed whole seconds", () => {
@@ -64,4 +65,15 @@ test("a running process under the run's libfaketime sees its wall clock jump at 
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test("a drill asked for clock faults where libfaketime is missing says which it did not drill and what to install", () => {
+  const line = withoutFaketimeLine(["clock-ahead", "clock-behind"]);
+  assert.match(line, /^not drilled: clock-ahead, clock-behind, /);
+  assert.match(line, /apt-get install faketime/);
+});
+
+test("settle drill --help explains the clock points and what they need", () => {
+  assert.match(drillUsage, /clock-ahead and clock-behind/);
+  assert.match(drillUsage, /faketime package/);
 });

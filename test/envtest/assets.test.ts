@@ -187,3 +187,40 @@ test("kube-apiserver on envtest's command line: health on the secure port, users
   assert.equal(await apiExit, 0, stderr);
   assert.equal(await etcdExit, 0);
 });
+
+test("kube-apiserver writes audit events to --audit-log-path under --audit-policy-file, and says it records none without a policy", async () => {
+  const dir = assetsDir();
+  const certs = certDir({ admin: { cn: "admin", o: ["system:masters"] } });
+  writeFileSync(join(certs, "policy.yaml"), "apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: None\n  nonResourceURLs: ['/healthz*']\n- level: Metadata\n");
+  const run = async (extra: string[]): Promise<string> => {
+    const port = await freePort();
+    const args = [`--cert-dir=${certs}`, `--secure-port=${port}`, "--bind-address=127.0.0.1", `--client-ca-file=${certs}/client-cert-auth-ca.crt`, ...extra];
+    const api = spawn(join(dir, "kube-apiserver"), args, { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    api.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const apiExit = exited(api);
+    try {
+      await untilHealthy(async () => (await get(port, "/healthz", certs)).status);
+      assert.equal((await get(port, "/api/v1/namespaces/default/configmaps", certs, "admin", "POST", JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "audited" } }))).status, 201);
+    } finally {
+      api.kill("SIGTERM");
+    }
+    assert.equal(await apiExit, 0, stderr);
+    return stderr;
+  };
+  const log = join(certs, "audit.log");
+  const stderr = await run([`--audit-log-path=${log}`, `--audit-policy-file=${certs}/policy.yaml`, "--audit-log-maxage=7"]);
+  assert.match(stderr, /writing audit events to /);
+  const events = readFileSync(log, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+  assert.deepEqual(events.map((e) => `${e.stage} ${e.verb} ${e.user.username} ${e.objectRef?.resource} ${e.responseStatus.code}`), ["ResponseComplete create admin configmaps 201"]);
+
+  const unwritten = join(certs, "unwritten.log");
+  const note = await run([`--audit-log-path=${unwritten}`]);
+  assert.match(note, /--audit-log-path without --audit-policy-file: no audit events are recorded/);
+  assert.equal(existsSync(unwritten), false);
+
+  writeFileSync(join(certs, "bad-policy.yaml"), "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Loud\n");
+  const bad = spawnSync(join(dir, "kube-apiserver"), [`--cert-dir=${certs}`, `--audit-policy-file=${certs}/bad-policy.yaml`, `--audit-log-path=${log}`], { encoding: "utf8", timeout: 30_000 });
+  assert.equal(bad.status, 1, bad.stderr);
+  assert.match(bad.stderr, /--audit-policy-file: .*bad-policy\.yaml: rules\[0\]\.level: expected one of None, Metadata, Request, RequestResponse/);
+});

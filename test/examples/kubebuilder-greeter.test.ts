@@ -2,7 +2,8 @@
 // it, passes with `go test ./...` and KUBEBUILDER_ASSETS set to what `settle envtest-assets` prints; envtest starts
 // settle's kube-apiserver and etcd, installs the CRD from config/crd/bases, and the suite's controller runs against
 // them; the webhook suite's validating webhook, served in the test process with envtest's certificate, is called by
-// settle's admission. This needs a Go toolchain (1.26, on PATH or in /usr/local/go) and the Go module proxy or a
+// settle's admission, and the Greeter's v2 (a spoke of v1, the hub) is read and written through the conversion
+// webhook the same server runs, which envtest points the CRD at. This needs a Go toolchain (1.26, on PATH or in /usr/local/go) and the Go module proxy or a
 // warm module cache.
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -44,8 +45,10 @@ test("examples/go/kubebuilder-greeter: go test ./... passes against settle envte
   assert.equal(result.status, 0, output.slice(-8000));
   assert.match(output, /ok\s+example\.com\/greeter\/internal\/controller/);
   assert.match(output, /ok\s+example\.com\/greeter\/internal\/webhook\/v1/);
-  assert.match(output, /SUCCESS! -- 6 Passed \| 0 Failed/, "the controller suite");
-  assert.match(output, /SUCCESS! -- 2 Passed \| 0 Failed/, "the webhook suite: envtest's webhook configuration, called by settle");
+  assert.match(output, /Running Suite: Controller Suite[\s\S]*?SUCCESS! -- 6 Passed \| 0 Failed/, "the controller suite");
+  assert.match(output, /Running Suite: Webhook Suite[\s\S]*?SUCCESS! -- 6 Passed \| 0 Failed/, "the webhook suite: envtest's webhook configuration and the CRD's conversion webhook, called by settle");
+  // Written at v2 and read at v1 and back: only the conversion webhook maps v2's recipient to v1's name.
+  assert.match(output, /Greeter conversion webhook stores a Greeter written at v2 at v1, where recipient is name\n/);
 });
 
 test("examples/go/kubebuilder-greeter: the suite passes with SETTLE_FAULTS arming 500, 429, 409, a lost response and closed watches", { timeout: 900_000 }, () => {

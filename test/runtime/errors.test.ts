@@ -64,6 +64,20 @@ test("a bare 429 or 504 from a proxy (no Status reason) counts as throttling or 
   assert.equal(settle.isTimeout("a string is not an ApiError"), false);
 });
 
+// One isNotFound serves the server (which asked "is this the store's 404?" by the code) and every client (which
+// asked by the reason): the reason decides when the server gave one, and only a 404 without one is told by its code.
+test("a bare 404 from a proxy (no Status reason) is a NotFound and nothing else; a 404 naming another reason is not", () => {
+  const bare = (code: number) => ApiError.fromStatus({ apiVersion: "v1", kind: "Status", metadata: {}, code, message: "upstream" });
+  const matching = (error: unknown) => Object.entries(predicates).filter(([, is]) => is(error)).map(([name]) => name);
+  assert.deepEqual(matching(bare(404)), ["NotFound"]);
+  assert.deepEqual(matching(bare(429)), ["TooManyRequests"]);
+  assert.deepEqual(matching(bare(504)), ["Timeout"]);
+  assert.deepEqual(matching(bare(502)), ["InternalError"]);
+  assert.deepEqual(matching(new ApiError("Forbidden", 404, "a webhook's odd denial")), ["Forbidden"]);
+  assert.equal(settle.isNotFound(new ApiError("NotFound", 404, `configmaps "a" not found`)), true);
+  assert.equal(settle.isNotFound({ code: 404, reason: "NotFound" }), false, "only an ApiError");
+});
+
 test("the store's own errors answer to the predicates of their reasons", () => {
   const store = createStore({ now: () => 0, historyRevisionsMax: 2 });
   const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "default", name: "a" }, data: {} };

@@ -4,8 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { ElementTables, fieldsOf, fieldsV1Text, mergeApplied, mergeAppliedSteps, PathCursor, stepBudget, toFieldsV1 } from "../../src/server/fields.ts";
-import { FieldTree, fieldTreeMinus, fieldTreeOf, fieldTreeSteps, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "../../src/server/field-tree.ts";
+import { ElementTables, fieldsOf, fieldsV1Text, mergeApplied, mergeAppliedSteps, PathCursor, stepBudget, toFieldsV1 } from "../../src/server/apply/fields.ts";
+import { FieldTree, fieldTreeMinus, fieldTreeOf, fieldTreeSteps, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "../../src/server/apply/field-tree.ts";
 import { schemaOf } from "../../src/server/schema.ts";
 
 const deploymentSchema = schemaOf({ group: "apps", version: "v1", kind: "Deployment" });

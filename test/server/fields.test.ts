@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { jsonEqual } from "../../src/api/json.ts";
-import { elementKey, ElementTables, fieldChanges, fieldsOf, fieldsV1Text, PathCursor, toFieldsV1, valueAt } from "../../src/server/fields.ts";
+import { elementKey, ElementTables, fieldChanges, fieldsOf, fieldsV1Text, PathCursor, toFieldsV1, valueAt } from "../../src/server/apply/fields.ts";
 import { schemaOf } from "../../src/server/schema.ts";
 import type { ListNode } from "../../src/server/schema.ts";
 

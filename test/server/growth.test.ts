@@ -8,7 +8,7 @@ import { realClock } from "../../src/api/clock.ts";
 import { createServerStore, serverHistoryBytesMax } from "../../src/server/index.ts";
 import { parseYaml } from "../../src/server/http.ts";
 import { yamlBodyParseOptions } from "../../src/server/yaml-keys.ts";
-import { ElementTables } from "../../src/server/fields.ts";
+import { ElementTables } from "../../src/server/apply/fields.ts";
 import { configMap, readEvents, request, testServer, watchRequest } from "./helpers.ts";
 
 const bin = new URL("../../bin/settle.js", import.meta.url).pathname;

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { jsonNestedDeeper, yamlTooMuch } from "../../src/server/nesting.ts";
-import { request, testServer } from "./helpers.ts";
+import { request, testServer, widgetCrd } from "./helpers.ts";
 
 const limits = { depthMax: 1000, nodesMax: 10_000 };
 
@@ -65,6 +65,34 @@ test("a 1.9 MiB YAML apply nested a million deep is refused by the scan before p
     const json = await request(t.server, "POST", "/api/v1/namespaces/default/configmaps", { raw: `{"metadata": ${"[".repeat(100_000)}`, contentType: "application/json" });
     assert.equal(json.status, 400);
     assert.equal((await request(t.server, "GET", "/api/v1/namespaces/default/configmaps")).status, 200);
+  } finally {
+    await t.close();
+  }
+});
+
+// The apply's walks recurse as deep as the body does (the merge as nested generators), so the deepest body the scan
+// lets through must fit the stack with room to spare: applied, re-applied by another manager, changed. A widget's
+// status keeps unknown fields, so the whole chain is merged and owned.
+test("an apply nested as deep as the server takes (1000 levels) is applied and re-applied; one level more is a 400", async () => {
+  const t = await testServer();
+  try {
+    assert.equal((await request(t.server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", { body: widgetCrd })).status, 201);
+    const widget = "/apis/example.com/v1/namespaces/default/widgets";
+    assert.equal((await request(t.server, "POST", widget, { body: { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "deep" }, spec: { size: 1 } } })).status, 201);
+    // The body is one level, `status` the next, then the chain: `wrappers` + 2 levels in all.
+    const body = (wrappers: number, leaf: string) => {
+      let node: unknown = { leaf };
+      for (let d = 0; d < wrappers; d++) node = { n: node };
+      return JSON.stringify({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "deep" }, status: node });
+    };
+    const apply = (text: string, manager: string) => request(t.server, "PATCH", `${widget}/deep/status?fieldManager=${manager}&force=true`, { raw: text, contentType: "application/apply-patch+yaml" });
+    const statuses = [(await apply(body(998, "a"), "one")).status, (await apply(body(998, "a"), "two")).status];
+    const changed = await apply(body(998, "b"), "one");
+    assert.deepEqual([...statuses, changed.status], [200, 200, 200], changed.text.slice(0, 300));
+    assert.match(changed.text, /\{"leaf":"b"\}/);
+    const deeper = await apply(body(999, "c"), "one");
+    assert.equal(deeper.status, 400);
+    assert.match(deeper.json.message, /nested deeper than 1000 levels/);
   } finally {
     await t.close();
   }

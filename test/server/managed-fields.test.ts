@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import type { Clock } from "../../src/api/clock.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import type { ResourceType } from "../../src/api/resources.ts";
-import { decoratedJsonText, ManagedFields, recordUpdate } from "../../src/server/apply.ts";
-import type { ManagedEntry } from "../../src/server/apply.ts";
-import { fieldChanges, toFieldsV1 } from "../../src/server/fields.ts";
+import { decoratedJsonText, ManagedFields, recordUpdate } from "../../src/server/apply/apply.ts";
+import type { ManagedEntry } from "../../src/server/apply/apply.ts";
+import { fieldChanges, toFieldsV1 } from "../../src/server/apply/fields.ts";
 import { schemaOf } from "../../src/server/schema.ts";
 import { createServerStore } from "../../src/server/admission/admission.ts";
 

@@ -19,6 +19,15 @@ test("a protobuf ConfigMap decodes to its JSON form, without the empty fields Go
   });
 });
 
+test("a protobuf map entry keyed __proto__ or constructor decodes to a member of that name, not a prototype", () => {
+  const raw = [...meta("cm"), ...entry(2, "__proto__", "p"), ...entry(2, "constructor", "c"), ...entry(2, "a", "b")];
+  const data = decodeProtobuf(envelope("v1", "ConfigMap", raw)).data as Record<string, unknown>;
+  assert.equal(Object.getPrototypeOf(data), Object.prototype);
+  assert.deepEqual(Object.keys(data), ["__proto__", "constructor", "a"]);
+  assert.equal(Object.getOwnPropertyDescriptor(data, "__proto__")?.value, "p");
+  assert.equal(JSON.stringify(data), '{"__proto__":"p","constructor":"c","a":"b"}');
+});
+
 test("a protobuf Secret, Namespace and DeleteOptions decode", () => {
   const secret = decodeProtobuf(envelope("v1", "Secret", [...meta("s"), ...entry(2, "k", [...Buffer.from("v")]), ...str(3, "Opaque")]));
   assert.deepEqual(secret.data, { k: "dg==" });
@@ -27,6 +36,14 @@ test("a protobuf Secret, Namespace and DeleteOptions decode", () => {
   assert.deepEqual(namespace.spec, { finalizers: ["kubernetes"] });
   const options = decodeProtobuf(envelope("meta.k8s.io/v1", "DeleteOptions", [...int(1, 0), ...bytesField(2, str(1, "u1")), ...str(4, "Foreground"), ...str(5, "All")]));
   assert.deepEqual(options, { apiVersion: "meta.k8s.io/v1", kind: "DeleteOptions", gracePeriodSeconds: 0, preconditions: { uid: "u1" }, propagationPolicy: "Foreground", dryRun: ["All"] });
+});
+
+test("DeleteOptions decode in the group version of the object deleted, as client-go sends them (a Job's are batch/v1)", () => {
+  for (const apiVersion of ["v1", "batch/v1", "apps/v1"]) {
+    const options = decodeProtobuf(envelope(apiVersion, "DeleteOptions", [...str(4, "Background")]));
+    assert.deepEqual(options, { apiVersion, kind: "DeleteOptions", propagationPolicy: "Background" });
+  }
+  assert.throws(() => decodeProtobuf(envelope("example.com/v1", "DeleteOptions", [...str(4, "Background")])), /not supported by this server/);
 });
 
 test("malformed protobuf is a 400 and an unknown type a 415, never a crash", () => {

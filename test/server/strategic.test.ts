@@ -74,3 +74,13 @@ test("a struct marked patchStrategy=replace (a PodDisruptionBudget's selector) i
   const merged = applyStrategicPatch({ spec: { selector: { matchLabels: { app: "web", tier: "front" } } } }, { spec: { selector: { matchLabels: { app: "api" } } } }, deployment) as any;
   assert.deepEqual(merged.spec.selector.matchLabels, { app: "api", tier: "front" });
 });
+
+test("a strategic merge patch key named __proto__ is data, in the map it patches and in a map it creates", () => {
+  const out = applyStrategicPatch({ data: { a: "1" } }, JSON.parse('{"data": {"__proto__": {"polluted": true}}, "more": {"__proto__": "x"}}'), schemaOf({ group: "", kind: "ConfigMap" }));
+  const data = out.data as Record<string, unknown>;
+  assert.equal(Object.getPrototypeOf(data), Object.prototype);
+  assert.deepEqual(Object.keys(data), ["a", "__proto__"]);
+  assert.deepEqual(Object.getOwnPropertyDescriptor(data, "__proto__")?.value, { polluted: true });
+  assert.deepEqual(Object.keys(out.more as object), ["__proto__"]);
+  assert.equal(({} as Record<string, unknown>)["polluted"], undefined);
+});

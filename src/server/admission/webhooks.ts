@@ -9,13 +9,10 @@
 //
 // What settle serve leaves out: webhooks named by `service` (nothing routes to a Service's pods here: give
 // `clientConfig.url`, as envtest's users do), `matchConditions` (CEL; the webhook is called as if they held),
-// reinvocation (`reinvocationPolicy: IfNeeded`), conversion of the object to the version a rule names under
-// `matchPolicy: Equivalent`, and the scale subresource.
+// reinvocation (`reinvocationPolicy: IfNeeded`), conversion of a built-in kind's object to the version a rule names
+// under `matchPolicy: Equivalent` (a custom resource's is converted, through its CRD's webhook when it has one), and
+// the scale subresource.
 import { randomUUID } from "node:crypto";
-import { request as httpsRequest } from "node:https";
-import { X509Certificate } from "node:crypto";
-import { isIP } from "node:net";
-import type { TLSSocket } from "node:tls";
 import { ApiError, badRequest } from "../../api/errors.ts";
 import type { StatusReason } from "../../api/errors.ts";
 import { isRecord } from "../../api/json.ts";
@@ -26,14 +23,14 @@ import type { LabelSelector } from "../../api/object.ts";
 import { labelSelectorFromSpec, matchesLabels } from "../../api/selectors.ts";
 import type { Store } from "../../store/index.ts";
 import { storeBehind } from "../conversion.ts";
+import { convertedTo } from "../crd-conversion.ts";
+import { isBuiltinKind } from "../../store/index.ts";
+import { postReview, type WebhookClientConfig } from "./webhook-client.ts";
 
 export type Operation = "CREATE" | "UPDATE" | "DELETE";
 
 const mutatingKind = { apiVersion: "admissionregistration.k8s.io/v1", kind: "MutatingWebhookConfiguration" } as const;
 const validatingKind = { apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingWebhookConfiguration" } as const;
-
-/** A webhook's answer may be this large; a larger one is a failed call. */
-const responseBytesMax = 3 * 1024 * 1024;
 
 interface Rule {
   operations?: string[];
@@ -45,7 +42,7 @@ interface Rule {
 
 interface Webhook {
   name: string;
-  clientConfig?: { url?: string; caBundle?: string; service?: { namespace?: string; name?: string; path?: string; port?: number } };
+  clientConfig?: WebhookClientConfig;
   rules?: Rule[];
   failurePolicy?: string;
   matchPolicy?: string;
@@ -110,9 +107,11 @@ export class Webhooks {
     let object = a.object;
     for (const hook of this.#current().mutating) {
       if (!this.#matches(hook, { ...a, object })) continue;
-      const response = await this.#call(hook, { ...a, object });
-      if (response === undefined || a.operation === "DELETE" || object === undefined) continue;
-      if (response.patch !== undefined) object = patched(hook, object, response);
+      const called = await this.#call(hook, { ...a, object });
+      if (called === undefined || a.operation === "DELETE" || object === undefined || called.response.patch === undefined) continue;
+      // A patch applies to the object as the webhook saw it, which is then converted back to the request's version.
+      const result = patched(hook, called.seen?.object ?? object, called.response);
+      object = called.seen === undefined ? result : await convertedTo(this.store, called.seen.resource, result, a.resource.version);
     }
     return object;
   }
@@ -137,15 +136,29 @@ export class Webhooks {
     return selects(hook.namespaceSelector, namespace ?? { apiVersion: "v1", kind: "Namespace", metadata: { name: a.namespace ?? "" } });
   }
 
-  /** One call: the webhook's response when it allowed the request, undefined when it failed and may be ignored. */
-  async #call(hook: Webhook, a: AdmissionAttributes): Promise<Response | undefined> {
+  /**
+   * One call: the webhook's response when it allowed the request, undefined when it failed and may be ignored. When
+   * the webhook's rules name another version of a custom resource (`matchPolicy: Equivalent`), it sees the objects
+   * converted to that version (`seen`), as kube-apiserver converts them.
+   */
+  async #call(hook: Webhook, a: AdmissionAttributes): Promise<{ response: Response; seen: AdmissionAttributes | undefined } | undefined> {
     if (a.dryRun && hook.sideEffects !== "None" && hook.sideEffects !== "NoneOnDryRun") {
       throw badRequest(`admission webhook "${hook.name}" does not support dry run`);
+    }
+    const version = seenVersion(hook, a.operation, a.resource, a.subresource);
+    let seen: AdmissionAttributes | undefined;
+    if (version !== a.resource.version && !isBuiltinKind(a.resource)) {
+      const resource = { ...a.resource, version };
+      const object = a.object === undefined ? undefined : await convertedTo(this.store, a.resource, a.object, version);
+      const oldObject = a.oldObject === undefined ? undefined : await convertedTo(this.store, a.resource, a.oldObject, version);
+      seen = { ...a, resource, object, oldObject };
     }
     const uid = randomUUID();
     let response: Response;
     try {
-      response = await post(hook, review(uid, a));
+      response = await postReview(hook.clientConfig, hook.timeoutSeconds ?? 10, review(uid, seen ?? a, a.resource), "AdmissionReview", responseOf).catch((error: Error) => {
+        throw new Error(`failed to call webhook: ${error.message}`);
+      });
       if (response.uid !== uid) throw new Error(`expected response.uid="${uid}", got "${String(response.uid)}"`);
     } catch (error) {
       if (hook.failurePolicy === "Ignore") return undefined;
@@ -154,7 +167,7 @@ export class Webhooks {
     }
     if (Array.isArray(response.warnings)) a.warnings.push(...response.warnings.filter((w): w is string => typeof w === "string"));
     if (response.allowed !== true) throw denial(hook, response.status);
-    return response;
+    return { response, seen };
   }
 }
 
@@ -184,13 +197,28 @@ function ruleMatches(hook: Webhook, operation: Operation, resource: ResourceType
   });
 }
 
+/**
+ * The version of the resource a matching webhook sees: the request's when a matching rule names it (or `*`), else,
+ * under `Equivalent`, the first version a matching rule names.
+ */
+function seenVersion(hook: Webhook, operation: Operation, resource: ResourceType, subresource: string | undefined): string {
+  const named: string[] = [];
+  for (const rule of hook.rules ?? []) {
+    if (!ruleMatches({ ...hook, rules: [rule] }, operation, resource, subresource)) continue;
+    const versions = rule.apiVersions ?? [];
+    if (versions.includes("*") || versions.includes(resource.version)) return resource.version;
+    named.push(...versions);
+  }
+  return named[0] ?? resource.version;
+}
+
 function selects(selector: LabelSelector | undefined, object: KubeObject | undefined): boolean {
   if (selector === undefined || Object.keys(selector).length === 0) return true;
   if (object === undefined) return false;
   return matchesLabels(labelSelectorFromSpec(selector), object.metadata.labels ?? {});
 }
 
-function review(uid: string, a: AdmissionAttributes): Record<string, unknown> {
+function review(uid: string, a: AdmissionAttributes, requested: ResourceType): Record<string, unknown> {
   const { group, version, kind, plural } = a.resource;
   const optionsKind = a.operation === "CREATE" ? "CreateOptions" : a.operation === "UPDATE" ? "UpdateOptions" : "DeleteOptions";
   return {
@@ -201,8 +229,8 @@ function review(uid: string, a: AdmissionAttributes): Record<string, unknown> {
       kind: { group, version, kind },
       resource: { group, version, resource: plural },
       ...(a.subresource === undefined ? {} : { subResource: a.subresource, requestSubResource: a.subresource }),
-      requestKind: { group, version, kind },
-      requestResource: { group, version, resource: plural },
+      requestKind: { group, version: requested.version, kind },
+      requestResource: { group, version: requested.version, resource: plural },
       name: a.name,
       ...(a.namespace === undefined ? {} : { namespace: a.namespace }),
       operation: a.operation,
@@ -213,85 +241,6 @@ function review(uid: string, a: AdmissionAttributes): Record<string, unknown> {
       options: { apiVersion: "meta.k8s.io/v1", kind: optionsKind, ...a.options },
     },
   };
-}
-
-/** POSTs the review to the webhook's URL over HTTPS and returns its `response`. */
-function post(hook: Webhook, body: Record<string, unknown>): Promise<Response> {
-  const url = hook.clientConfig?.url;
-  const timeoutSeconds = hook.timeoutSeconds ?? 10;
-  if (url === undefined) {
-    const service = hook.clientConfig?.service;
-    const target = `https://${service?.name ?? ""}.${service?.namespace ?? ""}.svc:${service?.port ?? 443}${service?.path ?? ""}?timeout=${timeoutSeconds}s`;
-    return Promise.reject(new Error(`failed to call webhook: Post "${target}": settle serve does not route to Services; name the webhook by clientConfig.url`));
-  }
-  const address = `${url}${url.includes("?") ? "&" : "?"}timeout=${timeoutSeconds}s`;
-  const text = JSON.stringify(body);
-  const ca = hook.clientConfig?.caBundle === undefined || hook.clientConfig.caBundle === "" ? undefined : Buffer.from(hook.clientConfig.caBundle, "base64").toString("utf8");
-  return new Promise((resolve, reject) => {
-    const fail = (reason: string) => reject(new Error(`failed to call webhook: Post "${address}": ${reason}`));
-    let parsed: URL;
-    try {
-      parsed = new URL(address);
-    } catch {
-      return fail("the URL is not valid");
-    }
-    if (parsed.protocol !== "https:") return fail("webhooks are called over https only");
-    // kube-apiserver's client joins the URL's path as a path, so `https://host:port//validate` (envtest writes the
-    // path after a slash of its own) is posted to `/validate`.
-    parsed.pathname = parsed.pathname.replace(/\/{2,}/g, "/");
-    const pinned = ca === undefined ? [] : pinnedCertificates(ca);
-    const tlsOptions = ca === undefined ? {} : { ca, ...(pinned.length === 0 ? {} : { rejectUnauthorized: false }) };
-    const req = httpsRequest(parsed, { method: "POST", headers: { "content-type": "application/json", accept: "application/json", "content-length": Buffer.byteLength(text) }, ...tlsOptions, timeout: timeoutSeconds * 1000 }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on("data", (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > responseBytesMax) req.destroy(new Error("the response is too large"));
-        else chunks.push(chunk);
-      });
-      res.on("end", () => {
-        if ((res.statusCode ?? 0) >= 300) return fail(`the server responded with the status code ${res.statusCode}`);
-        try {
-          resolve(responseOf(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
-        } catch (error) {
-          fail(`the response is not an AdmissionReview: ${error instanceof Error ? error.message : String(error)}`);
-        }
-      });
-    });
-    if (pinned.length > 0) req.on("socket", (socket) => socket.once("secureConnect", () => verifyPinned(socket as TLSSocket, pinned, parsed.hostname, req)));
-    req.on("timeout", () => req.destroy(new Error(`context deadline exceeded (timeout ${timeoutSeconds}s)`)));
-    req.on("error", (error) => fail(error.message));
-    req.end(text);
-  });
-}
-
-/**
- * The certificates of a caBundle that are no authority (envtest's caBundle is the webhook server's own certificate).
- * Go's verifier, kube-apiserver's, trusts a certificate found among the roots as it is; OpenSSL, Node's, looks for
- * its issuer and fails. With such a bundle the handshake is checked here: the chain as OpenSSL judges it, or the
- * server's certificate being one of these, and in both cases the host name.
- */
-function pinnedCertificates(pem: string): X509Certificate[] {
-  const blocks = pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
-  const certificates: X509Certificate[] = [];
-  for (const block of blocks) {
-    try {
-      const certificate = new X509Certificate(block);
-      if (!certificate.ca) certificates.push(certificate);
-    } catch {
-      // A block that does not parse cannot verify anything; OpenSSL ignores it as well.
-    }
-  }
-  return certificates;
-}
-
-function verifyPinned(socket: TLSSocket, pinned: readonly X509Certificate[], hostname: string, req: { destroy(error: Error): void }): void {
-  const peer = socket.getPeerX509Certificate();
-  const trusted = socket.authorized || (peer !== undefined && pinned.some((certificate) => certificate.raw.equals(peer.raw)));
-  if (!trusted) return void req.destroy(new Error(`x509: certificate signed by unknown authority (${String(socket.authorizationError ?? "not in the caBundle")})`));
-  const host = hostname.replace(/^\[(.*)\]$/, "$1");
-  const matches = peer !== undefined && (isIP(host) === 0 ? peer.checkHost(host) !== undefined : peer.checkIP(host) !== undefined);
-  if (!matches) req.destroy(new Error(`x509: certificate is not valid for ${host}`));
 }
 
 function responseOf(body: unknown): Response {

@@ -14,7 +14,7 @@ import { wireKinds } from "../../api/generated/k8s-api.ts";
 import type { WireField } from "../../api/wire-types.ts";
 import { isScalar, wireFields } from "./wire.ts";
 import { goDuration, parseGoDuration } from "../duration.ts";
-import type { JsonObject } from "../../api/json.ts";
+import { setKey, type JsonObject } from "../../api/json.ts";
 
 export const protobufContentType = "application/vnd.kubernetes.protobuf";
 const magic = Uint8Array.from([0x6b, 0x38, 0x73, 0x00]);
@@ -88,11 +88,6 @@ function text(field: Field): string {
 function bytesOf(field: Field): Uint8Array {
   if (field.bytes === undefined || field.wire !== 2) throw malformed(`field ${field.number} is not length-delimited`);
   return field.bytes;
-}
-
-/** Sets an own property even for data keys like `__proto__`. */
-function setKey(target: JsonObject, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 /**
@@ -248,12 +243,14 @@ export function decodeMessage(raw: Uint8Array, message: string, depth = 0): Json
 
 /** The message of `apiVersion`/`kind`: a built-in kind, or one of the meta kinds (DeleteOptions, Status). */
 export function messageFor(apiVersion: string, kind: string): string | undefined {
-  if (kind === "DeleteOptions" && (apiVersion === "v1" || apiVersion.startsWith("meta.k8s.io/"))) return "meta/v1.DeleteOptions";
   // Status is registered unversioned in the core group: every server writes it as apiVersion v1, in any group.
   if (kind === "Status" && apiVersion === "v1") return "meta/v1.Status";
   const slash = apiVersion.indexOf("/");
   const group = slash < 0 ? "" : apiVersion.slice(0, slash);
   const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
+  // DeleteOptions is registered in every group version, and client-go names the one of the object it deletes
+  // (controller-runtime's Delete of a Job sends batch/v1 DeleteOptions).
+  if (kind === "DeleteOptions" && (group === "meta.k8s.io" || wireKinds.some((k) => k.group === group && k.version === version))) return "meta/v1.DeleteOptions";
   const found = wireKinds.find((k) => k.group === group && k.version === version && k.kind === kind);
   if (found !== undefined) return found.message;
   if (kind.endsWith("List")) {

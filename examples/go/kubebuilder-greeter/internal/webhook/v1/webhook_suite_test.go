@@ -23,10 +23,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	demov1 "example.com/greeter/api/v1"
+	demov2 "example.com/greeter/api/v2"
 )
 
 // The webhook suite, as kubebuilder scaffolds it: envtest installs the webhook configuration from config/webhook,
-// pointed at the webhook server this test process runs with envtest's own CA; the API server calls it.
+// pointed at the webhook server this test process runs with envtest's own CA; the API server calls it. The Greeter
+// CRD's conversion is pointed at the same server's /convert, since the scheme holds a hub (v1) and a spoke (v2).
 
 var (
 	ctx       context.Context
@@ -45,6 +47,9 @@ var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	ctx, cancel = context.WithCancel(context.TODO())
 	Expect(demov1.AddToScheme(scheme.Scheme)).To(Succeed())
+	// v2 in the scheme makes the Greeter convertible (v1 is the hub): envtest points the CRD's conversion at the
+	// webhook server below, and the manager's webhook builder serves /convert there.
+	Expect(demov2.AddToScheme(scheme.Scheme)).To(Succeed())
 
 	By("bootstrapping test environment")
 	testEnv = &envtest.Environment{

@@ -2,10 +2,9 @@
 // as paths of elements in `fieldsV1` notation: `f:<field>`, `k:<json of the key fields>` (an element of an
 // associative list), `v:<json value>` (an element of a set). A path is stored as the JSON text of its element list.
 // Leaves are scalars, atomic lists and structs, and empty maps; an associative-list element is a member itself too.
-import { cloneJson, isRecord, jsonEqual, type JsonObject as Json } from "../api/json.ts";
-import { anyNode, childOf } from "./schema.ts";
-import type { ListNode, SchemaNode } from "./schema.ts";
-import { setKey } from "./strategic.ts";
+import { cloneJson, isRecord, jsonEqual, setKey, type JsonObject as Json } from "../../api/json.ts";
+import { anyNode, childOf } from "../schema.ts";
+import type { ListNode, SchemaNode } from "../schema.ts";
 
 /**
  * A set of fields, each named by the JSON text of its path: a `Set` of the texts, or a `FieldTree` (field-tree.ts)
@@ -499,59 +498,6 @@ export function removeAll(object: Json, paths: ReadonlyArray<readonly string[]>,
 }
 
 /**
- * Merges an applied configuration into the live object: maps and structs field by field, associative lists
- * element by element on their keys, sets by union; atomic values are replaced. Returns new containers throughout:
- * what it keeps of `live` (which may be a frozen stored object) is copied, so the result is the caller's own to
- * change and to hand to the store; containers of `applied` it keeps are taken as they are.
- */
-export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode): unknown {
-  if (applied === null || applied === undefined) return cloneJson(live);
-  if (Array.isArray(applied)) {
-    if (schema.t !== "list" || schema.listType === "atomic" || !Array.isArray(live)) return applied;
-    if (schema.listType === "set") return mergeSet(live, applied);
-    const out: unknown[] = [...live];
-    // Each key's first index in `out` (as a search from the front finds it), kept as elements are added.
-    const indexOf = new Map<string, number>();
-    for (let i = out.length - 1; i >= 0; i--) {
-      const l = out[i];
-      if (isRecord(l)) indexOf.set(elementKey(l, schema), i);
-    }
-    const merged = new Set<number>();
-    for (const item of applied) {
-      if (!isRecord(item)) continue;
-      const key = elementKey(item, schema);
-      const index = indexOf.get(key);
-      if (index === undefined) {
-        indexOf.set(key, out.length);
-        merged.add(out.length);
-        out.push(mergeApplied(undefined, item, schema.item));
-      } else {
-        merged.add(index);
-        out[index] = mergeApplied(out[index], item, schema.item);
-      }
-    }
-    for (let i = 0; i < live.length; i++) if (!merged.has(i)) out[i] = cloneJson(out[i]);
-    return out;
-  }
-  if (!isRecord(applied)) return applied;
-  if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return applied;
-  const out: Json = {};
-  if (isRecord(live)) {
-    // Live members in their order (as a spread keeps them); those the configuration sets are merged below.
-    for (const key of Object.keys(live)) {
-      const value = applied[key];
-      setKey(out, key, value === null || value === undefined ? cloneJson(live[key]) : live[key]);
-    }
-  }
-  for (const key of Object.keys(applied)) {
-    const value = applied[key];
-    if (value === null || value === undefined) continue;
-    setKey(out, key, mergeApplied(out[key], value, childOf(schema, key)));
-  }
-  return out;
-}
-
-/**
  * How much of a big body's walk runs between two pauses: a walk in steps (`mergeAppliedSteps`, `fieldTreeSteps`)
  * counts the members and elements it meets in the maps and lists near the top, and pauses when `unitsPerStep` are met.
  */
@@ -577,55 +523,79 @@ export function spent(budget: StepBudget): boolean {
 }
 
 /**
- * `mergeApplied` in steps: the same result, with a pause (`yield`) after every `budget.unitsPerStep` members and
- * elements met in the maps and lists of the top `walkStepDepthMax` levels, so that a body with a big map or list
- * anywhere near the top is merged a part at a time. Below those levels it is `mergeApplied` itself.
+ * Merges an applied configuration into the live object: maps and structs field by field, associative lists
+ * element by element on their keys, sets by union; atomic values are replaced. Returns new containers throughout:
+ * what it keeps of `live` (which may be a frozen stored object) is copied, so the result is the caller's own to
+ * change and to hand to the store; containers of `applied` it keeps are taken as they are. `mergeAppliedSteps`
+ * driven to its end, without pausing.
+ */
+export function mergeApplied(live: unknown, applied: unknown, schema: SchemaNode): unknown {
+  const steps = mergeAppliedSteps(live, applied, schema, stepBudget());
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/**
+ * `mergeApplied` in steps: a pause (`yield`) after every `budget.unitsPerStep` members and elements met in the maps
+ * and lists of the top `walkStepDepthMax` levels (`depth` is the level of `live` and `applied`), so that a body with
+ * a big map or list anywhere near the top is merged a part at a time; deeper levels count nothing and never pause.
  */
 export function* mergeAppliedSteps(live: unknown, applied: unknown, schema: SchemaNode, budget: StepBudget, depth = 0): Generator<void, unknown, void> {
-  if (depth >= walkStepDepthMax || applied === null || typeof applied !== "object") return mergeApplied(live, applied, schema);
+  if (applied === null || applied === undefined) return cloneJson(live);
   if (Array.isArray(applied)) {
-    if (schema.t !== "list" || schema.listType === "atomic" || schema.listType === "set" || !Array.isArray(live)) return mergeApplied(live, applied, schema);
-    const out: unknown[] = [...live];
-    const indexOf = new Map<string, number>();
-    for (let i = out.length - 1; i >= 0; i--) {
-      const l = out[i];
-      if (isRecord(l)) indexOf.set(elementKey(l, schema), i);
-    }
-    const merged = new Set<number>();
-    for (const item of applied) {
-      if (spent(budget)) yield;
-      if (!isRecord(item)) continue;
-      const key = elementKey(item, schema);
-      const index = indexOf.get(key);
-      if (index === undefined) {
-        indexOf.set(key, out.length);
-        merged.add(out.length);
-        out.push(yield* mergeAppliedSteps(undefined, item, schema.item, budget, depth + 1));
-      } else {
-        merged.add(index);
-        out[index] = yield* mergeAppliedSteps(out[index], item, schema.item, budget, depth + 1);
-      }
-    }
-    for (let i = 0; i < live.length; i++) if (!merged.has(i)) out[i] = cloneJson(out[i]);
-    return out;
+    if (schema.t !== "list" || schema.listType === "atomic" || !Array.isArray(live)) return applied;
+    if (schema.listType === "set") return mergeSet(live, applied);
+    return yield* mergeListSteps(live, applied, schema, budget, depth);
   }
+  if (!isRecord(applied)) return applied;
   if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return applied;
-  const record = applied as Json;
+  const pausing = depth < walkStepDepthMax;
   const out: Json = {};
   if (isRecord(live)) {
+    // Live members in their order (as a spread keeps them); those the configuration sets are merged below.
     for (const key of Object.keys(live)) {
-      const value = record[key];
+      const value = applied[key];
       setKey(out, key, value === null || value === undefined ? cloneJson(live[key]) : live[key]);
     }
   }
-  for (const key of Object.keys(record)) {
-    if (spent(budget)) yield;
-    const value = record[key];
+  for (const key of Object.keys(applied)) {
+    if (pausing && spent(budget)) yield;
+    const value = applied[key];
     if (value === null || value === undefined) continue;
-    // A scalar needs no walk of its own (nor a generator).
-    const child = typeof value === "object" ? yield* mergeAppliedSteps(out[key], value, childOf(schema, key), budget, depth + 1) : value;
-    setKey(out, key, child);
+    // A scalar replaces what was there: no walk of its own (nor a generator).
+    setKey(out, key, typeof value === "object" ? yield* mergeAppliedSteps(out[key], value, childOf(schema, key), budget, depth + 1) : value);
   }
+  return out;
+}
+
+/** The merge of an associative list (`listType: map`) at `depth`: element by element on their keys. */
+function* mergeListSteps(live: readonly unknown[], applied: readonly unknown[], schema: ListNode, budget: StepBudget, depth: number): Generator<void, unknown[], void> {
+  const pausing = depth < walkStepDepthMax;
+  const out: unknown[] = [...live];
+  // Each key's first index in `out` (as a search from the front finds it), kept as elements are added.
+  const indexOf = new Map<string, number>();
+  for (let i = out.length - 1; i >= 0; i--) {
+    const l = out[i];
+    if (isRecord(l)) indexOf.set(elementKey(l, schema), i);
+  }
+  const merged = new Set<number>();
+  for (const item of applied) {
+    if (pausing && spent(budget)) yield;
+    if (!isRecord(item)) continue;
+    const key = elementKey(item, schema);
+    const index = indexOf.get(key);
+    if (index === undefined) {
+      indexOf.set(key, out.length);
+      merged.add(out.length);
+      out.push(yield* mergeAppliedSteps(undefined, item, schema.item, budget, depth + 1));
+    } else {
+      merged.add(index);
+      out[index] = yield* mergeAppliedSteps(out[index], item, schema.item, budget, depth + 1);
+    }
+  }
+  for (let i = 0; i < live.length; i++) if (!merged.has(i)) out[i] = cloneJson(out[i]);
   return out;
 }
 

@@ -7,10 +7,10 @@
 // still conflicts. After every apply by "kubectl" to an object that carries the annotation, the server rewrites the
 // annotation to the configuration just applied, so that a later client-side apply diffs against it. Only the manager
 // named "kubectl" gets either: another manager opts out by its name.
-import type { KubeObject } from "../api/object.ts";
-import { canonicalJson, isRecord, jsonEqual } from "../api/json.ts";
+import type { KubeObject } from "../../api/object.ts";
+import { canonicalJson, isRecord, jsonEqual } from "../../api/json.ts";
 import { fieldsOf, valueAt } from "./fields.ts";
-import type { SchemaNode } from "./schema.ts";
+import type { SchemaNode } from "../schema.ts";
 
 export const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration";
 

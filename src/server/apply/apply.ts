@@ -8,17 +8,17 @@
 // is recorded as an `Update` by its `fieldManager` (or the client's User-Agent program): the fields it changed
 // become that manager's, and no one else's. Writes that bypass the server (a simulator driving the store) are not
 // seen; ownership of a field that no longer exists is dropped when it is next read.
-import { ApiError, badRequest, invalid, isApiError } from "../api/errors.ts";
-import type { KubeObject, ObjectRef } from "../api/object.ts";
-import type { ResourceType } from "../api/resources.ts";
-import type { Clock } from "../api/clock.ts";
-import { deepFreeze, isRecord, jsonEqual } from "../api/json.ts";
+import { ApiError, badRequest, invalid } from "../../api/errors.ts";
+import type { KubeObject, ObjectRef } from "../../api/object.ts";
+import type { ResourceType } from "../../api/resources.ts";
+import type { Clock } from "../../api/clock.ts";
+import { deepFreeze, isRecord, jsonEqual } from "../../api/json.ts";
 import { describePath, ElementTables, fieldChanges, fieldsV1Text, fromFieldsV1, mergeAppliedSteps, PathCursor, removeAll, stepBudget, toFieldsV1, valueAt } from "./fields.ts";
 import type { FieldSet } from "./fields.ts";
 import { FieldTree, fieldTreeMinus, fieldTreeSteps, fieldTreeV1, fieldTreeV1Text, hasEveryField, sameFieldTrees } from "./field-tree.ts";
-import { schemaOf } from "./schema.ts";
+import { schemaOf } from "../schema.ts";
 import { forgivenConflicts, refreshLastApplied } from "./last-applied.ts";
-import type { SchemaNode } from "./schema.ts";
+import type { SchemaNode } from "../schema.ts";
 
 export interface ManagedEntry {
   manager: string;
@@ -575,8 +575,4 @@ export function checkApplyRequest(fieldManager: string | null, force: boolean, d
   if (typeof decoded.apiVersion !== "string" || decoded.apiVersion === "") throw badRequest("invalid object type: apiVersion must be set in an applied configuration");
   if (typeof decoded.kind !== "string" || decoded.kind === "") throw badRequest("invalid object type: kind must be set in an applied configuration");
   void force;
-}
-
-export function isNotFound(error: unknown): boolean {
-  return isApiError(error) && error.code === 404;
 }

@@ -4,13 +4,12 @@
 // The tree gives what the set of texts gives (`fieldsOf`'s texts, in the same order), made only when something asks
 // for a text; `fieldsV1` is written from it sorted node by node, an unchanged apply is recognized by comparing two
 // trees, and the fields a live object no longer has are found by walking the tree down the object.
-import { assert } from "../api/assert.ts";
-import { isRecord, type JsonObject as Json } from "../api/json.ts";
-import { setKey } from "./strategic.ts";
+import { assert } from "../../api/assert.ts";
+import { isRecord, setKey, type JsonObject as Json } from "../../api/json.ts";
 import { elementKey, ElementTables, fieldElementText, fieldsOf, PathText, pathDepthMax, spent, stepBudget, unownedMeta, unownedTop, walkStepDepthMax } from "./fields.ts";
 import type { FieldSet, StepBudget } from "./fields.ts";
-import { childOf } from "./schema.ts";
-import type { SchemaNode } from "./schema.ts";
+import { childOf } from "../schema.ts";
+import type { ListNode, SchemaNode } from "../schema.ts";
 
 /**
  * A field set held as a tree, flat: its nodes in walk order (a node, then the nodes below it), each with the JSON text
@@ -137,10 +136,14 @@ export function* fieldTreeSteps(object: Json, schema: SchemaNode, include: (fiel
         const at = tree.open(fieldElementText("metadata"), false);
         for (const member of Object.keys(value)) {
           if (unownedMeta.has(member) || value[member] === null || value[member] === undefined) continue;
-          yield* growSteps(fieldElementText(member), value[member], childOf(childOf(schema, key), member), 2, tree, budget);
+          const below = grow(fieldElementText(member), value[member], childOf(childOf(schema, key), member), 2, tree, budget);
+          if (below !== undefined) yield* below;
         }
         tree.close(at);
-      } else yield* growSteps(fieldElementText(key), value, childOf(schema, key), 1, tree, budget);
+      } else {
+        const below = grow(fieldElementText(key), value, childOf(schema, key), 1, tree, budget);
+        if (below !== undefined) yield* below;
+      }
     }
   } catch (error) {
     if (error !== duplicate) throw error;
@@ -150,79 +153,69 @@ export function* fieldTreeSteps(object: Json, schema: SchemaNode, include: (fiel
   return new FieldTree(tree.elements, tree.owns.slice(0, nodes), tree.ends.slice(0, nodes), tree.fields);
 }
 
-/** `grow`, a part at a time for a map or list in the top levels (see `fieldTreeSteps`). */
-function* growSteps(element: string, value: unknown, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget): Generator<void, void, void> {
-  if (depth >= walkStepDepthMax || value === null || typeof value !== "object") return grow(element, value, schema, depth, tree);
-  if (Array.isArray(value)) {
-    if (schema.t !== "list" || schema.listType !== "map") return grow(element, value, schema, depth, tree);
-    const at = tree.open(element, false);
-    const seen = new Set<string>();
-    for (const item of value) {
-      if (spent(budget)) yield;
-      if (!isRecord(item)) continue;
-      const text = JSON.stringify(elementKey(item, schema));
-      if (seen.has(text)) throw duplicate;
-      seen.add(text);
-      const itemAt = tree.open(text, true);
-      yield* growMembersSteps(item, schema.item, depth + 1, tree, budget);
-      tree.close(itemAt);
-    }
-    return void tree.close(at);
+/**
+ * Adds the node of a value at `depth` under `element`, with what `walk` adds below its path; nothing when that is
+ * nothing. A leaf is added at once; for a map or list it answers the walk below it, to be run to its end (`yield*`):
+ * one generator per container, so that a deep body costs one generator a level. In the top `walkStepDepthMax`
+ * levels a map's members and an associative list's elements count against the budget, with a pause (`yield`) when
+ * it is spent (see `fieldTreeSteps`); deeper levels count nothing and never pause.
+ */
+function grow(element: string, value: unknown, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget): Walk {
+  if (depth <= pathDepthMax) {
+    if (Array.isArray(value) && schema.t === "list" && schema.listType !== "atomic") return growList(element, value, schema, depth, tree, budget);
+    const atomic = (schema.t === "struct" || schema.t === "map") && schema.atomic === true;
+    if (isRecord(value) && !atomic) return growNode(element, false, value, schema, depth, tree, budget, depth < walkStepDepthMax);
   }
-  if ((schema.t === "struct" || schema.t === "map") && schema.atomic === true) return tree.leaf(element);
-  const at = tree.open(element, false);
-  yield* growMembersSteps(value as Json, schema, depth, tree, budget);
-  if (!tree.close(at) && Object.keys(value).length === 0) tree.leaf(element);
+  tree.leaf(element);
+  return undefined;
 }
 
-function* growMembersSteps(value: Json, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget): Generator<void, void, void> {
+/** The walk below a map or list that `grow` answers, or nothing for a leaf. */
+type Walk = Generator<void, void, void> | undefined;
+
+/** A set's leaf per distinct value, or an associative list's node per element. */
+function* growList(element: string, value: readonly unknown[], schema: ListNode, depth: number, tree: Growing, budget: StepBudget): Generator<void, void, void> {
+  const pausing = depth < walkStepDepthMax;
+  const at = tree.open(element, false);
+  const seen = new Set<string>();
+  for (const item of value) {
+    if (schema.listType === "set") {
+      const text = JSON.stringify(`v:${JSON.stringify(item)}`);
+      // The same value twice is one field, where it first was.
+      if (!seen.has(text)) tree.leaf(text);
+      seen.add(text);
+      continue;
+    }
+    if (pausing && spent(budget)) yield;
+    if (!isRecord(item)) continue;
+    const text = JSON.stringify(elementKey(item, schema));
+    if (seen.has(text)) throw duplicate;
+    seen.add(text);
+    yield* growNode(text, true, item, schema.item, depth + 1, tree, budget, pausing);
+  }
+  tree.close(at);
+}
+
+/**
+ * The node of a map (`owns` false) or of a list's element (`owns` true: it is a field for its existence alone) and
+ * its members, counted against the budget when `pausing`.
+ */
+function* growNode(element: string, owns: boolean, value: Json, schema: SchemaNode, depth: number, tree: Growing, budget: StepBudget, pausing: boolean): Generator<void, void, void> {
+  const at = tree.open(element, owns);
   for (const key of Object.keys(value)) {
-    if (spent(budget)) yield;
+    if (pausing && spent(budget)) yield;
     const child = value[key];
     if (child === null || child === undefined) continue;
     // A scalar is a leaf: no walk of its own (nor a generator).
-    if (typeof child === "object") yield* growSteps(fieldElementText(key), child, childOf(schema, key), depth + 1, tree, budget);
-    else grow(fieldElementText(key), child, childOf(schema, key), depth + 1, tree);
-  }
-}
-
-/** Adds the node of a value at `depth` under `element`, with what `walk` adds below its path; nothing when that is nothing. */
-function grow(element: string, value: unknown, schema: SchemaNode, depth: number, tree: Growing): void {
-  if (depth > pathDepthMax) return tree.leaf(element);
-  if (Array.isArray(value)) {
-    if (schema.t !== "list" || schema.listType === "atomic") return tree.leaf(element);
-    const at = tree.open(element, false);
-    const seen = new Set<string>();
-    for (const item of value) {
-      if (schema.listType === "set") {
-        const text = JSON.stringify(`v:${JSON.stringify(item)}`);
-        // The same value twice is one field, where it first was.
-        if (!seen.has(text)) tree.leaf(text);
-        seen.add(text);
-      } else if (isRecord(item)) {
-        const text = JSON.stringify(elementKey(item, schema));
-        if (seen.has(text)) throw duplicate;
-        seen.add(text);
-        const itemAt = tree.open(text, true);
-        growMembers(item, schema.item, depth + 1, tree);
-        tree.close(itemAt);
-      }
+    if (typeof child !== "object") {
+      tree.leaf(fieldElementText(key));
+      continue;
     }
-    return void tree.close(at);
+    const below = grow(fieldElementText(key), child, childOf(schema, key), depth + 1, tree, budget);
+    if (below !== undefined) yield* below;
   }
-  if (!isRecord(value) || ((schema.t === "struct" || schema.t === "map") && schema.atomic === true)) return tree.leaf(element);
-  const at = tree.open(element, false);
-  growMembers(value, schema, depth, tree);
   // A map with no members is a field; one whose members are all null adds nothing.
-  if (!tree.close(at) && Object.keys(value).length === 0) tree.leaf(element);
-}
-
-function growMembers(value: Json, schema: SchemaNode, depth: number, tree: Growing): void {
-  for (const key of Object.keys(value)) {
-    const child = value[key];
-    if (child === null || child === undefined) continue;
-    grow(fieldElementText(key), child, childOf(schema, key), depth + 1, tree);
-  }
+  if (!tree.close(at) && !owns && Object.keys(value).length === 0) tree.leaf(element);
 }
 
 /**
