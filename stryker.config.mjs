@@ -30,7 +30,7 @@ export const groups = {
   runtime: { mutate: ["src/runtime/workqueue.ts", "src/runtime/informer-state.ts"], tests: ["test/runtime/workqueue.test.ts", "test/runtime/informer.test.ts", "test/runtime/controller.test.ts"] },
   store: {
     mutate: ["src/store/preconditions.ts", "src/store/revision-log.ts"],
-    tests: ["test/store/writes.test.ts", "test/store/delete.test.ts", "test/store/revision-log.test.ts", "test/store/reads.test.ts", "test/store/properties.test.ts", "test/store/handover.test.ts"],
+    tests: ["test/store/preconditions.test.ts", "test/store/revision-log.test.ts", "test/store/writes.test.ts", "test/store/delete.test.ts", "test/store/reads.test.ts", "test/store/properties.test.ts", "test/store/handover.test.ts"],
   },
   server: { mutate: ["src/server/routes.ts"], tests: ["test/server/routes.test.ts", "test/server/paths.test.ts"] },
 };
