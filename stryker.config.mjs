@@ -28,7 +28,7 @@ export const groups = {
   // The kernel in two halves (about 400 mutants each), so that one run fits in the time a helper has.
   "kernel-a": { mutate: ["src/sim/lifecycle.ts", "src/sim/kernel.ts:1-520"], tests: kernelTests },
   "kernel-b": { mutate: ["src/sim/kernel.ts:521-940"], tests: kernelTests },
-  check: { mutate: ["src/check/**/*.ts"], tests: ["test/check/properties.test.ts", "test/check/marks.test.ts", "test/explore/final-world.test.ts", "test/explore/deadline-busy.test.ts", "test/explore/quiescence.test.ts"] },
+  check: { mutate: ["src/check/**/*.ts"], tests: ["test/check/thrown.test.ts", "test/check/properties.test.ts", "test/check/marks.test.ts", "test/explore/final-world.test.ts", "test/explore/deadline-busy.test.ts", "test/explore/quiescence.test.ts"] },
   runtime: { mutate: ["src/runtime/workqueue.ts", "src/runtime/informer-state.ts"], tests: ["test/runtime/workqueue.test.ts", "test/runtime/informer.test.ts", "test/runtime/controller.test.ts"] },
   store: {
     mutate: ["src/store/preconditions.ts", "src/store/revision-log.ts"],
