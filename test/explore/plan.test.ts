@@ -199,3 +199,23 @@ test("faultPointsOf's edges: only cached lists go stale or time-travel, a write 
     "op's clock 30 s behind from the start",
   ], "in actor-name order");
 });
+
+test("faultPointsOf: two actors whose watches deliver the same event get their watch time travels in name order", () => {
+  const shared: TraceRecord[] = [
+    record(0, "zed", "request", "list ConfigMap d", { verb: "list", access: "read", object: configMap, cached: true }),
+    record(1, "amy", "request", "list ConfigMap d", { verb: "list", access: "read", object: configMap, cached: true }),
+    record(2, "zed", "request", "watch ConfigMap d", { verb: "watch", access: "read", object: configMap, watchId: "zed/1/w1" }),
+    record(3, "amy", "request", "watch ConfigMap d", { verb: "watch", access: "read", object: configMap, watchId: "amy/1/w1" }),
+    record(4, "workload", "request", "create ConfigMap d/c", { verb: "create", access: "write", object: configMap, revisionBefore: 1, revisionAfter: 2 }),
+    // A write that made no revision (an update that changed nothing) hides nothing: no point is planned before it.
+    record(5, "workload", "request", "update ConfigMap d/c", { verb: "update", access: "write", object: configMap, revisionBefore: 2, revisionAfter: 2 }),
+    record(6, "zed", "watch", "event", { watchId: "zed/1/w1", result: "ADDED ConfigMap d/c@2", revisionBefore: 2, revisionAfter: 2 }),
+    record(7, "amy", "watch", "event", { watchId: "amy/1/w1", result: "ADDED ConfigMap d/c@2", revisionBefore: 2, revisionAfter: 2 }),
+  ];
+  const actors = new Set(["zed", "amy"]);
+  const points = faultPointsOf({ workload: "w", trace: shared, crashable: new Set(), faultable: actors, kinds: new Set(["close-watch", "stale-read"]) });
+  assert.deepEqual(
+    points.filter((p) => p.pointClass === "watch-kind-time-travel").map((p) => `${p.fault.target}@${p.fault.atStep}:${p.fault.relistAtRevision}`),
+    ["amy/1/w1@8:1", "zed/1/w1@7:1"],
+  );
+});
