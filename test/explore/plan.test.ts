@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { faultPointsOf, planRun, plannedRunCount, pointOfRun, runSeed, type FaultPoint, type PlanContext } from "../../src/explore/plan.ts";
 import type { Scenario } from "../../src/explore/scenario.ts";
 import { Rng } from "../../src/sim/rng.ts";
+import { pctStrategy } from "../../src/sim/strategy.ts";
 import type { TraceRecord } from "../../src/sim/trace.ts";
 
 function record(step: number, actor: string, kind: TraceRecord["kind"], label: string, extra: Partial<TraceRecord> = {}): TraceRecord {
@@ -218,4 +219,41 @@ test("faultPointsOf: two actors whose watches deliver the same event get their w
     points.filter((p) => p.pointClass === "watch-kind-time-travel").map((p) => `${p.fault.target}@${p.fault.atStep}:${p.fault.relistAtRevision}`),
     ["amy/1/w1@8:1", "zed/1/w1@7:1"],
   );
+});
+
+test("faultPointsOf: a response carries its request's facts and plans nothing of its own, nor does an outside read", () => {
+  // As the simulator records them: a response has its request's verb, object, access, request number and watch id.
+  const write = { verb: "create" as const, access: "write" as const, object: configMap, requestSeq: 1 };
+  const watch = { verb: "watch" as const, access: "read" as const, object: configMap, watchId: "op/1/w1", requestSeq: 2 };
+  const withResponses: TraceRecord[] = [
+    record(0, "op", "request", "create ConfigMap d/a", { ...write, revisionBefore: 1, revisionAfter: 2 }),
+    record(1, "op", "response", "create ConfigMap d/a", write),
+    record(2, "op", "request", "watch ConfigMap d", watch),
+    record(3, "op", "response", "watch ConfigMap d", watch),
+    record(4, "op", "external", "read registry", { access: "read", external: "registry" }),
+  ];
+  const points = faultPointsOf({ workload: "w", trace: withResponses, crashable: op, faultable: op, kinds: everyKind });
+  assert.deepEqual(
+    points.map((p) => `${p.pointClass}@${p.fault.atStep}`),
+    ["crash@1", "crash@2", "crash-time-travel@1", "lost-response@0", "fail-write@0", "pause@1", "fail-read@2", "clock-skew@0", "clock-skew@0", "clock-step@1", "clock-step@1"],
+  );
+});
+
+test("faultPointsOf: a 409 Conflict is planned for updates and patches, status ones included, and for no other write", () => {
+  const verbs = ["create", "update", "updateStatus", "patch", "patchStatus", "delete"] as const;
+  const writes = verbs.map((verb, i) => record(i, "op", "request", `${verb} ConfigMap d/a`, { verb, access: "write", object: configMap, revisionBefore: i + 1, revisionAfter: i + 2 }));
+  const conflicts = faultPointsOf({ workload: "w", trace: writes, crashable: op, faultable: op, kinds: new Set(["fail-request"]) }).filter((p) => p.pointClass === "conflict");
+  assert.deepEqual(conflicts.map((p) => p.label), ["fail op's update ConfigMap d/a with 409 Conflict", "fail op's updateStatus ConfigMap d/a with 409 Conflict", "fail op's patch ConfigMap d/a with 409 Conflict", "fail op's patchStatus ConfigMap d/a with 409 Conflict"]);
+});
+
+test("planRun: random runs stay random at every index, and a PCT run's strategy is PCT of depth 3 over a 2,000-step horizon", () => {
+  assert.deepEqual(Array.from({ length: 8 }, (_, i) => planRun(context("random"), i).strategy), Array(8).fill("random"));
+  const planned = planRun(context("pct"), 0).spec.strategy!;
+  const reference = pctStrategy({ depth: 3, stepsHint: 2_000 });
+  const ready = ["a", "b", "c"].map((actor) => ({ actor })) as unknown as Parameters<typeof planned.next>[0];
+  const choose = (strategy: typeof planned) => {
+    const rng = new Rng(11);
+    return Array.from({ length: 2_000 }, (_, step) => strategy.next(ready, rng, step)).join("");
+  };
+  assert.equal(choose(planned), choose(reference));
 });
