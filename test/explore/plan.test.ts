@@ -3,8 +3,9 @@
 // of `faultPointsOf` is checked against a run small enough to work out on paper.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { faultPointsOf, planRun, plannedRunCount, pointOfRun, runSeed, type FaultPoint, type PlanContext } from "../../src/explore/plan.ts";
+import { crashableActors, faultableActors, faultPointsOf, planRun, plannedRunCount, pointOfRun, runSeed, type FaultPoint, type PlanContext } from "../../src/explore/plan.ts";
 import type { Scenario } from "../../src/explore/scenario.ts";
+import { WORKLOAD_ACTOR } from "../../src/explore/run.ts";
 import { Rng } from "../../src/sim/rng.ts";
 import { pctStrategy } from "../../src/sim/strategy.ts";
 import type { TraceRecord } from "../../src/sim/trace.ts";
@@ -212,13 +213,19 @@ test("faultPointsOf: two actors whose watches deliver the same event get their w
     record(5, "workload", "request", "update ConfigMap d/c", { verb: "update", access: "write", object: configMap, revisionBefore: 2, revisionAfter: 2 }),
     record(6, "zed", "watch", "event", { watchId: "zed/1/w1", result: "ADDED ConfigMap d/c@2", revisionBefore: 2, revisionAfter: 2 }),
     record(7, "amy", "watch", "event", { watchId: "amy/1/w1", result: "ADDED ConfigMap d/c@2", revisionBefore: 2, revisionAfter: 2 }),
+    record(8, "mia", "request", "list ConfigMap d", { verb: "list", access: "read", object: configMap, cached: true }),
+    record(9, "mia", "request", "watch ConfigMap d", { verb: "watch", access: "read", object: configMap, watchId: "mia/1/w1" }),
+    record(10, "mia", "watch", "event", { watchId: "mia/1/w1", result: "ADDED ConfigMap d/c@2", revisionBefore: 2, revisionAfter: 2 }),
   ];
-  const actors = new Set(["zed", "amy"]);
+  const actors = new Set(["zed", "amy", "mia"]);
   const points = faultPointsOf({ workload: "w", trace: shared, crashable: new Set(), faultable: actors, kinds: new Set(["close-watch", "stale-read"]) });
   assert.deepEqual(
     points.filter((p) => p.pointClass === "watch-kind-time-travel").map((p) => `${p.fault.target}@${p.fault.atStep}:${p.fault.relistAtRevision}`),
-    ["amy/1/w1@8:1", "zed/1/w1@7:1"],
+    ["amy/1/w1@8:1", "mia/1/w1@11:1", "zed/1/w1@7:1"],
   );
+  // A delivery at the very end of the fault phase is outside it.
+  const ended = faultPointsOf({ workload: "w", trace: shared, crashable: new Set(), faultable: actors, kinds: new Set(["close-watch", "stale-read"]), faultPhaseEndMs: 1010 });
+  assert.deepEqual(ended.filter((p) => p.pointClass === "watch-kind-time-travel").map((p) => p.fault.target), ["amy/1/w1", "zed/1/w1"]);
 });
 
 test("faultPointsOf: a response carries its request's facts and plans nothing of its own, nor does an outside read", () => {
@@ -256,4 +263,22 @@ test("planRun: random runs stay random at every index, and a PCT run's strategy 
     return Array.from({ length: 2_000 }, (_, step) => strategy.next(ready, rng, step)).join("");
   };
   assert.equal(choose(planned), choose(reference));
+});
+
+test("faultPointsOf steps each actor's clock after its first API write, not after an outside write or a read", () => {
+  const trace: TraceRecord[] = [
+    record(0, "op", "external", "write registry", { access: "write", external: "registry" }),
+    record(1, "op", "request", "get ConfigMap d/a", { verb: "get", access: "read", object: configMap }),
+    record(2, "op", "request", "create ConfigMap d/a", { verb: "create", access: "write", object: configMap, revisionBefore: 1, revisionAfter: 2 }),
+  ];
+  const steps = faultPointsOf({ workload: "w", trace, crashable: op, faultable: op, kinds: new Set(["clock-step"]) });
+  assert.deepEqual(steps.map((p) => `${p.fault.atStep} ${p.fault.deltaMs}`), ["3 30000", "3 -30000"]);
+});
+
+test("crashableActors and faultableActors: every actor but the workload and those that opt out", () => {
+  const actors = [{ name: "op" }, { name: "fixed", crashable: false }, { name: "shy", faultable: false }, { name: "both", crashable: true, faultable: true }, { name: WORKLOAD_ACTOR }];
+  const withActors = { actors: () => actors } as unknown as Scenario;
+  const ctx = { variant: "v", workload: "w", params: {} };
+  assert.deepEqual([...crashableActors(withActors, ctx)], ["op", "shy", "both"]);
+  assert.deepEqual([...faultableActors(withActors, ctx)], ["op", "fixed", "both"]);
 });
