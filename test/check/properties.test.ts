@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { always, eventually, lastStepOf, PropertyMonitor, type WorldView } from "../../src/check/properties.ts";
+import { always, checkMarkName, eventually, lastStepOf, PropertyMonitor, type WorldView } from "../../src/check/properties.ts";
 import { createStore } from "../../src/store/index.ts";
 import type { TraceRecord } from "../../src/sim/trace.ts";
 import { findingKey, isFinding, type Verdict } from "../../src/check/verdict.ts";
@@ -293,4 +293,132 @@ test("a predicate that read nothing, or threw, runs at every check, and a view w
       ["throws", 3, 3],
     ],
   );
+});
+
+test("before any step a property sees the unknown step: index -1, no actor, no writes", () => {
+  const seen: unknown[] = [];
+  const monitor = new PropertyMonitor([always("looks at the step", (_view, last) => seen.push([last.step, last.actor, last.writes.length]) > 0)]);
+  monitor.checkSafety(world);
+  assert.deepEqual(seen, [[-1, "", 0]]);
+});
+
+test("a step's writes stop at its own last revision, even read after the store moved on", () => {
+  const store = createStore({ now: () => 0 });
+  const before = store.revision;
+  store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "default", name: "a" } });
+  const record: TraceRecord = { step: 1, timeMs: 0, actor: "op", kind: "request", label: "create", revisionBefore: before, revisionAfter: store.revision, result: "ok" };
+  const last = lastStepOf(store, record);
+  store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "default", name: "b" } });
+  assert.deepEqual(last.writes.map((w) => [w.type, w.object.metadata.name]), [["created", "a"]]);
+});
+
+test("names are refused with a message saying what a name must be, and a mark name must be a string", () => {
+  assert.throws(() => always(" x", () => true), { name: "TypeError", message: 'property name " x": one line of 1-120 characters, not starting with a space' });
+  assert.throws(() => checkMarkName(42 as unknown as string), { name: "TypeError", message: "mark name 42: one line of 1-120 characters, not starting with a space" });
+  assert.doesNotThrow(() => checkMarkName("labelled"));
+});
+
+test("of two deadlines missed at once, the earliest is reported, and at the same time the first by name", () => {
+  const monitor = new PropertyMonitor([
+    eventually("late", () => false, { withinMs: 300, from: "a" }),
+    eventually("z at 200", () => false, { withinMs: 200, from: "a" }),
+    eventually("a at 200", () => false, { withinMs: 100, from: "b" }),
+  ]);
+  monitor.mark("a", 0);
+  monitor.mark("b", 100);
+  assert.deepEqual(monitor.closeMarkedDeadlines(world, 10_000), { property: monitor.properties[2], atMs: 200 }, "both at 200: by name, though armed second");
+  const later = new PropertyMonitor([eventually("z", () => false, { withinMs: 500, from: "a" }), eventually("y", () => false, { withinMs: 100, from: "a" })]);
+  later.mark("a", 0);
+  assert.equal(later.checkMarkedDeadlines(world, 1000)?.property.name, "y", "the earliest deadline, though armed second");
+});
+
+test("a deadline exactly at the close stays pending, and one never evaluated before the close is judged on the world then", () => {
+  let held = false;
+  const monitor = new PropertyMonitor([eventually("p", () => held, { withinMs: 100, from: "a" })]);
+  monitor.mark("a", 0);
+  assert.equal(monitor.closeMarkedDeadlines(world, 100), undefined, "a deadline at the close is not judged yet");
+  held = true;
+  assert.equal(monitor.closeMarkedDeadlines(world, 101), undefined, "held at the deadline: met");
+  const missed = new PropertyMonitor([eventually("q", () => false, { withinMs: 100, from: "a" })]);
+  missed.mark("a", 0);
+  assert.equal(missed.closeMarkedDeadlines(world, 100), undefined);
+  assert.equal(missed.closeMarkedDeadlines(world, 101)?.atMs, 100, "still pending after the first close");
+});
+
+test("the first predicate that throws is kept with its property's name; later ones do not replace it", () => {
+  const first = new Error("first");
+  const monitor = new PropertyMonitor([
+    always("fine", () => true),
+    always("throws first", () => {
+      throw first;
+    }),
+    always("throws second", () => {
+      throw new Error("second");
+    }),
+  ]);
+  assert.equal(monitor.thrown, undefined);
+  monitor.checkSafety(world);
+  monitor.checkSafety(world);
+  assert.deepEqual(monitor.thrown, { property: "throws first", error: first });
+});
+
+test("in a simulation, reading the time, the revision or the step, or throwing, makes a predicate run at every check whatever else it read", async () => {
+  const { createSimulation, defineActor } = await import("../../src/sim/simulation.ts");
+  const sim = createSimulation({ seed: 7, createStore });
+  sim.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "default", name: "a" }, data: { n: "0" } });
+  const aRef = { apiVersion: "v1", kind: "ConfigMap", namespace: "default", name: "a" };
+  const secretRef = { apiVersion: "v1", kind: "Secret", namespace: "default", name: "s" };
+  let firstCall = true;
+  const monitor = new PropertyMonitor([
+    always("lists ConfigMaps", (view) => view.list({ apiVersion: "v1", kind: "ConfigMap" }).length === 1),
+    always("reads nothing", () => true),
+    always("reads the time and a Secret", (view) => view.now() > 0 && view.get(secretRef) === undefined),
+    always("reads the revision and a Secret", (view) => view.revision > 0 && view.get(secretRef) === undefined),
+    always("reads the step and a Secret", (view, last) => last.step >= 0 && view.get(secretRef) === undefined),
+    // Reads the time once only: from its second evaluation on it depends on ConfigMap a alone.
+    always("read the time once", (view) => {
+      if (firstCall) view.now();
+      firstCall = false;
+      return view.get(aRef) !== undefined;
+    }),
+  ]);
+  const throwing = new PropertyMonitor([
+    always("reads a Secret, then throws", (view) => {
+      view.get(secretRef);
+      throw new Error("boom");
+    }),
+  ]);
+  sim.addActor(
+    defineActor({
+      name: "writer",
+      async start(ctx) {
+        for (let i = 1; i <= 3; i++) {
+          const a = await ctx.client.get(aRef);
+          await ctx.client.update({ object: { ...a, data: { n: String(i) } } });
+        }
+      },
+    }),
+  );
+  let checks = 0;
+  await sim.run({
+    onStep: (record, view) => {
+      checks++;
+      const last = lastStepOf(sim.store, record);
+      assert.equal(monitor.checkSafety(view, last), undefined);
+      throwing.checkSafety(view, last);
+    },
+  });
+  const counts = Object.fromEntries([...monitor.snapshot(), ...throwing.snapshot()].map((c) => [c.name, c.evaluations]));
+  assert.ok(checks > 10, "the run had many more steps than writes");
+  // The first check evaluates everything, and the time read at it makes the second check run "read the time once"
+  // again; then ConfigMaps change once per update (3).
+  assert.deepEqual(counts, {
+    "lists ConfigMaps": 4,
+    "reads nothing": checks,
+    "reads the time and a Secret": checks,
+    "reads the revision and a Secret": checks,
+    "reads the step and a Secret": checks,
+    "read the time once": 5,
+    "reads a Secret, then throws": checks,
+  });
 });

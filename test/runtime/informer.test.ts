@@ -73,6 +73,30 @@ test("the state machine relists consistently and at once after a 410 while watch
   assert.equal(again.effect.type, "sleep", "a second 410 before any event backs off");
 });
 
+test("a second 410 before any event backs off, then relists consistently", () => {
+  const watching: InformerState = { phase: "Watching", revision: "7", failures: 1, eventsSeen: 0, idleCloses: 0 };
+  const backedOff = step(watching, { type: "watchFailed", gone: true });
+  assert.deepEqual(backedOff.effect, { type: "sleep", ms: backoffDefaults.initialBackoffMs * 2 });
+  const resumed = step(backedOff.state, { type: "backoffDone" });
+  assert.deepEqual(resumed.effect, { type: "list", consistent: true }, "a stale list could lead to the same 410");
+  const otherFailure = step(step(watching, { type: "watchFailed", gone: false }).state, { type: "backoffDone" });
+  assert.deepEqual(otherFailure.effect, { type: "list", consistent: false }, "any other failure relists from the cache's revision 0");
+});
+
+test("a failed list relists consistently when it was consistent or the failure was a 410, and at 0 otherwise", () => {
+  const cases: Array<{ consistent: boolean; gone: boolean; expected: boolean }> = [
+    { consistent: false, gone: false, expected: false },
+    { consistent: false, gone: true, expected: true },
+    { consistent: true, gone: false, expected: true },
+    { consistent: true, gone: true, expected: true },
+  ];
+  for (const { consistent, gone, expected } of cases) {
+    const failed = step({ phase: "Listing", consistent, failures: 0 }, { type: "listFailed", gone });
+    const resumed = step(failed.state, { type: "backoffDone" });
+    assert.deepEqual(resumed.effect, { type: "list", consistent: expected }, `a list (consistent: ${consistent}) failed (gone: ${gone})`);
+  }
+});
+
 test("the state machine backs off exponentially up to its cap on repeated failures", () => {
   let state: InformerState = { phase: "Empty" };
   state = step(state, { type: "start" }).state;

@@ -194,3 +194,80 @@ test("the queue behaves like its model under any sequence of operations", async 
     { seed: 42, numRuns: 150 },
   );
 });
+
+test("shutDown drops the queued keys: len is 0 and get hands none of them out", async () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  queue.add("a");
+  queue.add("b");
+  queue.shutDown();
+  assert.equal(queue.len(), 0);
+  assert.equal(await queue.get(), undefined);
+  queue.checkInvariants();
+});
+
+test("shutting down cancels the delayed keys, and addAfter after shutdown is ignored", async () => {
+  for (const stop of ["shutDown", "shutDownWithDrain"] as const) {
+    const clock = new ManualClock();
+    const queue = new WorkQueue<string>({ clock });
+    queue.addAfter("a", 10);
+    queue.addRateLimited("b");
+    assert.equal(queue.delayedLen(), 2);
+    if (stop === "shutDown") queue.shutDown();
+    else void queue.shutDownWithDrain();
+    assert.equal(queue.delayedLen(), 0, `${stop} empties the delayed set`);
+    assert.equal(clock.pendingCount(), 0, `${stop} cancels the delayed keys' timers`);
+    queue.addAfter("c", 10);
+    assert.equal(queue.delayedLen(), 0, `addAfter after ${stop} sets no timer`);
+    assert.equal(clock.pendingCount(), 0, `addAfter after ${stop} sets no timer`);
+    await clock.advance(1000);
+    assert.equal(queue.len(), 0, `no delayed key comes back after ${stop}`);
+  }
+});
+
+test("a key re-added while it is processed is dropped at done once the queue shuts down", async () => {
+  for (const stop of ["shutDown", "shutDownWithDrain"] as const) {
+    const queue = new WorkQueue<string>({ clock: new ManualClock() });
+    queue.add("a");
+    const key = await queue.get();
+    queue.add("a");
+    let drained = false;
+    if (stop === "shutDown") queue.shutDown();
+    else void queue.shutDownWithDrain().then(() => (drained = true));
+    queue.done(key as string);
+    assert.equal(queue.len(), 0, `${stop}: the re-added key is not queued again`);
+    assert.equal(await queue.get(), undefined, `${stop}: get hands nothing out`);
+    queue.checkInvariants();
+    await settle(2);
+    if (stop === "shutDownWithDrain") assert.equal(drained, true, "the drain ends with the processed key");
+  }
+});
+
+test("a get waiting when shutDownWithDrain starts on an empty queue resolves undefined, and so does the drain", async () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  let woken: string | undefined | "waiting" = "waiting";
+  void queue.get().then((k) => (woken = k));
+  await settle(2);
+  assert.equal(woken, "waiting");
+  let drained = false;
+  void queue.shutDownWithDrain().then(() => (drained = true));
+  await settle(2);
+  assert.equal(woken, undefined);
+  assert.equal(drained, true, "nothing queued or processing: the drain ends at once");
+});
+
+test("addAfter with the same due time as a waiting key keeps the key's first timer and its place", async () => {
+  const clock = new ManualClock();
+  const queue = new WorkQueue<string>({ clock });
+  queue.addAfter("a", 10);
+  queue.addAfter("b", 10);
+  queue.addAfter("a", 10);
+  await clock.advance(10);
+  assert.equal(await queue.get(), "a", "a's timer was set first and is still the one that fires");
+  assert.equal(await queue.get(), "b");
+});
+
+test("the rate limiter refuses a base delay that is not positive and a cap below the base", () => {
+  assert.throws(() => exponentialRateLimiter({ baseDelayMs: 0 }), /rate-limiter-base-positive/);
+  assert.throws(() => exponentialRateLimiter({ baseDelayMs: 10, maxDelayMs: 9 }), /rate-limiter-max-at-least-base/);
+  assert.equal(exponentialRateLimiter<string>({ baseDelayMs: 10, maxDelayMs: 10 }).when("k"), 10, "a cap equal to the base is allowed");
+});

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../src/api/object.ts";
 import { Registry } from "../../src/store/registry.ts";
-import { RevisionLog } from "../../src/store/revision-log.ts";
+import { RevisionLog, tombstoneBytes, versionsOfKey } from "../../src/store/revision-log.ts";
 import type { Version } from "../../src/store/version.ts";
 import { Watcher } from "../../src/store/watch.ts";
 
@@ -82,4 +82,89 @@ test("a log's writes restore into a log that stands where it stood, and not once
   assert.equal(copy.endsWith(3, logged.baseEvent), false, "the write before revision 4 is not revision 1's");
   for (let i = 3; i < 6; i++) log.commit(state, `default/cm-${i}`, "ADDED", object(`cm-${i}`, String(i)), undefined, 10);
   assert.equal(log.writesAfter(log.revision), undefined, "a compacted log has no whole history to give");
+});
+
+test("the history's byte count is the sum of the kept versions' bytes, and a bound met exactly compacts nothing", () => {
+  const state = configMaps();
+  const log = new RevisionLog({ historyRevisionsMax: 5, historyBytesMax: 100 });
+  // A model of the two bounds over the kept sizes, oldest first; the newest revision always stays.
+  const kept: number[] = [];
+  const sizes = [40, 60, 1, 30, 69, 100, 100, 101, 5, 5, 5, 5, 5, 5, 95];
+  sizes.forEach((bytes, i) => {
+    const key = `default/cm-${i % 2}`;
+    log.commit(state, key, "ADDED", object(`cm-${i % 2}`, String(i)), state.objects.get(key), bytes);
+    kept.push(bytes);
+    const sum = () => kept.reduce((a, b) => a + b, 0);
+    while (kept.length > 5 || (sum() > 100 && kept.length > 1)) kept.shift();
+    assert.equal(log.historyBytes, sum(), `bytes after revision ${i + 1}`);
+    assert.equal(log.compactedRevision, log.revision - kept.length, `compacted revision after revision ${i + 1}`);
+  });
+});
+
+test("a deletion counts more than its key in the byte bound, and the store's history grows by it", () => {
+  const state = configMaps();
+  const log = new RevisionLog();
+  const added = log.commit(state, "default/a", "ADDED", object("a", "1"), undefined, 10);
+  assert.ok(tombstoneBytes("default/a") > "default/a".length, "a tombstone carries a revision record besides its key");
+  log.commit(state, "default/a", "DELETED", object("a", "1"), added, tombstoneBytes("default/a"));
+  assert.equal(log.historyBytes, 10 + tombstoneBytes("default/a"));
+});
+
+test("compacting a deletion forgets its key only while the deletion is the key's newest version", () => {
+  const state = configMaps();
+  const log = new RevisionLog({ historyRevisionsMax: 2 });
+  const a1 = log.commit(state, "default/a", "ADDED", object("a", "1"), undefined, 10);
+  log.commit(state, "default/a", "DELETED", object("a", "1"), a1, 10);
+  log.commit(state, "default/b", "ADDED", object("b", "1"), undefined, 10);
+  assert.equal(state.objects.has("default/a"), true, "the deletion is not compacted yet: a watch may replay it");
+  log.commit(state, "default/c", "ADDED", object("c", "1"), undefined, 10);
+  assert.equal(log.compactedRevision, 2);
+  assert.equal(state.objects.has("default/a"), false, "the compacted deletion leaves no entry behind");
+  const x1 = log.commit(state, "default/x", "ADDED", object("x", "1"), undefined, 10);
+  const x2 = log.commit(state, "default/x", "DELETED", object("x", "1"), x1, 10);
+  const x3 = log.commit(state, "default/x", "ADDED", object("x", "2"), x2, 10);
+  log.commit(state, "default/b", "MODIFIED", object("b", "2"), state.objects.get("default/b"), 10);
+  log.commit(state, "default/b", "MODIFIED", object("b", "3"), state.objects.get("default/b"), 10);
+  assert.ok(log.compactedRevision >= x2.event.revision);
+  assert.equal(state.objects.get("default/x"), x3, "a key created again after its compacted deletion stays");
+});
+
+test("a log that compacted and then sliced its history still gives no snapshot, and endsWith only fits an uncompacted log", () => {
+  const state = configMaps();
+  const fresh = new RevisionLog();
+  assert.equal(fresh.endsWith(0, undefined), true, "an empty log stands at revision 0");
+  const first = fresh.commit(state, "default/a", "ADDED", object("a", "1"), undefined, 10);
+  assert.equal(fresh.endsWith(1, first.event), true);
+  assert.equal(fresh.endsWith(1, { ...first.event, revision: 7 }), false, "another write before revision 2");
+  const bState = configMaps();
+  const log = new RevisionLog({ historyRevisionsMax: 1 });
+  // At the 1026th write the 1025th compaction slices the history array, and its head is back at 0.
+  for (let i = 0; i < 1026; i++) log.commit(bState, "default/b", "ADDED", object("b", String(i)), bState.objects.get("default/b"), 10);
+  assert.equal(log.writesAfter(log.revision), undefined, "a compacted log has no whole history to give");
+  const newest = log.history(log.compactedRevision)[0];
+  assert.equal(log.endsWith(log.revision, newest), false, "a compacted log is no base for a snapshot");
+});
+
+test("versionsOfKey walks one key's versions after one revision up to another, oldest first", () => {
+  const state = configMaps();
+  const log = new RevisionLog();
+  let prev: Version | undefined;
+  for (let i = 1; i <= 5; i++) {
+    prev = log.commit(state, "default/a", i === 1 ? "ADDED" : "MODIFIED", object("a", String(i)), prev, 10);
+    log.commit(state, "default/other", "ADDED", object("other", String(i)), state.objects.get("default/other"), 10);
+  }
+  // The key's versions are at revisions 1, 3, 5, 7 and 9.
+  const revisions = (after: number, end: number) => versionsOfKey(state, "default/a", after, end).map((v) => v.event.revision);
+  assert.deepEqual(revisions(0, 10), [1, 3, 5, 7, 9]);
+  assert.deepEqual(revisions(3, 7), [5, 7]);
+  assert.deepEqual(revisions(2, 6), [3, 5]);
+  assert.deepEqual(revisions(9, 10), []);
+  assert.deepEqual(versionsOfKey(state, "default/none", 0, 10), []);
+});
+
+test("a log refuses bounds that keep no revision or no byte, and a fractional revision bound", () => {
+  assert.throws(() => new RevisionLog({ historyRevisionsMax: 0 }), /historyRevisionsMax >= 1/);
+  assert.throws(() => new RevisionLog({ historyRevisionsMax: 1.5 }), /historyRevisionsMax is an integer/);
+  assert.throws(() => new RevisionLog({ historyBytesMax: 0 }), /historyBytesMax > 0/);
+  assert.equal(new RevisionLog({ historyRevisionsMax: 1, historyBytesMax: 1 }).historyRevisionsMax, 1, "the smallest bounds are allowed");
 });
