@@ -11,7 +11,6 @@
 // memory only means fewer `memory.grow` calls, never other addresses, other values or another order of anything the
 // program does. The bytes past the break are zero as in a fresh memory, because the pool zeroes every byte.
 import { assert } from "../api/assert.ts";
-import type { WasmModule } from "./build.ts";
 
 /** The import the rewritten module takes its memory from. */
 export const MEMORY_IMPORT = { module: "settle", name: "mem" } as const;
@@ -87,10 +86,10 @@ export function importingMemory(bytes: Uint8Array): MemoryImporting {
 }
 
 /** Memories given back by incarnations that are over, by the module they were made for (one pool per thread). */
-const pools = new WeakMap<WasmModule, WasmMemory[]>();
+const pools = new WeakMap<object, WasmMemory[]>();
 
 /** A memory for a new incarnation of `module`: a pooled one zeroed, else a fresh one of the module's initial size. */
-export function takeMemory(module: WasmModule, limits: { initialPages: number; maximumPages: number | undefined }): WasmMemory {
+export function takeMemory(module: object, limits: { initialPages: number; maximumPages: number | undefined }): WasmMemory {
   const pooled = pools.get(module)?.pop();
   if (pooled !== undefined) {
     new Uint8Array(pooled.buffer).fill(0);
@@ -102,7 +101,7 @@ export function takeMemory(module: WasmModule, limits: { initialPages: number; m
 }
 
 /** The memory of an incarnation that is over and never runs again (its instance is dropped). */
-export function giveBackMemory(module: WasmModule, memory: WasmMemory): void {
+export function giveBackMemory(module: object, memory: WasmMemory): void {
   if (memory.buffer.byteLength > POOLED_MEMORY_BYTES_MAX) return;
   let pool = pools.get(module);
   if (pool === undefined) {
