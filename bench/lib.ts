@@ -22,21 +22,31 @@ export interface FirstFinding {
   runsMax: number;
   /** Seeds whose `runs` found nothing. */
   missed: number;
+  /** Wall ms to the detection (the run that found it ends; shrinking excluded), median over the seeds. */
+  detectMsMedian: number;
+  /** CPU ms of the whole exploration (this thread's process), median over the seeds: what a loaded machine hides in wall time. */
+  cpuMsMedian: number;
 }
 
 /** Explores `variant` once per seed 1..`seeds` with `first: true`, one worker. */
 export async function firstFinding(scenario: Scenario, scenarioPath: string, variant: string, options: { seeds?: number; runs?: number } = {}): Promise<FirstFinding> {
   const ms: number[] = [];
+  const detect: number[] = [];
+  const cpu: number[] = [];
   const runs: number[] = [];
   let missed = 0;
   for (let seed = 1; seed <= (options.seeds ?? 20); seed++) {
     const start = nowMs();
+    const cpuStart = process.cpuUsage();
     const result = await explore(scenario, { scenarioPath, params: scenario.params, workers: 1, strategy: "mix", variant, runs: options.runs ?? 1000, seed, first: true }, nowMs);
     ms.push(nowMs() - start);
+    const used = process.cpuUsage(cpuStart);
+    cpu.push((used.user + used.system) / 1000);
+    detect.push(result.detectMs);
     runs.push(result.runs);
     if (result.findings.length === 0) missed++;
   }
-  return { msMedian: median(ms), runsMedian: median(runs), runsMax: Math.max(...runs), missed };
+  return { msMedian: median(ms), runsMedian: median(runs), runsMax: Math.max(...runs), missed, detectMsMedian: median(detect), cpuMsMedian: median(cpu) };
 }
 
 /** Runs/s of `runs` runs of `variant` on `workers` worker threads (seed 1), with the findings and steps they had. */
