@@ -9,7 +9,9 @@
 // wasm reads the size once, at start (`osinit`: `blocMax`, the end of the memory it may use without growing it), and
 // hands out addresses from its own break (`bloc`, which starts at the end of its data whatever the size): a larger
 // memory only means fewer `memory.grow` calls, never other addresses, other values or another order of anything the
-// program does. The bytes past the break are zero as in a fresh memory, because the pool zeroes every byte.
+// program does. The bytes past the break are zero as in a fresh memory, because the pool zeroes every byte. (So reads
+// Go 1.26's runtime, os_wasm.go's osinit and mem_wasm.go's sbrk; test/go/memory.test.ts compares a run in a fresh
+// and in a larger reused memory, so a release that read the size otherwise would fail it.)
 import { assert } from "../api/assert.ts";
 
 /** The import the rewritten module takes its memory from. */
