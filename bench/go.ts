@@ -1,28 +1,32 @@
-// Go benchmark: a client-go controller, unmodified, built for js/wasm and run in the simulator. Build time cold (a
-// fresh settle build cache; Go's own build cache as it is) and cached; instantiation per incarnation; steps per
-// CPU-second against the same operator on settle's runtime (in one run, alternating slices); runs per second of the
-// fixture's scenario; the Ensemble delta variant's time to its first finding when examples/go/ensemble exists; and
-// trace-hash agreement across two processes (`go-determinism`, explicit: it takes minutes). Benchmarks may read real
-// time. `node --conditions=settle-source --import tsx bench/index.ts go`.
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// Go benchmark (issue 43 item 8): a client-go controller, unmodified, built for js/wasm and run in the simulator.
+// Build time cold (a fresh settle build cache; Go's own build cache as it is) and cached; an incarnation's instance
+// and package init, with a fresh memory and with a pooled one; steps per CPU-second against the same operator on
+// settle's runtime (in one run, alternating slices) and where a Go run's CPU goes (go-split.ts); runs per second of
+// the fixture's scenario; the Ensemble example's time to its delta variant's first finding (median of 10 seeds) and
+// 100 runs of its level variant on 2 workers; and, in `go-determinism` (explicit: it takes hours at 1,000 seeds),
+// trace-hash agreement across two processes for the fixture and every Go example. Benchmarks may read real time.
+// `node --conditions=settle-source --import tsx bench/index.ts go`.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { Action, defineController, isNotFound, runController, type KubeObject } from "../src/runtime/index.ts";
-import { createSimulation, defineActor, randomStrategy, type ActorDefinition } from "../src/sim/index.ts";
-import { defaultFaultBudget } from "../src/explore/scenario.ts";
+import { defineActor, type ActorDefinition } from "../src/sim/index.ts";
 import { loadYamlExplore } from "../src/explore/yaml.ts";
 import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
 import { goActor } from "../src/go/actor.ts";
 import { buildGoProgram, wasmApi } from "../src/go/build.ts";
 import { makeGoRuntime } from "../src/go/host.ts";
+import { giveBackMemory, MEMORY_IMPORT, takeMemory } from "../src/go/memory.ts";
 import { Rng } from "../src/sim/rng.ts";
-import { firstFinding, median, runsPerSecond } from "./lib.ts";
+import { besideBurner, childLines, compareRates, firstFinding, median, parentsUser, runsPerSecond, stepsAndCpu } from "./lib.ts";
+import { formatSplit, profileGoSplit } from "./go-split.ts";
 
 const fixture = fileURLToPath(new URL("../test/go/fixtures/clientgo", import.meta.url));
 const ensemble = fileURLToPath(new URL("../examples/go/ensemble/scenario.yaml", import.meta.url));
+const examplesDir = fileURLToPath(new URL("../examples/go/", import.meta.url));
+const repoDir = fileURLToPath(new URL("../", import.meta.url));
 const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
 
 /** The fixture's controller on settle's runtime: each parent ConfigMap gets its child labelled child-of. */
@@ -48,50 +52,59 @@ function runtimeOperator(): ActorDefinition {
   } });
 }
 
-/** Steps and CPU µs of seeds `first`..: a user creates five parents a second apart; one simulated minute each. */
-async function stepsAndCpu(actor: () => ActorDefinition, first: number, runs: number): Promise<{ steps: number; cpuUs: number }> {
-  let steps = 0;
-  const cpu = process.cpuUsage();
-  for (let seed = first; seed < first + runs; seed++) {
-    const sim = createSimulation({ seed, traceMode: "hash-only", requestLatencyMs: [1, 20] });
-    sim.addActor(actor());
-    sim.addActor(defineActor({ name: "user", faultable: false, crashable: false, async start(ctx) {
-      for (let i = 0; i < 5; i++) {
-        await ctx.clock.sleep(1000);
-        await ctx.client.create({ object: { ...configMapKind, metadata: { name: `p${i}`, namespace: "default", labels: { role: "parent" } } } });
-      }
-    } }));
-    const result = await sim.run({ strategy: randomStrategy(), maxSteps: 5000, untilMs: sim.clock.now() + 60_000, faultBudget: defaultFaultBudget });
-    steps += result.steps;
-  }
-  const used = process.cpuUsage(cpu);
-  return { steps, cpuUs: used.user + used.system };
+/** The user of both operators: five parents a second apart. */
+const user = () => parentsUser((i) => ({ ...configMapKind, metadata: { name: `p${i}`, namespace: "default", labels: { role: "parent" } } }));
+
+const goOperator = () => goActor({ name: "op", dir: fixture })[0]!;
+
+/** CPU ms since `from` (process.cpuUsage), user and system. */
+function cpuMsSince(from: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
 }
 
-/** Milliseconds of one incarnation's instantiation (a new instance and its package initialization), median of `count`. */
-function instantiateMs(count: number): number {
+/**
+ * CPU milliseconds of one incarnation's start, median of `count` after `warm` more (V8 tiers the module's hot code
+ * up over the first ones): the new instance (its memory and data segments) and the program's run until it exits
+ * (the runtime's start and every package's init; main exits at once without a kubeconfig). With `reuse`, each
+ * instance takes the memory of the one before from the pool, as a run's incarnation takes the last run's.
+ */
+function incarnationStartCpuMs(count: number, warm: number, reuse: boolean): { instanceMs: number; initMs: number } {
   const program = buildGoProgram(fixture);
-  const times: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    const { runtime } = makeGoRuntime(program.toolchain.wasmExec, { clock: { now: () => 0 }, rng: new Rng(i), cwd: fixture, schedule: () => undefined, cancel() {}, output() {}, lookup: () => undefined, dial: () => undefined, write() {}, close() {}, register() {}, unknownGlobal() {} });
+  const instance: number[] = [];
+  const init: number[] = [];
+  for (let i = 0; i < warm + count; i++) {
+    let exited: number | undefined;
+    // A wall clock that is not zero: Go's runtime takes a zero nanotime for a broken clock and stops at once.
+    const { runtime } = makeGoRuntime(program.toolchain.wasmExec, { clock: { now: () => Date.UTC(2026, 0, 1) }, rng: new Rng(i), cwd: fixture, schedule: () => undefined, cancel() {}, output() {}, lookup: () => undefined, dial: () => undefined, write() {}, close() {}, register() {}, unknownGlobal() {} });
     runtime.argv = ["clientgo"];
-    // No kubeconfig: main exits at once, after every package's init ran.
     runtime.env = { KUBECONFIG: "/nonexistent" };
-    runtime.exit = () => {};
-    void runtime.run(new wasmApi.Instance(program.module, runtime.importObject));
-    times.push(performance.now() - started);
+    runtime.exit = (code) => void (exited = code);
+    const started = process.cpuUsage();
+    const memory = takeMemory(program.module, program);
+    const made = new wasmApi.Instance(program.module, { ...runtime.importObject, [MEMORY_IMPORT.module]: { [MEMORY_IMPORT.name]: memory } });
+    const instanceMs = cpuMsSince(started);
+    const running = process.cpuUsage();
+    void runtime.run(made);
+    const initMs = cpuMsSince(running);
+    // The fixture's main exits 1 when its kubeconfig cannot be read: every package's init ran before.
+    if (exited !== 1) throw new Error(`the fixture without a kubeconfig exited ${exited}, not 1 after its package init`);
+    if (reuse) giveBackMemory(program.module, memory);
+    if (i < warm) continue;
+    instance.push(instanceMs);
+    init.push(initMs);
   }
-  return median(times);
+  return { instanceMs: median(instance), initMs: median(init) };
 }
 
+/** The Go benchmark's figures: the issue's item 8, each against its target or a baseline of the same run. */
 export async function benchGo(): Promise<Record<string, string | number>> {
   const figures: Record<string, string | number> = {};
   const cache = mkdtempSync(join(tmpdir(), "settle-go-bench-"));
   const previous = process.env.SETTLE_GO_CACHE;
   process.env.SETTLE_GO_CACHE = cache;
   try {
-    let started = performance.now();
+    const started = performance.now();
     buildGoProgram(fixture);
     figures["build, settle's cache cold (Go's build cache as it is), ms"] = Math.round(performance.now() - started);
   } finally {
@@ -103,20 +116,18 @@ export async function benchGo(): Promise<Record<string, string | number>> {
   const started = performance.now();
   buildGoProgram(fixture);
   figures["build, cached (hash of the module, compiled module reused), ms"] = (performance.now() - started).toFixed(1);
-  figures["instantiation per incarnation (instance + package init), median of 20, ms"] = instantiateMs(20).toFixed(1);
-  const goOperator = () => goActor({ name: "op", dir: fixture })[0]!;
-  const totals = { go: { steps: 0, cpuUs: 0 }, runtime: { steps: 0, cpuUs: 0 } };
-  for (let first = 1; first <= 30; first += 5) {
-    for (const [name, actor] of [["runtime", runtimeOperator], ["go", goOperator]] as const) {
-      const part = await stepsAndCpu(actor, first, 5);
-      totals[name].steps += part.steps;
-      totals[name].cpuUs += part.cpuUs;
-    }
-  }
-  const rate = (t: { steps: number; cpuUs: number }) => t.steps / (t.cpuUs / 1e6);
-  figures["steps/CPU-s, client-go controller (seeds 1-30, default faults)"] = rate(totals.go).toFixed(0);
-  figures["steps/CPU-s, the same operator on settle's runtime"] = rate(totals.runtime).toFixed(0);
-  figures["ratio go / runtime (target >= 0.1)"] = (rate(totals.go) / rate(totals.runtime)).toFixed(3);
+  const fresh = incarnationStartCpuMs(21, 5, false);
+  const reused = incarnationStartCpuMs(21, 5, true);
+  figures["incarnation start, fresh memory: instance / runtime start and package init, CPU ms (median of 21)"] = `${fresh.instanceMs.toFixed(1)} / ${fresh.initMs.toFixed(1)}`;
+  figures["incarnation start, pooled memory (as runs reuse them): the same, CPU ms"] = `${reused.instanceMs.toFixed(1)} / ${reused.initMs.toFixed(1)} (${((fresh.instanceMs + fresh.initMs) / (reused.instanceMs + reused.initMs)).toFixed(2)}x less)`;
+  // Warm both paths, then measure them in the same run, in alternating slices.
+  await compareRates({ runtime: runtimeOperator, go: goOperator }, user, 5, 5);
+  const rates = await compareRates({ runtime: runtimeOperator, go: goOperator }, user, 30, 5);
+  figures["steps/CPU-s, client-go controller (seeds 1-30, default faults)"] = `${rates.go.rate.toFixed(0)} (${rates.go.cpuMsPerRun.toFixed(0)} CPU ms a run)`;
+  figures["steps/CPU-s, the same operator on settle's runtime"] = `${rates.runtime.rate.toFixed(0)} (${rates.runtime.cpuMsPerRun.toFixed(1)} CPU ms a run)`;
+  figures["ratio go / runtime (target >= 0.1)"] = (rates.go.rate / rates.runtime.rate).toFixed(3);
+  const split = await profileGoSplit(async () => void (await stepsAndCpu(goOperator, user, 1, 20)));
+  figures["where a Go run's CPU goes (profiled, seeds 1-20)"] = formatSplit(split);
   const scenarioPath = join(fixture, "scenario.yaml");
   const scenario = await loadYamlExplore(loadYamlScenario(scenarioPath));
   const rps = await runsPerSecond(scenario, scenarioPath, "level", 30);
@@ -124,33 +135,37 @@ export async function benchGo(): Promise<Record<string, string | number>> {
   if (existsSync(ensemble)) {
     const scenarioE = await loadYamlExplore(loadYamlScenario(ensemble));
     const first = await firstFinding(scenarioE, ensemble, "delta", { seeds: 10, runs: 200 });
-    figures["Ensemble delta: first finding, median of 10 seeds (target < 2 s), ms"] = `${first.msMedian.toFixed(0)} (runs median ${first.runsMedian}, max ${first.runsMax}, missed ${first.missed})`;
-    const level = await runsPerSecond(scenarioE, ensemble, "level", 20);
-    figures["Ensemble level: runs/s on one worker (target: 100 runs in 2 min on 2 cores)"] = `${level.runsPerSec.toFixed(2)} (${level.findings} findings)`;
+    figures["Ensemble delta: first finding, median of 10 seeds (target < 2000), ms"] = `${first.detectMsMedian.toFixed(0)} to the detection, ${first.msMedian.toFixed(0)} with shrinking (${first.cpuMsMedian.toFixed(0)} CPU ms; runs median ${first.runsMedian}, max ${first.runsMax}, missed ${first.missed}; load ${loadavg()[0]!.toFixed(1)})`;
+    const level = await runsPerSecond(scenarioE, ensemble, "level", 100, 2);
+    figures["Ensemble level: 100 runs on 2 workers (target: within 120 s on 2 cores), s"] = `${level.seconds.toFixed(1)} (${level.runsPerSec.toFixed(2)} runs/s, ${level.findings} findings, load ${loadavg()[0]!.toFixed(1)})`;
   }
   return figures;
 }
 
-/** Trace hashes of the fixture's scenario for seeds 1..`count` from two processes, one beside a CPU burner. */
+/** The scenarios the determinism check runs: the client-go fixture's and every Go example's. */
+function goScenarios(): string[] {
+  const examples = readdirSync(examplesDir).map((name) => join(examplesDir, name, "scenario.yaml")).filter((path) => existsSync(path));
+  return [join(fixture, "scenario.yaml"), ...examples.sort()];
+}
+
+/**
+ * Trace hashes of every variant of each Go scenario for seeds 1..`SETTLE_BENCH_GO_SEEDS` (default 1,000), with faults
+ * drawn as `settle explore` draws them, from two processes run side by side beside a CPU burner.
+ * `npm run bench -- go-determinism`; runs only when named (it takes hours at 1,000 seeds on a loaded machine).
+ */
 export async function benchGoDeterminism(): Promise<Record<string, string | number>> {
   const count = Number(process.env.SETTLE_BENCH_GO_SEEDS ?? 1000);
+  const only = process.env.SETTLE_BENCH_GO_SCENARIOS?.split(",");
   const entry = fileURLToPath(new URL("../test/go/hashes-entry.ts", import.meta.url));
-  const run = () => new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--conditions=settle-source", "--import", "tsx", entry, join(fixture, "scenario.yaml"), "1", String(count)]);
-    let out = "";
-    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`hashes-entry exited ${code}`))));
-  });
-  const quiet = await run();
-  const burner = spawn(process.execPath, ["-e", "while (true) {}"]);
-  try {
-    const loaded = await run();
-    const a = quiet.trim().split("\n");
-    const b = loaded.trim().split("\n");
+  const figures: Record<string, string | number> = { "seeds per scenario (every variant of each)": count };
+  for (const path of goScenarios()) {
+    const name = relative(repoDir, dirname(path));
+    if (only !== undefined && !only.some((part) => name.includes(part))) continue;
+    const started = performance.now();
+    const [a, b] = await besideBurner(() => Promise.all([childLines(entry, [path, "1", String(count)]), childLines(entry, [path, "1", String(count)])]));
     const agree = a.filter((line, i) => line === b[i]).length;
-    return { "seeds (client-go fixture, drawn faults)": a.length, "trace hashes equal in both processes": `${agree} of ${a.length}` };
-  } finally {
-    burner.kill();
+    const findings = a.filter((line) => !line.endsWith(" ok")).length;
+    figures[`${name}: trace hashes equal in both processes`] = `${agree} of ${a.length} runs (${b.length} in the other; ${findings} ended other than ok; ${((performance.now() - started) / 1000).toFixed(0)} s)`;
   }
+  return figures;
 }

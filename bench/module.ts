@@ -11,8 +11,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { Action, defineController, isNotFound, runController, type KubeObject } from "../src/runtime/index.ts";
-import { createSimulation, defineActor, randomStrategy, type ActorDefinition } from "../src/sim/index.ts";
-import { defaultFaultBudget } from "../src/explore/scenario.ts";
+import { createSimulation, defineActor, type ActorDefinition } from "../src/sim/index.ts";
 import { explore } from "../src/explore/explore.ts";
 import { moduleActor } from "../src/module/actor.ts";
 import { compileModule } from "../src/module/loader.ts";
@@ -21,6 +20,7 @@ import { loadYamlExplore } from "../src/explore/yaml.ts";
 import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
 import { quietly } from "../test/module/quietly.ts";
 import { profileCpuSplit, type CpuSplit } from "./module-split.ts";
+import { compareRates, parentsUser, stepsAndCpu } from "./lib.ts";
 
 const operator = fileURLToPath(new URL("../test/module/fixtures/client-node-operator.mjs", import.meta.url));
 const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
@@ -49,42 +49,14 @@ function runtimeOperator(): ActorDefinition {
   } });
 }
 
-/** Steps and CPU time of runs `first`.. `first + runs - 1`: a user creates five parents a second apart; one simulated minute each. */
-async function stepsAndCpu(actor: () => ActorDefinition, first: number, runs: number): Promise<{ steps: number; cpuUs: number }> {
-  let steps = 0;
-  const cpu = process.cpuUsage();
-  for (let seed = first; seed < first + runs; seed++) {
-    const sim = createSimulation({ seed, traceMode: "hash-only", requestLatencyMs: [1, 20] });
-    sim.addActor(actor());
-    sim.addActor(defineActor({ name: "user", faultable: false, crashable: false, async start(ctx) {
-      for (let i = 0; i < 5; i++) {
-        await ctx.clock.sleep(1000);
-        await ctx.client.create({ object: { ...configMapKind, metadata: { name: `p${i}`, namespace: "default", labels: { role: "parent" } }, data: { i: String(i) } } });
-      }
-    } }));
-    const result = await sim.run({ strategy: randomStrategy(), maxSteps: 5000, untilMs: sim.clock.now() + 60_000, faultBudget: defaultFaultBudget });
-    steps += result.steps;
-  }
-  const used = process.cpuUsage(cpu);
-  return { steps, cpuUs: used.user + used.system };
-}
+/** The user of both operators: five parents a second apart, each with data the child copies. */
+const user = () => parentsUser((i) => ({ ...configMapKind, metadata: { name: `p${i}`, namespace: "default", labels: { role: "parent" } }, data: { i: String(i) } }));
 
-/**
- * Steps per CPU-second of both operators over seeds 1..runs, measured in alternating slices of `slice` runs so a
- * change of load on a shared machine weighs on both alike.
- */
-async function compareRates(runs: number, slice: number): Promise<{ module: { rate: number; cpuMsPerRun: number }; runtime: { rate: number; cpuMsPerRun: number } }> {
-  const moduleOperator = () => moduleActor({ name: "op", module: operator, args: ["--mode=level"] });
-  const totals = { module: { steps: 0, cpuUs: 0 }, runtime: { steps: 0, cpuUs: 0 } };
-  for (let first = 1; first <= runs; first += slice) {
-    for (const [name, actor] of [["runtime", runtimeOperator], ["module", moduleOperator]] as const) {
-      const part = await stepsAndCpu(actor, first, Math.min(slice, runs - first + 1));
-      totals[name].steps += part.steps;
-      totals[name].cpuUs += part.cpuUs;
-    }
-  }
-  const figures = (t: { steps: number; cpuUs: number }) => ({ rate: t.steps / (t.cpuUs / 1e6), cpuMsPerRun: t.cpuUs / 1000 / runs });
-  return { module: figures(totals.module), runtime: figures(totals.runtime) };
+const moduleOperator = () => moduleActor({ name: "op", module: operator, args: ["--mode=level"] });
+
+/** Steps per CPU-second of both operators over seeds 1..runs, in alternating slices of `slice` runs. */
+function compareModule(runs: number, slice: number): Promise<{ module: { rate: number; cpuMsPerRun: number }; runtime: { rate: number; cpuMsPerRun: number } }> {
+  return compareRates({ runtime: runtimeOperator, module: moduleOperator }, user, runs, slice);
 }
 
 /** Milliseconds to evaluate the operator fresh (one incarnation's load), median of `count`. */
@@ -190,10 +162,9 @@ export async function benchModule(): Promise<Record<string, string | number>> {
   compileModule(operator);
   const compileMs = performance.now() - compileStarted;
   // Warm both paths, then measure them in the same run.
-  await compareRates(5, 5);
-  const { module, runtime } = await compareRates(100, 10);
-  const moduleOperator = () => moduleActor({ name: "op", module: operator, args: ["--mode=level"] });
-  const split = await profileCpuSplit(async () => void (await stepsAndCpu(moduleOperator, 1, 30)), operator);
+  await compareModule(5, 5);
+  const { module, runtime } = await compareModule(100, 10);
+  const split = await profileCpuSplit(async () => void (await stepsAndCpu(moduleOperator, user, 1, 30)), operator);
   const load = await loadMs(21);
   const findings: Record<string, string> = {};
   for (const example of frameworks) {

@@ -10,9 +10,9 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { basename, join, relative, resolve, sep } from "node:path";
 import { assert } from "../api/assert.ts";
+import { moduleRoot as goModuleRoot, settleCacheRoot } from "../go/build.ts";
 
 /** Files of a module hashed for the cache key at most; a larger tree is not a controller's module. */
 const moduleFilesMax = 20_000;
@@ -41,7 +41,9 @@ export interface GoBuildOptions {
 
 /** The path of the native binary of the package at `options.dir`, built now unless a cached one matches. */
 export function nativeGoBinary(options: GoBuildOptions): string {
-  const moduleRoot = moduleRootOf(options.dir);
+  // The closest folder at or above the package's holding a go.mod (load checked that there is one), found as the
+  // simulator's builds find it.
+  const moduleRoot = goModuleRoot(options.dir);
   const env = nativeEnv();
   const goVersion = goEnvLine(env, moduleRoot, options.label, "GOVERSION");
   const packagePath = relative(moduleRoot, options.dir).split(sep).join("/");
@@ -79,8 +81,7 @@ function publish(partial: string, entry: string): void {
 function defaultCacheDir(): string {
   const given = process.env.SETTLE_CACHE_DIR;
   if (given !== undefined && given.length > 0) return given;
-  const xdg = process.env.XDG_CACHE_HOME;
-  return join(xdg !== undefined && xdg.length > 0 ? xdg : join(homedir(), ".cache"), "settle");
+  return settleCacheRoot();
 }
 
 /** This machine's build: a GOOS or GOARCH in the environment (a cross build's) would make a binary it cannot run. */
@@ -102,14 +103,6 @@ function goEnvLine(env: NodeJS.ProcessEnv, cwd: string, label: string, name: str
   const line = result.stdout.trim();
   if (result.status !== 0 || line.length === 0) throw new GoBuildError(`${label}: \`go env ${name}\` failed: ${firstLines(result.stderr)}`);
   return line;
-}
-
-/** The closest folder at or above `dir` holding a go.mod (load checked that there is one). */
-function moduleRootOf(dir: string): string {
-  for (let up = dir; ; up = dirname(up)) {
-    if (existsSync(join(up, "go.mod"))) return up;
-    assert(dirname(up) !== up, "a go: folder is inside a Go module (checked at load)");
-  }
 }
 
 /** Build inputs that decide the binary besides the module's files. */

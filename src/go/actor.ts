@@ -15,12 +15,14 @@ import type { ActorState, Kernel } from "../sim/kernel.ts";
 import type { TimerEntry } from "../sim/clock.ts";
 import type { ActorContext, ActorDefinition } from "../sim/types.ts";
 import { writeModuleOutput } from "../module/output.ts";
+import { incarnationActor } from "../module/actor.ts";
 import { API_HOST, API_PORT, API_SERVER_URL, API_TOKEN, loadWire } from "../module/wire.ts";
 import type { Connection } from "../module/connection.ts";
 import { hubs, type EnrolledOwner, type WireHub } from "../module/hub.ts";
 import { kubeconfigText } from "../server/auth/kubeconfig.ts";
 import { buildGoProgram, wasmApi, type GoProgram } from "./build.ts";
 import { makeGoRuntime, type GoRuntime } from "./host.ts";
+import { giveBackMemory, MEMORY_IMPORT, takeMemory } from "./memory.ts";
 
 export interface GoActorOptions {
   /** The actor's name (no slash); with replicas, instance i is `<name>-<i>`. */
@@ -60,24 +62,7 @@ export function goActor(options: GoActorOptions): ActorDefinition[] {
 }
 
 function goInstanceActor(options: GoActorOptions, program: GoProgram, name: string): ActorDefinition {
-  let last: GoInstance | undefined;
-  const def: ActorDefinition = {
-    name,
-    start(ctx) {
-      last = new GoInstance(options, program, name, ctx);
-      return last.run();
-    },
-    onCrash() {
-      last?.drop();
-    },
-    explainOutsideAwait() {
-      return last?.explain();
-    },
-  };
-  if (options.restartDelayMs !== undefined) def.restartDelayMs = options.restartDelayMs;
-  if (options.crashable !== undefined) def.crashable = options.crashable;
-  if (options.faultable !== undefined) def.faultable = options.faultable;
-  return def;
+  return incarnationActor(name, options, (ctx) => new GoInstance(options, program, name, ctx), (instance) => instance.run());
 }
 
 /** The one kubeconfig every Go program reads (written once per process). */
@@ -111,6 +96,8 @@ class GoInstance implements EnrolledOwner {
   private requests = 0;
   private watchesOpened = 0;
   private closeFiles: () => void;
+  /** The instance's linear memory while it may run; given back to the program's pool when the incarnation is over. */
+  private memory: ReturnType<typeof takeMemory> | undefined;
 
   constructor(
     private readonly options: GoActorOptions,
@@ -153,7 +140,9 @@ class GoInstance implements EnrolledOwner {
     return new Promise<void>((_resolve, reject) => {
       this.exitWith = reject;
       go.exit = (code) => this.exit(code);
-      const instance = new wasmApi.Instance(this.program.module, go.importObject);
+      this.memory = takeMemory(this.program.module, this.program);
+      const imports = { ...go.importObject, [MEMORY_IMPORT.module]: { [MEMORY_IMPORT.name]: this.memory } };
+      const instance = new wasmApi.Instance(this.program.module, imports);
       // Runs main until every goroutine waits; a trap of the runtime rejects the promise of `run` (it is async).
       this.guard(() => void go.run(instance).then(undefined, (error: unknown) => this.threw(error)));
     });
@@ -308,6 +297,14 @@ class GoInstance implements EnrolledOwner {
     this.connections.clear();
     this.closeFiles();
     this.inbox = undefined;
+    // Never resumed again (every way into the program checks `current()`), so its memory can serve the next one.
+    if (this.memory !== undefined) giveBackMemory(this.program.module, this.memory);
+    this.memory = undefined;
+  }
+
+  /** The simulation is over (the next one took up the process's wire): the incarnation ends with it. */
+  retire(): void {
+    this.drop();
   }
 
   explain(): string | undefined {

@@ -11,6 +11,7 @@ import { homedir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { assert } from "../api/assert.ts";
+import { importingMemory } from "./memory.ts";
 
 export class GoBuildError extends Error {
   constructor(
@@ -46,11 +47,17 @@ interface WasmApi {
 }
 export const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 
-/** A built program: its wasm bytes compiled once per process, and the toolchain's `wasm_exec.js`. */
+/**
+ * A built program: its wasm bytes compiled once per process (rewritten to import its memory, memory.ts), and the
+ * toolchain's `wasm_exec.js`.
+ */
 export interface GoProgram {
   readonly dir: string;
   readonly wasmPath: string;
   readonly module: WasmModule;
+  /** The limits of the memory the module imports, in 64 KiB pages (its linker's initial size; no maximum from Go's). */
+  readonly initialPages: number;
+  readonly maximumPages: number | undefined;
   readonly toolchain: GoToolchain;
 }
 
@@ -103,12 +110,17 @@ function overlayDir(): string {
   return fileURLToPath(new URL("./overlay/", import.meta.url));
 }
 
+/** settle's folder of caches: `$XDG_CACHE_HOME/settle`, else `~/.cache/settle` (the drill keeps its native builds there too). */
+export function settleCacheRoot(): string {
+  const xdg = process.env.XDG_CACHE_HOME;
+  return join(xdg !== undefined && xdg !== "" ? xdg : join(homedir(), ".cache"), "settle");
+}
+
 /** Where built programs are kept: `SETTLE_GO_CACHE`, else `$XDG_CACHE_HOME/settle/go`, else `~/.cache/settle/go`. */
 export function goCacheDir(): string {
   const explicit = process.env.SETTLE_GO_CACHE;
   if (explicit !== undefined && explicit !== "") return explicit;
-  const xdg = process.env.XDG_CACHE_HOME;
-  return join(xdg !== undefined && xdg !== "" ? xdg : join(homedir(), ".cache"), "settle", "go");
+  return join(settleCacheRoot(), "go");
 }
 
 /** The folder holding go.mod, from the package's folder up. */
@@ -168,7 +180,8 @@ export function buildGoProgram(dir: string, onBuild?: (toolchain: GoToolchain) =
     onBuild?.(toolchain);
     runBuild(dir, wasmPath, toolchain);
   }
-  const program: GoProgram = { dir, wasmPath, module: new wasmApi.Module(readFileSync(wasmPath)), toolchain };
+  const { bytes, initialPages, maximumPages } = importingMemory(readFileSync(wasmPath));
+  const program: GoProgram = { dir, wasmPath, module: new wasmApi.Module(bytes), initialPages, maximumPages, toolchain };
   compiled.set(wasmPath, program);
   return program;
 }

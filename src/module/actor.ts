@@ -62,12 +62,36 @@ export function moduleActor(options: ModuleActorOptions): ActorDefinition {
   installPatches();
   prepareBeforeRuns(loadWire());
   prepareBeforeRuns(warmFetch());
-  let last: Incarnation | undefined;
+  return incarnationActor(options.name, options, (ctx) => new Incarnation(ctx), (incarnation) => runModule(incarnation, options, compiled));
+}
+
+/** What an actor of this layer's kind keeps of each incarnation: a program's run that a crash drops whole. */
+export interface DroppableIncarnation {
+  /** The incarnation is over (a crash): it never runs again and lets go of its connections, timers and files. */
+  drop(): void;
+  /** Why it waits on nothing of the simulation's, when the simulation finds every actor waiting. */
+  explain(): string | undefined;
+}
+
+/** How an actor of an unmodified program restarts and which faults reach it (the options a variant may set). */
+export interface RestartOptions {
+  restartDelayMs?: number;
+  crashable?: boolean;
+  faultable?: boolean;
+}
+
+/**
+ * The actor of an unmodified program, a module (here) or a Go program (src/go): each start step makes a new
+ * incarnation and runs it (`run` settles only when the program exits); a crash drops the last one; an actor found
+ * waiting on nothing is explained by it.
+ */
+export function incarnationActor<I extends DroppableIncarnation>(name: string, options: RestartOptions, make: (ctx: ActorContext) => I, run: (incarnation: I) => Promise<void>): ActorDefinition {
+  let last: I | undefined;
   const def: ActorDefinition = {
-    name: options.name,
+    name,
     start(ctx) {
-      last = new Incarnation(ctx);
-      return runModule(last, options, compiled);
+      last = make(ctx);
+      return run(last);
     },
     onCrash() {
       last?.drop();

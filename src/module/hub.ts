@@ -21,6 +21,8 @@ const TICKETS_MAX = 1 << 20;
 export interface EnrolledOwner extends WireOwner {
   /** A connection its code opened to `host:port` (`how`: through which API): in process to the API server, or a finding. */
   connect(host: string, port: number, how: string): Duplex;
+  /** Its simulation is over (another took up the process): it never runs again and may let go of what it holds. */
+  retire?(): void;
 }
 
 export class WireHub {
@@ -107,6 +109,7 @@ export class WireHub {
 
   /** The simulation is over: every connection goes, and no ticket is left to serve. */
   dispose(): void {
+    for (const owner of [...this.owners.values()]) owner.retire?.();
     for (const connection of [...this.connections]) connection.drop();
     assert(this.connections.size === 0, "a finished simulation holds no connection");
     this.tickets.clear();
