@@ -148,6 +148,7 @@ export class Run {
     this.proxy = proxy;
     proxy.setActivityHook((activity, write) => {
       if (activity === "end") quiet.requestEnded();
+      else if (activity === "refused") quiet.awaitRetry();
       else if (write) quiet.writeRequested();
     });
     this.timeline.requests = proxy.requests;
