@@ -158,10 +158,6 @@ export const longCommands: Readonly<Record<string, string>> = {
   // 18 writes of the reference run, a kill and a fail-500 point at each (36 points); cold starts (drill.coldStart).
   "framework-fluent-client/level drill": "about 4 minutes",
   "framework-fluent-client/level-no-retry drill": "about 4 minutes",
-  // Not long, but not yet reliable: kopf's delta handler is caught only when a kill falls between kopf's child create
-  // and its progress annotation, which its own timing decides (1 of 7 kill points under load, 0 of 7 on a quiet
-  // machine). Kept out of npm test until the scenario pins a point that always meets it (issue 45).
-  "python-kopf/delta drill": "under a minute, timing-dependent",
 };
 
 export function isLong(command: PrintedCommand): boolean {
