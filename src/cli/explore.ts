@@ -29,8 +29,10 @@ settle drill command that runs them (examples/frameworks holds the Node.js frame
 runs), each fixed variant (expect: ok) gets a sweep of ${tourFixedRuns} runs; the line of each variant says how
 many ran. With --variant, the last line says whether the outcome is the one the variant expects, and ends
 "(unexpected)" when it is not (the exit code is 1 for a finding, 0 for none, either way).
-A scenario.yaml explores the variants that give a Node.js module (module:, args:, env:): each runs unmodified
-in the simulator, its HTTP requests served in process (variants with only a command: run under settle drill).
+A scenario.yaml explores the variants that give a Node.js module (module:) or a Go main package (go:, built for
+js/wasm; replicas: N), with args: and env:: each runs unmodified in the simulator, its HTTP requests served in
+process (variants with only a command: run under settle drill). A run of a Go program takes a second or more: add
+--first to stop at a buggy variant's first finding, or --runs N for a fixed variant's sweep.
 
 Options:
   --variant V        the variant to explore (default: every variant)

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { readReplayFile, replayRunSpec, replayScenario, replayScenarioPath } from "../explore/findings.ts";
+import { readReplayFile, replayRunSpec, replayScenario, replayScenarioPath, scenarioDigest } from "../explore/findings.ts";
 import { loadScenario } from "../explore/load.ts";
 import { runScenario } from "../explore/run.ts";
 import { firstDivergence } from "../sim/trace.ts";
@@ -21,7 +21,7 @@ Options:
 
 Exit codes: 1 the finding reproduced (same verdict, same trace), 0 the run now passes with the same trace
 (impossible unless the file was edited), 2 a scenario error reproduced (the scenario's own code threw), 3 the run diverged (nondeterminism or changed code: the first
-differing step is reported), 2 bad input.
+differing step is reported, and whether the scenario file changed since the replay was written), 2 bad input.
 `;
 
 export async function replayCommand(argv: string[]): Promise<number> {
@@ -56,7 +56,15 @@ export async function replayCommand(argv: string[]): Promise<number> {
     process.stdout.write(`reproduced: same verdict, byte-identical trace (sha256 ${outcome.traceHash})\n`);
   } else {
     const where = divergence && divergence.step >= 0 ? `first differing step ${divergence.step}` : "no recorded trace to compare";
-    process.stdout.write(`nondeterminism: the replay diverged (${where}); verdict now ${outcome.verdict.kind}${outcome.verdict.property ? `: ${outcome.verdict.property}` : ""}\n`);
+    const now = `verdict now ${outcome.verdict.kind}${outcome.verdict.property ? `: ${outcome.verdict.property}` : ""}`;
+    // A run is a function of the scenario, the controller's code, settle and the file: name the change settle can see.
+    const scenarioNow = scenarioDigest(replayScenarioPath(process.cwd(), file));
+    if (file.scenarioSha256 !== undefined && scenarioNow !== file.scenarioSha256) {
+      process.stdout.write(`changed: the scenario file ${file.scenario} is not the one this replay was written from (its sha256 differs), so the run diverged (${where}); ${now}\n`);
+    } else {
+      const same = file.scenarioSha256 === undefined ? "" : ", from the same scenario file";
+      process.stdout.write(`nondeterminism: the replay diverged (${where}${same}; a change to the controller's code or to settle diverges too); ${now}\n`);
+    }
     if (divergence && "expected" in divergence) process.stdout.write(`  expected: ${divergence.expected}\n  actual:   ${divergence.actual}\n`);
   }
   if (!sameTrace) return 3;

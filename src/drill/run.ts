@@ -285,7 +285,7 @@ export class Run {
       const made = proxy.requests.length;
       return this.finish("no-watch", [], `the controller opened no watch within ${this.deadlineMs - this.startMs} ms (it made ${made} request(s)${made > 0 ? `, the last ${this.lastRequest()}` : ""})`);
     }
-    if (started !== "watching") return this.finish("controller-failed", [], `the controller ${started} before opening a watch`);
+    if (started !== "watching") return this.finish("controller-failed", [], `the controller ${started} before opening a watch${listenClashHint(supervisor.output)}`);
     this.step({ type: "watched" });
     this.timings.firstWatchMs = realClock.now() - this.startMs;
     supervisor.watching();
@@ -518,6 +518,24 @@ export class Run {
 }
 
 /** Whether the point's fault restarts the controller (so a replacement process is needed). */
+/**
+ * What to say when a controller that died before watching could not listen on an address: the drill runs several
+ * instances of one controller at once (points in parallel, a replacement started ahead of its turn), so a fixed port
+ * of its own (a kubebuilder main's health probe on :8081, metrics on :8080) is taken by another instance, and the
+ * point fails for that, not for the controller's logic. Empty when no output line says so.
+ */
+export function listenClashHint(output: readonly string[]): string {
+  // Go: "listen tcp :8081: bind: address already in use"; Node: "listen EADDRINUSE: address already in use :::8081".
+  const clash = output.map((line) => /listen (?:tcp\d? (\S*):.*address already in use|EADDRINUSE: address already in use (\S+))/.exec(line)).find((match) => match !== null);
+  if (clash === undefined || clash === null) return "";
+  const address = clash[1] ?? clash[2] ?? "";
+  return (
+    `: it could not listen on ${address}, which another instance of it held (the drill runs several at once: points in ` +
+    "parallel, a replacement started ahead of its turn); give the controller's own listeners port 0 in the variant's args " +
+    "(a kubebuilder main: --metrics-bind-address=0 --health-probe-bind-address=0)"
+  );
+}
+
 function restarts(point: DrillPoint | undefined): boolean {
   return point !== undefined && drillFaults[point.fault].restarts;
 }

@@ -46,6 +46,17 @@ export interface ReplayFile {
   requestLatencyMs?: [number, number];
   /** A scenario error or an actor error: what was thrown and where (for people; a replay recomputes it). */
   error?: ThrownError;
+  /**
+   * The sha256 of the scenario file's bytes when the file was written (files of older settles have none): a replay
+   * that diverges says whether the scenario changed since, rather than calling an edit nondeterminism.
+   */
+  scenarioSha256?: string;
+}
+
+/** The sha256 of a scenario file's bytes, as a replay file records it; undefined when it cannot be read. */
+export function scenarioDigest(path: string): string | undefined {
+  if (!existsSync(path)) return undefined;
+  return createHash("sha256").update(readFileSync(path)).digest("hex");
 }
 
 /** Reported with exit code 2: the file is missing, not JSON, or has a bad field. */
@@ -115,6 +126,7 @@ export function readReplayFile(path: string): { file: ReplayFile; trace?: TraceR
   };
   if (o.actor !== undefined) file.actor = field<string>(o, path, "actor", isString, "a string");
   if (o.run !== undefined) file.run = field<number>(o, path, "run", isInt, "an integer");
+  if (o.scenarioSha256 !== undefined) file.scenarioSha256 = field<string>(o, path, "scenarioSha256", (v) => typeof v === "string" && /^[0-9a-f]{64}$/.test(v), "a sha256 hex string");
   if (o.requestLatencyMs !== undefined) {
     const range = (v: unknown) => Array.isArray(v) && v.length === 2 && v.every(isCount) && (v[0] as number) <= (v[1] as number);
     file.requestLatencyMs = field<[number, number]>(o, path, "requestLatencyMs", range, "[min, max] whole ms with 0 <= min <= max");

@@ -33,7 +33,9 @@ export function yamlExploreScenario(yaml: YamlScenario): Scenario {
   const dir = dirname(yaml.path);
   for (const [name, variant] of programs) {
     try {
-      buildGoProgram(variant.go!);
+      buildGoProgram(variant.go!, (toolchain) => {
+        process.stderr.write(`settle explore: building ${shown}: variants.${name}.go: ${relative(process.cwd(), variant.go!) || "."} for js/wasm with ${toolchain.version} (cached after this; a first build of controller-runtime or client-go takes minutes)\n`);
+      });
     } catch (error) {
       if (error instanceof GoBuildError) throw new ScenarioError(`${shown}: variant ${name}: ${error.message}`);
       throw error;

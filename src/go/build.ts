@@ -150,8 +150,12 @@ function buildKey(dir: string, toolchain: GoToolchain): string {
 /** Programs compiled in this process, by wasm path. */
 const compiled = new Map<string, GoProgram>();
 
-/** Builds (or finds in the cache) the main package in `dir` and compiles it; throws `GoBuildError` for bad input. */
-export function buildGoProgram(dir: string): GoProgram {
+/**
+ * Builds (or finds in the cache) the main package in `dir` and compiles it; throws `GoBuildError` for bad input.
+ * `onBuild` is told before a build the cache does not hold starts (a first build of controller-runtime for js/wasm
+ * takes minutes, which a user should not spend looking at a silent terminal).
+ */
+export function buildGoProgram(dir: string, onBuild?: (toolchain: GoToolchain) => void): GoProgram {
   assert(dir.startsWith("/"), "go program folder is absolute");
   const handed = adopted.get(dir);
   if (handed !== undefined) return handed;
@@ -160,7 +164,10 @@ export function buildGoProgram(dir: string): GoProgram {
   const wasmPath = join(goCacheDir(), `${buildKey(dir, toolchain)}.wasm`);
   const known = compiled.get(wasmPath);
   if (known !== undefined) return known;
-  if (!existsSync(wasmPath)) runBuild(dir, wasmPath, toolchain);
+  if (!existsSync(wasmPath)) {
+    onBuild?.(toolchain);
+    runBuild(dir, wasmPath, toolchain);
+  }
   const program: GoProgram = { dir, wasmPath, module: new wasmApi.Module(readFileSync(wasmPath)), toolchain };
   compiled.set(wasmPath, program);
   return program;

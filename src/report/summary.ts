@@ -5,7 +5,7 @@
 import { basename, join, relative } from "node:path";
 import type { ExploreResult } from "../explore/explore.ts";
 import { boundedLine, type BoundedStats } from "../explore/bounded.ts";
-import { replayFormatVersion, searchRecordVersion, writeReplayFile, writeSearchRecord } from "../explore/findings.ts";
+import { replayFormatVersion, searchRecordVersion, scenarioDigest, writeReplayFile, writeSearchRecord } from "../explore/findings.ts";
 import type { Params } from "../explore/scenario.ts";
 import { formatFinding } from "./text.ts";
 import type { ThrownError } from "../check/verdict.ts";
@@ -50,6 +50,7 @@ export interface SummaryInput {
 export function summarizeVariant(input: SummaryInput): { summary: VariantSummary; reports: string[]; line: string } {
   const { name, scenarioPath, variant, params, result, cwd } = input;
   const reports: string[] = [];
+  const digest = scenarioDigest(scenarioPath);
   const findings = result.findings.map((f): FindingSummary => {
     const outcome = f.minimal.outcome;
     const replay = writeReplayFile(
@@ -71,6 +72,7 @@ export function summarizeVariant(input: SummaryInput): { summary: VariantSummary
         run: f.run.index,
         ...(outcome.verdict.error === undefined ? {} : { error: outcome.verdict.error }),
         ...(result.bounded === undefined ? {} : { requestLatencyMs: [result.bounded.latencyMs, result.bounded.latencyMs] }),
+        ...(digest === undefined ? {} : { scenarioSha256: digest }),
       },
       outcome.trace,
       name,

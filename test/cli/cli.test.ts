@@ -3,6 +3,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -202,7 +203,22 @@ test("a replay file edited so the run takes another path exits 3 and names the f
   assert.notEqual(answer.traceHash, replayFile().data.traceHash);
   const text = await settle(["replay", moved]);
   assert.equal(text.code, 3);
-  assert.match(text.stdout, /nondeterminism: the replay diverged \(first differing step \d+\)/);
+  assert.match(text.stdout, /nondeterminism: the replay diverged \(first differing step \d+, from the same scenario file;/);
+});
+
+test("a replay file records its scenario file's sha256, and a replay that diverges from a changed scenario says so", async () => {
+  const { data } = replayFile();
+  const scenarioSha256 = createHash("sha256").update(readFileSync(join(ensembleDir, "scenario.ts"))).digest("hex");
+  assert.equal(data.scenarioSha256, scenarioSha256);
+  const dir = freshDir("changed-scenario");
+  const changed = editedCopy(dir, "changed", (d) => {
+    (d.faults as Array<{ atStep: number }>)[0]!.atStep += 2;
+    d.scenarioSha256 = "0".repeat(64);
+  });
+  const text = await settle(["replay", changed]);
+  assert.equal(text.code, 3);
+  assert.match(text.stdout, /^changed: the scenario file .*scenario\.ts is not the one this replay was written from \(its sha256 differs\), so the run diverged \(first differing step \d+\)/m);
+  assert.doesNotMatch(text.stdout, /nondeterminism/);
 });
 
 test("explore without --json prints the report with counters, a timeline and the replay command", async () => {

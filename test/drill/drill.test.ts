@@ -5,7 +5,9 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
+import { createServer, type AddressInfo } from "node:net";
 import { drill } from "../../src/drill/drill.ts";
+import { listenClashHint } from "../../src/drill/run.ts";
 import { loadYamlScenario } from "../../src/scenario-yaml/index.ts";
 import { yamlDrillTarget } from "../../src/drill/yaml-target.ts";
 import ensemble from "../../examples/ensemble/scenario.ts";
@@ -46,6 +48,29 @@ test("a controller that exits before it watches anything is reported, not waited
   const result = await drill({ scenario: ensemble, ctx, command: [process.execPath, "-e", "process.exit(3)"], killPoints: [], quietMs: 200 });
   assert.equal(result.reference.verdict, "controller-failed");
   assert.match(result.reference.detail, /exited 3 before opening a watch/);
+});
+
+test("a controller that dies because its own port is taken is told to listen on port 0, as the drill runs several instances at once", async () => {
+  // The port is held here, as another instance of the controller would hold it (a kubebuilder main's :8081).
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+  const port = (holder.address() as AddressInfo).port;
+  try {
+    const listen = `require("node:net").createServer().listen(${port}, "127.0.0.1")`;
+    const result = await drill({ scenario: ensemble, ctx, command: [process.execPath, "-e", listen], killPoints: [], quietMs: 200 });
+    assert.equal(result.reference.verdict, "controller-failed");
+    assert.match(result.reference.detail, new RegExp(`exited 1 before opening a watch: it could not listen on 127\\.0\\.0\\.1:${port}, which another instance of it held`));
+    assert.match(result.reference.detail, /--health-probe-bind-address=0/);
+  } finally {
+    holder.close();
+  }
+});
+
+test("the hint names the address from Go's and Node's words for a taken port, and is empty otherwise", () => {
+  const go = listenClashHint(['[1] ERROR setup unable to start manager {"error": "error listening on :8081: listen tcp :8081: bind: address already in use"}']);
+  assert.match(go, /^: it could not listen on :8081, /);
+  assert.match(listenClashHint(["[0] Error: listen EADDRINUSE: address already in use :::8080"]), /^: it could not listen on :::8080, /);
+  assert.equal(listenClashHint(["[0] panic: no kubeconfig"]), "");
 });
 
 test("settle drill without a command after -- exits 2 with a usage message", async () => {

@@ -158,6 +158,12 @@ export const longCommands: Readonly<Record<string, string>> = {
   // 18 writes of the reference run, a kill and a fail-500 point at each (36 points); cold starts (drill.coldStart).
   "framework-fluent-client/level drill": "about 4 minutes",
   "framework-fluent-client/level-no-retry drill": "about 4 minutes",
+  // 9 kill points, each waiting out the 45 s lease the killed replicas held before the next leader takes over
+  // (4 min 51 s under nice, load average near 19).
+  "go-leader-election/leader-election drill": "about 5 minutes",
+  // 100 runs of two replicas each holding a 45 s lease, every run minutes of virtual time (8.5 min with one worker
+  // under nice, load average near 19; clean over 500 runs in all when it was measured).
+  "go-leader-election/leader-election explore": "about 8 minutes",
 };
 
 export function isLong(command: PrintedCommand): boolean {

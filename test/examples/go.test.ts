@@ -79,7 +79,7 @@ test("go/leader-election (controller-runtime, two replicas): without leader elec
   assert.ok(both.reference.failed.includes("no more children than voices"), both.reference.failed.join(", "));
   // Write 6 falls in the scale-up (the lease's create, an event, its renewals and the first status come before it):
   // both replicas die there, and the next leader waits out the dead one's 4 s lease.
-  const one = await drill({ target: yamlDrillTarget(scenario, "leader-election"), killPoints: [6], concurrency: 1, quietMs: quietMs(scenario) });
+  const one = await drill({ target: yamlDrillTarget(scenario, "short-lease"), killPoints: [6], concurrency: 1, quietMs: quietMs(scenario) });
   assert.equal(one.reference.verdict, "ok", `${one.reference.detail}\n${one.reference.output?.join("\n")}`);
   assert.deepEqual(lines(one.runs), ["kill 6 ok"], outputOf(one.runs));
 });

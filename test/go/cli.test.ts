@@ -3,7 +3,7 @@
 // compiler's first errors, a package that cannot build for js/wasm named with the import chain that brought it in.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { test } from "node:test";
@@ -49,6 +49,25 @@ test("a TypeScript scenario's goActor (settle/sim) explores on worker threads, w
   const run = cli(["explore", "test/go/ts-scenario/scenario.ts", "--runs", "4", "--workers", "2"]);
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /go-ts --variant level: 4 runs, no finding/);
+});
+
+test("a build the cache does not hold is announced before it starts (minutes for controller-runtime), a cached one is not", () => {
+  const cwd = mkdtempSync(join(tmpdir(), "settle-go-build-"));
+  try {
+    // A cache of its own, empty at first; the program reaches nothing but the API server (mode block waits forever).
+    const env = { ...process.env, SETTLE_GO_CACHE: join(cwd, "cache") };
+    writeFileSync(
+      join(cwd, "scenario.yaml"),
+      `name: go-announce\nvariants:\n  main:\n    go: ${join(repo, "test/go/fixtures/basics")}\n    args: [--mode=block]\nworkload:\n  - sleep: 100\nproperties:\n  - eventually: nothing\n    expr: "true"\n`,
+    );
+    const first = cli(["explore", "scenario.yaml", "--runs", "1", "--workers", "1"], env, cwd);
+    assert.match(first.stderr, /settle explore: building scenario\.yaml: variants\.main\.go: \S*test\/go\/fixtures\/basics for js\/wasm with go\S+ \(cached after this; /, first.stderr);
+    const second = cli(["explore", "scenario.yaml", "--runs", "1", "--workers", "1"], env, cwd);
+    assert.equal(second.status, first.status, second.stderr);
+    assert.doesNotMatch(second.stderr, /building/, second.stderr);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
 });
 
 test("a compile error exits 2 with the compiler's first errors", () => {
