@@ -25,8 +25,9 @@ YAML scenario's variant declares its command; a command after -- overrides it.
 
 The reference run waits the scenario's quiet window (drill.quietMs, default 2000 ms) and measures the controller's
 longest think time (from a change of the world to its next write request); the points wait 3 times that (at least
-500 ms, at most the reference's window) and widen it if the controller thinks longer; a point that fails a
-request (fail-500, fail-409, lost-response) waits the reference's window, as a retry's backoff is no think time.
+500 ms, at most the reference's window) and widen it if the controller thinks longer; a point where a write of
+the controller fails (fail-500, fail-409, lost-response, or an error the server answers itself, such as a 409
+AlreadyExists) waits the reference's window, as a retry's backoff is no think time.
 Points start while the reference run goes on. Controller processes start ahead of their turn (the one that
 replaces a killed one, the next point's first), their API requests held until it comes: the server sees nothing
 of them before.

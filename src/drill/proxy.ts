@@ -65,8 +65,11 @@ export interface ProxyHooks {
   onWrite?(write: WriteSeen): Promise<"deliver" | "drop"> | "deliver" | "drop";
 }
 
-/** A request of the controller that is not a watch: forwarded to the server (`start`), or answered or cut (`end`). */
-export type RequestActivity = "start" | "end";
+/**
+ * A request of the controller that is not a watch: forwarded to the server (`start`), answered or cut (`end`), or a
+ * write the server answered with an error status (`refused`, just before its `end`).
+ */
+export type RequestActivity = "start" | "end" | "refused";
 
 export interface DrillProxy {
   /** `http://127.0.0.1:PORT`. */
@@ -82,7 +85,7 @@ export interface DrillProxy {
   setHooks(hooks: ProxyHooks): void;
   /** Requests other than watches forwarded and not yet answered (held lanes not counted). */
   readonly requestsInFlight: number;
-  /** Called as each request other than a watch is forwarded and ends (the drill's quiet detection). */
+  /** Called as each request other than a watch is forwarded, refused and ends (the drill's quiet detection). */
   setActivityHook(hook: (activity: RequestActivity, write: boolean) => void): void;
   /** The path prefix of lane `n` (`/incarnation/<n>`): its requests are held until `promote(n)`. */
   lanePrefix(n: number): string;
@@ -293,6 +296,8 @@ class LaneProxy implements DrillProxy {
     if (write) this.#shaper?.controllerWrote();
     this.#onActivity("start", write);
     res.once("close", () => {
+      // An error answer: the server's own (a 409 AlreadyExists, say) or an injected one.
+      if (write && res.headersSent && res.statusCode >= 400) this.#onActivity("refused", write);
       this.#inFlight--;
       assert(this.#inFlight >= 0, "requests in flight never go below zero");
       this.#onActivity("end", write);

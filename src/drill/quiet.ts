@@ -4,9 +4,11 @@
 // window and records how long the controller took, at most, from a change of the world (a store write, a watch
 // opened) to its next write request — its "think time". The points then wait a small multiple of that, with a floor,
 // and never more than the reference's own window (a longer think time could not have shown up there). A point whose
-// controller thinks longer than the reference did widens its own window as it goes; a point whose fault fails a
-// request waits the reference's own window (a retry comes on the controller's timer, never measured, since the
-// reference failed nothing). The user's `--quiet-ms` fixes the window and turns learning off.
+// controller thinks longer than the reference did widens its own window as it goes; a point where a write of the
+// controller fails (a fault's failed request or lost response, or the server's own error answer, such as the 409 a
+// rerun handler meets on a child it made before the kill) waits the reference's own window: a retry comes on the
+// controller's timer, a backoff no think time measures, and a retry loop slower than the learned window would
+// otherwise pass for quiet. The user's `--quiet-ms` fixes the window and turns learning off.
 import { realClock } from "../api/clock.ts";
 
 /** The learned window is this many times the longest think time seen... */
@@ -59,7 +61,7 @@ export class QuietTracker {
   private stopped = false;
   /** Think times count from the controller's first watch: what it writes before is start-up, not a reaction. */
   private measuring = false;
-  /** A fault failed a request: the window stays the longest (`awaitRetry`). */
+  /** A write of the controller failed: the window stays the longest (`awaitRetry`). */
   private retrying = false;
 
   constructor(
@@ -87,9 +89,10 @@ export class QuietTracker {
   }
 
   /**
-   * A fault fails a request of the controller (an error status, a lost response): its retry, if it makes one, comes
-   * on a timer of its own (a backoff), which no think time of the reference run measured, since no request failed
-   * there. From now on the run waits the longest window it may (the reference's own), not the learned one.
+   * A write of the controller failed (an error status, the server's own or a fault's; a lost response): its retry, if
+   * it makes one, comes on a timer of its own (a backoff), which no think time measures, since a think time is a
+   * reaction to a change of the world. From now on the run waits the longest window it may (the reference's own),
+   * not the learned one.
    */
   awaitRetry(): void {
     this.retrying = true;

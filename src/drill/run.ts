@@ -148,6 +148,7 @@ export class Run {
     this.proxy = proxy;
     proxy.setActivityHook((activity, write) => {
       if (activity === "end") quiet.requestEnded();
+      else if (activity === "refused") quiet.awaitRetry();
       else if (write) quiet.writeRequested();
     });
     this.timeline.requests = proxy.requests;
@@ -329,6 +330,14 @@ export class Run {
     return last === undefined ? "" : `${last.method} ${last.path} -> ${last.status}`;
   }
 
+  /** What a run that never went quiet says of the writes the server refused: a controller retrying without end. */
+  private refusedWrites(): string {
+    const refused = this.proxy.requests.filter((r) => !r.watch && r.method !== "GET" && r.status >= 400);
+    const last = refused.at(-1);
+    if (last === undefined) return "";
+    return `; the server refused ${refused.length} of the controller's writes, the last ${last.method} ${last.path} -> ${last.status}`;
+  }
+
   private timeoutReason(): string {
     const within = `within ${this.deadlineMs - this.startMs} ms`;
     const point = this.point;
@@ -337,7 +346,7 @@ export class Run {
       if (this.timings.rewatchMs === undefined) return `the restarted controller opened no watch ${within}`;
     }
     if (!this.quiet.isReady("workload")) return `the workload did not finish ${within}`;
-    return `no quiet window of ${this.quiet.currentMs} ms ${within}`;
+    return `no quiet window of ${this.quiet.currentMs} ms ${within}${this.refusedWrites()}`;
   }
 
   private finish(given: DrillVerdict, givenFailed: string[], givenDetail: string, thrown?: ThrownError): DrillRun {

@@ -83,6 +83,21 @@ test("the python3-kubernetes level operator passes a kill and every other fault 
   }
 });
 
+test("a point where the server refuses a write waits the reference's window: a retry loop slower than the learned window is not quiet", async () => {
+  // After the kill the rerun create meets its own object (409 AlreadyExists) and retries every 1.5 s, recording each
+  // attempt on the object. The window learned from the reference's quick reactions is the 500 ms floor: taken as is,
+  // the gap between two retries would pass for quiet, and the property (the object exists) holds all along.
+  const scenario = loadYamlScenario(join(repo, "test/drill/fixtures/retry-loop/scenario.yaml"));
+  // One at a time: the point starts after the reference run, with the learned window from its first request.
+  const result = await drill({ target: yamlDrillTarget(scenario, "retry"), killPoints: [1], concurrency: 1 });
+  assert.equal(result.reference.verdict, "ok", result.reference.detail);
+  assert.ok(result.reference.timings.thinkMaxMs! * 3 < 1500, `the reference learned a window shorter than the retry: ${result.reference.timings.thinkMaxMs} ms`);
+  const run = result.runs[0]!;
+  assert.equal(run.verdict, "no-quiet", `${run.detail}\n${run.output?.join("\n")}`);
+  assert.match(run.detail, /^no quiet window of 4000 ms within 12000 ms; the server refused \d+ of the controller's writes, the last POST \/api\/v1\/namespaces\/lab\/configmaps -> 409$/);
+  assert.ok(run.timeline!.requests.some((r) => r.method === "POST" && r.status === 409), "the rerun create met its own object");
+});
+
 test("a controller that never opens a watch is reported as such within --timeout-ms, and its group is killed", async () => {
   const started = realClock.now();
   const result = await drill({ target: yamlDrillTarget(shell, "level"), command: ["bash", "-c", "echo waiting; sleep 1000"], timeoutMs: 1500 });

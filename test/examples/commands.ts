@@ -164,10 +164,6 @@ export const longCommands: Readonly<Record<string, string>> = {
   // 100 runs of two replicas each holding a 45 s lease, every run minutes of virtual time (8.5 min with one worker
   // under nice, load average near 19; clean over 500 runs in all when it was measured).
   "go-leader-election/leader-election explore": "about 8 minutes",
-  // Not long, but not yet reliable: kopf's delta handler is caught only when a kill falls between kopf's child create
-  // and its progress annotation, which its own timing decides (1 of 7 kill points under load, 0 of 7 on a quiet
-  // machine). Kept out of npm test until the scenario pins a point that always meets it (issue 45).
-  "python-kopf/delta drill": "under a minute, timing-dependent",
 };
 
 export function isLong(command: PrintedCommand): boolean {
