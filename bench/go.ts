@@ -11,8 +11,7 @@ import { loadavg, tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { Action, defineController, isNotFound, runController, type KubeObject } from "../src/runtime/index.ts";
-import { defineActor, type ActorDefinition } from "../src/sim/index.ts";
+import type { ActorDefinition } from "../src/sim/index.ts";
 import { loadYamlExplore } from "../src/explore/yaml.ts";
 import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
 import { goActor } from "../src/go/actor.ts";
@@ -20,7 +19,7 @@ import { buildGoProgram, wasmApi } from "../src/go/build.ts";
 import { makeGoRuntime } from "../src/go/host.ts";
 import { giveBackMemory, MEMORY_IMPORT, takeMemory } from "../src/go/memory.ts";
 import { Rng } from "../src/sim/rng.ts";
-import { besideBurner, childLines, compareRates, firstFinding, median, parentsUser, runsPerSecond, stepsAndCpu } from "./lib.ts";
+import { besideBurner, childLines, childrenOperator, compareRates, firstFinding, median, parentsUser, runsPerSecond, stepsAndCpu } from "./lib.ts";
 import { formatSplit, profileGoSplit } from "./go-split.ts";
 
 const fixture = fileURLToPath(new URL("../test/go/fixtures/clientgo", import.meta.url));
@@ -30,27 +29,7 @@ const repoDir = fileURLToPath(new URL("../", import.meta.url));
 const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
 
 /** The fixture's controller on settle's runtime: each parent ConfigMap gets its child labelled child-of. */
-function runtimeOperator(): ActorDefinition {
-  const controller = defineController<KubeObject>({
-    name: "children",
-    for: configMapKind,
-    async reconcile(parent, ctx) {
-      if (parent.metadata.labels?.role !== "parent") return Action.awaitChange();
-      const name = `${parent.metadata.name!}-child`;
-      try {
-        await ctx.client.get({ ...configMapKind, namespace: "default", name });
-        return Action.awaitChange();
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
-      await ctx.client.create({ object: { ...configMapKind, metadata: { name, namespace: "default", labels: { "child-of": parent.metadata.name! } } } });
-      return Action.awaitChange();
-    },
-  });
-  return defineActor({ name: "op", async start(ctx) {
-    await runController(controller, { client: ctx.client, clock: ctx.clock, log: ctx.log }).done;
-  } });
-}
+const runtimeOperator = () => childrenOperator((parent) => ({ metadata: { labels: { "child-of": parent.metadata.name! } } }));
 
 /** The user of both operators: five parents a second apart. */
 const user = () => parentsUser((i) => ({ ...configMapKind, metadata: { name: `p${i}`, namespace: "default", labels: { role: "parent" } } }));

@@ -5,7 +5,7 @@
 import { spawn } from "node:child_process";
 import { explore } from "../src/explore/explore.ts";
 import { defaultFaultBudget, type Scenario } from "../src/explore/scenario.ts";
-import type { KubeObject } from "../src/runtime/index.ts";
+import { Action, defineController, isNotFound, runController, type KubeObject } from "../src/runtime/index.ts";
 import { createSimulation, defineActor, randomStrategy, type ActorDefinition } from "../src/sim/index.ts";
 
 export const nowMs = (): number => performance.now();
@@ -119,4 +119,33 @@ export async function besideBurner<T>(work: () => Promise<T>): Promise<T> {
   } finally {
     burner.kill();
   }
+}
+
+/**
+ * The benchmarks' reference operator on settle's runtime: each parent ConfigMap (label role=parent) gets its child
+ * `<parent>-child`, made by `child` from the parent; `resyncMs` as the Go or Node operator it is measured against has.
+ */
+export function childrenOperator(child: (parent: KubeObject) => { metadata: KubeObject["metadata"]; data?: Record<string, string> }, resyncMs?: number): ActorDefinition {
+  const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
+  const controller = defineController<KubeObject>({
+    name: "children",
+    for: configMapKind,
+    ...(resyncMs === undefined ? {} : { resyncMs }),
+    async reconcile(parent, ctx) {
+      if (parent.metadata.labels?.role !== "parent") return Action.awaitChange();
+      const name = `${parent.metadata.name!}-child`;
+      try {
+        await ctx.client.get({ ...configMapKind, namespace: "default", name });
+        return Action.awaitChange();
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      const made = child(parent);
+      await ctx.client.create({ object: { ...configMapKind, ...made, metadata: { name, namespace: "default", ...made.metadata } } });
+      return Action.awaitChange();
+    },
+  });
+  return defineActor({ name: "op", async start(ctx) {
+    await runController(controller, { client: ctx.client, clock: ctx.clock, log: ctx.log }).done;
+  } });
 }

@@ -10,7 +10,6 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
-import { Action, defineController, isNotFound, runController, type KubeObject } from "../src/runtime/index.ts";
 import { createSimulation, defineActor, type ActorDefinition } from "../src/sim/index.ts";
 import { explore } from "../src/explore/explore.ts";
 import { moduleActor } from "../src/module/actor.ts";
@@ -20,34 +19,13 @@ import { loadYamlExplore } from "../src/explore/yaml.ts";
 import { loadYamlScenario } from "../src/scenario-yaml/load.ts";
 import { quietly } from "../test/module/quietly.ts";
 import { profileCpuSplit, type CpuSplit } from "./module-split.ts";
-import { compareRates, parentsUser, stepsAndCpu } from "./lib.ts";
+import { childrenOperator, compareRates, parentsUser, stepsAndCpu } from "./lib.ts";
 
 const operator = fileURLToPath(new URL("../test/module/fixtures/client-node-operator.mjs", import.meta.url));
 const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
 
-/** The fixture operator's level variant, on settle's runtime: each parent ConfigMap gets its child. */
-function runtimeOperator(): ActorDefinition {
-  const controller = defineController<KubeObject>({
-    name: "children",
-    for: configMapKind,
-    resyncMs: 30_000,
-    async reconcile(parent, ctx) {
-      if (parent.metadata.labels?.role !== "parent") return Action.awaitChange();
-      const name = `${parent.metadata.name!}-child`;
-      try {
-        await ctx.client.get({ ...configMapKind, namespace: "default", name });
-        return Action.awaitChange();
-      } catch (error) {
-        if (!isNotFound(error)) throw error;
-      }
-      await ctx.client.create({ object: { ...configMapKind, metadata: { name, namespace: "default" }, data: (parent as { data?: Record<string, string> }).data ?? {} } });
-      return Action.awaitChange();
-    },
-  });
-  return defineActor({ name: "op", async start(ctx) {
-    await runController(controller, { client: ctx.client, clock: ctx.clock, log: ctx.log }).done;
-  } });
-}
+/** The fixture operator's level variant, on settle's runtime: each parent ConfigMap gets its child, a copy of its data. */
+const runtimeOperator = () => childrenOperator((parent) => ({ metadata: {}, data: (parent as { data?: Record<string, string> }).data ?? {} }), 30_000);
 
 /** The user of both operators: five parents a second apart, each with data the child copies. */
 const user = () => parentsUser((i) => ({ ...configMapKind, metadata: { name: `p${i}`, namespace: "default", labels: { role: "parent" } }, data: { i: String(i) } }));
