@@ -32,7 +32,7 @@ const configMapKind = { apiVersion: "v1", kind: "ConfigMap" };
 const runtimeOperator = () => childrenOperator((parent) => ({ metadata: { labels: { "child-of": parent.metadata.name! } } }));
 
 /** The user of both operators: five parents a second apart. */
-const user = () => parentsUser((i) => ({ ...configMapKind, metadata: { name: `p${i}`, namespace: "default", labels: { role: "parent" } } }));
+const user = (count = 5) => parentsUser((i) => ({ ...configMapKind, metadata: { name: `p${i}`, namespace: "default", labels: { role: "parent" } } }), count);
 
 const goOperator = () => goActor({ name: "op", dir: fixture })[0]!;
 
@@ -105,6 +105,12 @@ export async function benchGo(): Promise<Record<string, string | number>> {
   figures["steps/CPU-s, client-go controller (seeds 1-30, default faults)"] = `${rates.go.rate.toFixed(0)} (${rates.go.cpuMsPerRun.toFixed(0)} CPU ms a run)`;
   figures["steps/CPU-s, the same operator on settle's runtime"] = `${rates.runtime.rate.toFixed(0)} (${rates.runtime.cpuMsPerRun.toFixed(1)} CPU ms a run)`;
   figures["ratio go / runtime (target >= 0.1)"] = (rates.go.rate / rates.runtime.rate).toFixed(3);
+  // The same comparison with ten times the parents in the same five seconds: an incarnation's start weighs on ten
+  // times the steps, so the ratio tends to what a step costs each (the steady state).
+  const busy = () => user(50);
+  await compareRates({ runtime: runtimeOperator, go: goOperator }, busy, 2, 2);
+  const steady = await compareRates({ runtime: runtimeOperator, go: goOperator }, busy, 10, 2);
+  figures["steps/CPU-s with 50 parents in 5 s (seeds 1-10): go / runtime, ratio"] = `${steady.go.rate.toFixed(0)} / ${steady.runtime.rate.toFixed(0)} (${steady.go.cpuMsPerRun.toFixed(0)} / ${steady.runtime.cpuMsPerRun.toFixed(1)} CPU ms a run), ${(steady.go.rate / steady.runtime.rate).toFixed(3)}`;
   const split = await profileGoSplit(async () => void (await stepsAndCpu(goOperator, user, 1, 20)));
   figures["where a Go run's CPU goes (profiled, seeds 1-20)"] = formatSplit(split);
   const scenarioPath = join(fixture, "scenario.yaml");

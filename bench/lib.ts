@@ -57,11 +57,14 @@ export async function runsPerSecond(scenario: Scenario, scenarioPath: string, va
   return { runsPerSec: result.runs / seconds, findings: result.findings.length, stepsPerRun: result.steps / result.runs, seconds };
 }
 
-/** A user creating five parent ConfigMaps a second apart: the workload the operator benchmarks share. */
-export function parentsUser(parent: (i: number) => KubeObject): ActorDefinition {
+/**
+ * A user creating `count` parent ConfigMaps over five seconds (by default five, a second apart): the workload the
+ * operator benchmarks share.
+ */
+export function parentsUser(parent: (i: number) => KubeObject, count = 5): ActorDefinition {
   return defineActor({ name: "user", faultable: false, crashable: false, async start(ctx) {
-    for (let i = 0; i < 5; i++) {
-      await ctx.clock.sleep(1000);
+    for (let i = 0; i < count; i++) {
+      await ctx.clock.sleep(5000 / count);
       await ctx.client.create({ object: parent(i) });
     }
   } });
