@@ -135,3 +135,21 @@ test("a budget with clockSkewMs draws at most one skew per run from a stream of 
   assert.ok(skews > 10 && skews < 30, `about one run in two draws a skew (${skews} of 40)`);
   assert.ok((kinds.get("ahead") ?? 0) > 0 && (kinds.get("behind") ?? 0) > 0);
 });
+
+test("a clock set to true, at once or after a skew, reads true and counts as skewed no more: setting it again changes nothing", async () => {
+  const s = world();
+  const readings: Reading[] = [];
+  s.addActor(reader("a", readings));
+  const faults: PlannedFault[] = [
+    { atStep: 0, kind: "clock-skew", target: "a", offsetMs: 0 },
+    { atStep: 0, kind: "clock-skew", target: "a", offsetMs: 0 },
+    { atStep: 0, kind: "clock-skew", target: "a", offsetMs: 3000 },
+    { atStep: 0, kind: "clock-skew", target: "a", offsetMs: 0 },
+    { atStep: 0, kind: "clock-skew", target: "a", offsetMs: 0 },
+  ];
+  const run = await s.run({ strategy: fifoStrategy(), faults, untilMs: s.clock.now() + 2000 });
+  assert.equal(run.status, "until", run.message);
+  const results = run.trace.filter((r) => r.kind === "fault").map((r) => r.result);
+  assert.deepEqual(results, ["wall clock true", "wall clock true", "wall clock 3 s ahead", "wall clock true", "wall clock true"]);
+  assert.ok(readings.length === 2 && readings.every((r) => r.wall === r.monotonic && r.date === r.monotonic), JSON.stringify(readings));
+});

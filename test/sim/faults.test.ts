@@ -47,6 +47,69 @@ test("a crash drops the actor's pending work but keeps its applied writes, and t
   assert.equal(s.view().get({ ...counterRef, name: "after-0" }), undefined);
 });
 
+test("a crash withdraws only its own actor's ready steps: another actor's request in the same ready list still runs", async () => {
+  const s = sim();
+  for (const name of ["a", "b"]) {
+    s.addActor(
+      defineActor({
+        name,
+        async start(ctx) {
+          await ctx.client.create({ object: { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name } } });
+          await ctx.clock.sleep(60_000);
+        },
+      }),
+    );
+  }
+  // Steps under FIFO: 0 start a, 1 start b; before step 2 both create requests are ready, and a crashes.
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 2, kind: "crash", target: "a" }], untilMs: s.clock.now() + 500 });
+  assert.equal(run.status, "until", run.message);
+  const crash = firstIndex(run.trace, (r) => r.kind === "fault");
+  assert.deepEqual(
+    run.trace.slice(crash + 1, crash + 3).map((r) => [r.actor, r.kind, r.label]),
+    [
+      ["b", "request", "create ConfigMap ns/b"],
+      ["b", "response", "create ConfigMap ns/b"],
+    ],
+  );
+  assert.notEqual(s.view().get({ ...counterRef, name: "b" }), undefined, "b's create was applied");
+  assert.equal(s.view().get({ ...counterRef, name: "a" }), undefined, "a's create was withdrawn");
+});
+
+test("a fault armed for an actor's next request fails its watch request: a failure code, or a lost response", async () => {
+  const watchOpened = async (fault: Record<string, string | number> | undefined) => {
+    const s = sim();
+    let seen = "no event";
+    s.addActor(
+      defineActor({
+        name: "w",
+        async start(ctx) {
+          try {
+            for await (const event of ctx.client.watch({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns" })) {
+              seen = `${event.type} ${event.object.metadata.name}`;
+              break;
+            }
+          } catch (error) {
+            seen = isApiError(error) ? `${error.code} ${error.reason}` : String(error);
+          }
+        },
+      }),
+    );
+    // Step 0 starts w, which asks for the watch; the fault is armed before step 1, the watch request.
+    const faults = fault === undefined ? [] : [{ atStep: 1, target: "w", kind: "fail-request", ...fault }];
+    const run = await s.run({ strategy: fifoStrategy(), faults });
+    assert.equal(run.status, "idle", run.message);
+    const request = run.trace.find((r) => r.kind === "request" && r.verb === "watch")!;
+    return { seen, result: request.result };
+  };
+  assert.deepEqual(await watchOpened(undefined), { seen: "ADDED counter", result: "ok" });
+  const failed = await watchOpened({ code: 429 });
+  assert.equal(failed.seen, "429 TooManyRequests");
+  assert.match(failed.result, /^429 .*\(injected\)$/);
+  const lost = await watchOpened({ kind: "lost-response" });
+  assert.equal(lost.seen, "504 Timeout");
+  assert.match(lost.result, /^504 .*\(injected\)$/);
+});
+
 test("a crash hook changes external state, which survives the crash", async () => {
   const s = sim();
   s.defineExternal("host", { booted: "v1", staged: "v2" });
@@ -304,15 +367,17 @@ test("a per-kind time travel serves only that kind's first cached read at the ol
         },
       }),
     );
-    await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "crash", target: "reader", relistAtRevision: before, ...fault }] });
-    return { seen, before, latest: s.store.revision };
+    const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "crash", target: "reader", relistAtRevision: before, ...fault }] });
+    return { seen, before, latest: s.store.revision, result: run.trace.find((r) => r.kind === "fault")!.result };
   };
   const perKind = await revisionsOf({ relistKind: "ConfigMap" });
   assert.deepEqual(perKind.seen, [`Secret@${perKind.latest}`, `ConfigMap@${perKind.before}`, `ConfigMap@${perKind.latest}`]);
+  assert.equal(perKind.result, `crashed, restart in 1000ms, first cached read of ConfigMap at revision ${perKind.before}`);
   // Without a kind, the first cached read of any kind travels (the Secret list here): the time travel of every run
   // planned before per-kind time travel existed, unchanged.
   const anyKind = await revisionsOf({});
   assert.deepEqual(anyKind.seen, [`Secret@${anyKind.before}`, `ConfigMap@${anyKind.latest}`, `ConfigMap@${anyKind.latest}`]);
+  assert.equal(anyKind.result, `crashed, restart in 1000ms, first cached read at revision ${anyKind.before}`);
 });
 
 test("after a per-kind stale list, the watch from its revision is held for relistCatchUpMs: the same lagging cache serves it", async () => {

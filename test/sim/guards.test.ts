@@ -46,6 +46,18 @@ test("an actor whose start throws is an actor error with the message", async () 
   assert.equal(run.message, "actor broken failed: boom");
 });
 
+test("a start that throws before it returns a promise, or rejects with nothing, is an actor error too", async () => {
+  const failure = async (start: () => Promise<void>) => {
+    const s = make();
+    s.addActor(defineActor({ name: "broken", start }));
+    const run = await s.run({ strategy: fifoStrategy() });
+    return [run.status, run.actor, run.message];
+  };
+  assert.deepEqual(await failure(() => { throw new Error("boom"); }), ["actor-error", "broken", "actor broken failed: boom"]);
+  assert.deepEqual(await failure(() => { throw undefined; }), ["actor-error", "broken", "actor broken failed: threw"]);
+  assert.deepEqual(await failure(() => Promise.reject(undefined)), ["actor-error", "broken", "actor broken failed: rejected"]);
+});
+
 test("an unhandled rejection in an actor's background task is an actor error", async () => {
   const s = make();
   s.addActor(

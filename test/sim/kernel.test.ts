@@ -1,8 +1,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ProcessExit } from "../../src/api/exit.ts";
-import { createSimulation, defineActor, fifoStrategy, type PlannedFault, type Simulation } from "../../src/sim/index.ts";
-import { initialLife, stepLife, type Life, type LifeInput } from "../../src/sim/lifecycle.ts";
+import type { KubeObject } from "../../src/api/object.ts";
+import { createSimulation, defineActor, fifoStrategy, type PlannedFault, type ReadyStep, type Simulation } from "../../src/sim/index.ts";
+import { initialLife, statusWord, stepLife, type Life, type LifeInput } from "../../src/sim/lifecycle.ts";
 
 const make = (seed = 1): Simulation => {
   const s = createSimulation({ seed });
@@ -35,8 +36,19 @@ test("every transition the machine does not allow fails its named assertion", ()
     [{ phase: "running", incarnation: 0, pausedUntil: 0 }, { type: "start" }, /starts for the first time from waiting/],
     [{ phase: "running", incarnation: 0, pausedUntil: 0 }, { type: "resume" }, /only a paused actor resumes/],
     [{ phase: "crashed", incarnation: 2, pausedUntil: 0 }, { type: "crash" }, /only a live actor crashes or exits/],
+    [{ phase: "running", incarnation: 0, pausedUntil: 0 }, { type: "pause", untilMs: Infinity }, /a pause ends at a finite time/],
   ];
   for (const [life, input, message] of cases) assert.throws(() => stepLife(life, input), message, `${life.phase} + ${input.type}`);
+});
+
+test("the status word of a life is what a skipped fault says: waiting before the first start, down while crashed, running otherwise", () => {
+  const running: Life = stepLife(initialLife, { type: "start" });
+  const done = stepLife(running, { type: "settled" });
+  const crashed = stepLife(done, { type: "crash" });
+  assert.deepEqual(
+    [initialLife, running, done, crashed, stepLife(crashed, { type: "restart" })].map(statusWord),
+    ["waiting", "running", "running", "down", "running"],
+  );
 });
 
 test("an actor whose code exits with ProcessExit is restarted after its delay as the next incarnation", async () => {
@@ -169,4 +181,199 @@ test("while an actor is paused the strategy sees every other ready step in ready
   });
   assert.equal(run.status, "idle");
   assert.ok(compared > 40 && withoutPaused > 0, "the pause held steps of b back while others ran");
+});
+
+test("the trace tells an actor's life in the words replay files keep: started, fired, crashed, restart, paused, skipped: down", async () => {
+  const s = make();
+  s.addActor(
+    defineActor({
+      name: "w",
+      restartDelayMs: 100,
+      async start(ctx) {
+        await ctx.clock.sleep(10);
+        await ctx.clock.sleep(1000);
+      },
+    }),
+  );
+  // Steps under FIFO: 0 start, 1 the 10 ms sleep; the crash comes before step 2, the restart is step 2, its sleep step 3.
+  const faults: PlannedFault[] = [
+    { atStep: 2, kind: "crash", target: "w" },
+    { atStep: 2, kind: "pause", target: "w", durationMs: 50 },
+    { atStep: 4, kind: "pause", target: "w", durationMs: 50 },
+  ];
+  const run = await s.run({ strategy: fifoStrategy(), faults });
+  assert.equal(run.status, "idle", run.message);
+  // A restart runs as its timer's step, so its record says the timer's "fired"; the restart fact is what marks it.
+  const told = run.trace.slice(0, 7).map((r) => [r.step, r.kind, r.label, r.result, r.restart]);
+  assert.deepEqual(told, [
+    [0, "start", "start w", "started", undefined],
+    [1, "timer", "sleep 10ms", "fired", undefined],
+    [2, "fault", "crash w", "crashed, restart in 100ms", undefined],
+    [2, "fault", "pause w durationMs=50", "skipped: down", undefined],
+    [2, "start", "restart w", "fired", true],
+    [3, "timer", "sleep 10ms", "fired", undefined],
+    [4, "fault", "pause w durationMs=50", "paused until +50ms", undefined],
+  ]);
+});
+
+test("a simulation refuses bad kernel options and a second actor of one name, saying what is wrong", () => {
+  const refused: Array<[Parameters<typeof createSimulation>[0], RegExp]> = [
+    [{ watchQueueMax: 0 }, /watchQueueMax is positive/],
+    [{ readyStepsMax: 0 }, /readyStepsMax is positive/],
+    [{ requestLatencyMs: [1.5, 2] }, /requestLatencyMs is \[min, max\] in whole ms, 0 <= min <= max/],
+    [{ requestLatencyMs: [-1, 5] }, /requestLatencyMs is \[min, max\] in whole ms, 0 <= min <= max/],
+    [{ requestLatencyMs: [0, 2.5] }, /requestLatencyMs is \[min, max\] in whole ms, 0 <= min <= max/],
+    [{ requestLatencyMs: [5, 2] }, /requestLatencyMs is \[min, max\] in whole ms, 0 <= min <= max/],
+  ];
+  for (const [options, message] of refused) assert.throws(() => createSimulation(options), message, JSON.stringify(options));
+  assert.doesNotThrow(() => createSimulation({ watchQueueMax: 1, readyStepsMax: 1, requestLatencyMs: [3, 3] }));
+  const s = make();
+  s.addActor(defineActor({ name: "twin", async start() {} }));
+  assert.throws(() => s.addActor(defineActor({ name: "twin", async start() {} })), /actor "twin" is added once/);
+});
+
+test("code of a crashed incarnation that wakes up after the restart is ignored: its logs are dropped and its failure ends nothing", async () => {
+  const s = make();
+  // A promise from outside the actor's simulation objects, resolved later by another actor's step: the only way old
+  // code runs again once its incarnation's timers, steps and watches have vanished.
+  let wake = () => {};
+  const woken = new Promise<void>((resolve) => (wake = resolve));
+  s.addActor(
+    defineActor({
+      name: "a",
+      restartDelayMs: 100,
+      async start(ctx) {
+        if (ctx.incarnation > 0) return ctx.clock.sleep(10_000);
+        // The nap keeps the incarnation busy in the simulation while it waits on the promise.
+        void ctx.clock.sleep(60_000);
+        await woken;
+        ctx.log("zombie woke");
+        throw new Error("zombie failed");
+      },
+    }),
+  );
+  s.addActor(
+    defineActor({
+      name: "b",
+      async start(ctx) {
+        await ctx.clock.sleep(500);
+        wake();
+      },
+    }),
+  );
+  // Steps under FIFO: 0 start a, 1 start b; the crash before step 2; a restarts at +100 ms, b wakes a's old code at +500 ms.
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 2, kind: "crash", target: "a" }] });
+  assert.equal(run.status, "idle", run.message);
+  const wokeAt = run.trace.find((r) => r.actor === "b" && r.kind === "timer")!;
+  const restart = run.trace.find((r) => r.restart === true)!;
+  assert.ok(restart.step < wokeAt.step, "a's new incarnation runs when the old code wakes");
+  assert.ok(!run.trace.some((r) => r.kind === "log"), "the old incarnation's log line is dropped");
+});
+
+test("request latencies are drawn per actor incarnation: within the range, varying request to request, different per actor and per incarnation, and an incarnation's draws do not depend on the one before", async () => {
+  const range = [1, 1000] as const;
+  /** Latencies each incarnation of "a" (and "b", when added) saw; incarnation 0 of "a" makes `firstRequests` requests, then exits. */
+  const latencies = async (firstRequests: number, withB: boolean) => {
+    const s = createSimulation({ seed: 9, requestLatencyMs: range });
+    s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+    const seen = new Map<string, number[]>();
+    const getter = (name: string) =>
+      defineActor({
+        name,
+        restartDelayMs: 100,
+        async start(ctx) {
+          const mine: number[] = [];
+          seen.set(`${name}/${ctx.incarnation}`, mine);
+          const requests = name === "a" && ctx.incarnation === 0 ? firstRequests : 5;
+          for (let i = 0; i < requests; i++) {
+            const sentMs = ctx.clock.now();
+            await ctx.client.get({ apiVersion: "v1", kind: "Namespace", name: "ns" });
+            mine.push(ctx.clock.now() - sentMs);
+          }
+          if (name === "a" && ctx.incarnation === 0) throw new ProcessExit("again", 1);
+        },
+      });
+    s.addActor(getter("a"));
+    if (withB) s.addActor(getter("b"));
+    const run = await s.run({ strategy: fifoStrategy() });
+    assert.equal(run.status, "idle", run.message);
+    return seen;
+  };
+  const one = await latencies(1, true);
+  const three = await latencies(3, true);
+  const alone = await latencies(3, false);
+  const all = [...three.values()].flat();
+  assert.ok(all.every((ms) => ms >= range[0] && ms <= range[1]), all.join(", "));
+  for (const [incarnation, drawn] of three) assert.ok(new Set(drawn).size > 1, `requests of ${incarnation} draw anew: ${drawn.join(", ")}`);
+  assert.notDeepEqual(three.get("a/0"), three.get("b/0")!.slice(0, 3), "another actor has a stream of its own");
+  assert.notDeepEqual(three.get("a/1"), three.get("b/0"), "another actor has a stream of its own");
+  assert.notDeepEqual(three.get("a/0"), three.get("a/1")!.slice(0, 3), "a restart starts a stream of its own");
+  assert.deepEqual(one.get("a/1"), three.get("a/1"), "the restarted incarnation's latencies do not depend on what the first drew");
+  assert.deepEqual(alone.get("a/0"), three.get("a/0"), "one actor's latencies do not depend on another's requests");
+  assert.deepEqual(alone.get("a/1"), three.get("a/1"), "one actor's latencies do not depend on another's requests");
+});
+
+test("a timer cancelled after it came due, by a timer due at the same time, is withdrawn and never fires", async () => {
+  const s = make();
+  const fired: string[] = [];
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        const second = { cancel: () => {} };
+        ctx.clock.setTimer(100, () => {
+          fired.push("first");
+          second.cancel();
+        });
+        second.cancel = ctx.clock.setTimer(100, () => fired.push("second")).cancel;
+        await ctx.clock.sleep(200);
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy() });
+  assert.equal(run.status, "idle", run.message);
+  assert.deepEqual(fired, ["first"]);
+  assert.deepEqual(
+    run.trace.map((r) => r.label),
+    ["start w", "timer 100ms", "sleep 200ms"],
+  );
+});
+
+test("a write that leaves garbage is followed by a garbage collection step: a deleted owner's dependent goes", async () => {
+  const s = make();
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        const owner = await ctx.client.create<KubeObject>({ object: { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "owner" } } });
+        const ownerReferences = [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid! }];
+        await ctx.client.create({ object: { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "dependent", ownerReferences } } });
+        await ctx.client.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "owner" });
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy() });
+  assert.equal(run.status, "idle", run.message);
+  const gc = run.trace.filter((r) => r.kind === "gc");
+  assert.ok(gc.length > 0 && gc.every((r) => r.actor === "gc" && r.label === "collect garbage"), JSON.stringify(gc));
+  assert.equal(s.view().get({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "dependent" }), undefined);
+});
+
+test("ready steps carry their origin only when the simulation keeps origins: the step that made them, as its how-manieth", async () => {
+  const originsSeen = async (stepOrigins: boolean | undefined) => {
+    const s = createSimulation({ seed: 1, ...(stepOrigins === undefined ? {} : { stepOrigins }) });
+    s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+    s.addActor(defineActor({ name: "w", start: (ctx) => ctx.client.get({ apiVersion: "v1", kind: "Namespace", name: "ns" }).then(() => {}) }));
+    const seen: Array<ReadyStep["origin"]> = [];
+    const strategy = { name: "recording", next: (ready: readonly ReadyStep[]) => (seen.push(ready[0]!.origin), 0) };
+    await s.run({ strategy });
+    return seen;
+  };
+  assert.deepEqual(await originsSeen(undefined), [undefined, undefined, undefined]);
+  assert.deepEqual(await originsSeen(false), [undefined, undefined, undefined]);
+  const [start, request, response] = await originsSeen(true);
+  assert.ok(start !== undefined && start.parent === undefined, "the start is made outside any step");
+  assert.deepEqual([request?.parent, request?.index], [start, 0], "the request is the first thing the start step made");
+  // With no latency the response is enqueued at once, not set as a timer: it counts among the steps made directly.
+  assert.deepEqual([response?.parent, response?.index], [request, 0], "the response is the first thing its request step made");
 });
