@@ -39,6 +39,9 @@ test("a dot segment is refused where it stands: 400 by name for an item, 404 any
   assert.equal(routeOf("/api/v1/namespaces/.."), invalidName("..", "may not be '..'"));
   assert.equal(routeOf("/api/v1/namespaces/../status"), invalidName("..", "may not be '..'"));
   assert.equal(routeOf("/api/v1/namespaces/d/pods/a%25b/status"), invalidName("a%b", "may not contain '%'"));
+  // The same under a named group: an item's name is refused by name there too, not as a path nobody serves.
+  assert.equal(routeOf("/apis/apps/v1/namespaces/d/deployments/.."), invalidName("..", "may not be '..'"));
+  assert.equal(routeOf("/apis/example.com/v1/widgets/%2e"), invalidName(".", "may not be '.'"));
   const notFound = "error 404: the server could not find the requested resource";
   for (const path of [
     "/api/v1/namespaces/d/configmaps/x/..",
@@ -96,6 +99,9 @@ test("every path kube-apiserver serves parses to its route, and a near miss is a
     ["/api/v1/namespaces/d", resource({ plural: "namespaces", name: "d" })],
     ["/api/v1/namespaces/d/status", resource({ plural: "namespaces", name: "d", subresource: "status" })],
     ["/api/v1/namespaces/d/finalize", resource({ plural: "namespaces", name: "d", subresource: "finalize" })],
+    // Past a namespace's own subresource, the path reads as a namespaced collection of that name (none is served).
+    ["/api/v1/namespaces/d/status/x", resource({ plural: "status", namespace: "d", name: "x" })],
+    ["/api/v1/namespaces/d/finalize/x/y", resource({ plural: "finalize", namespace: "d", name: "x", subresource: "y" })],
     ["/api/v1/namespaces/d/pods", resource({ plural: "pods", namespace: "d" })],
     ["/api/v1/namespaces/d/pods/p/log", resource({ plural: "pods", namespace: "d", name: "p", subresource: "log" })],
     ["/api/v1/watch/pods", resource({ plural: "pods", watchPath: true })],
