@@ -1,8 +1,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { Informer } from "../../src/runtime/informer.ts";
-import { backoffDefaults, step } from "../../src/runtime/informer-state.ts";
-import type { InformerState } from "../../src/runtime/informer-state.ts";
+import { backoffDefaults, backoffDelayMs, step } from "../../src/runtime/informer-state.ts";
+import type { InformerInput, InformerState } from "../../src/runtime/informer-state.ts";
 import { internalError } from "../../src/api/errors.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import { FakeClient } from "./fake-client.ts";
@@ -124,6 +124,44 @@ test("the state machine resumes a normally closed watch from the last revision a
     s = n.state;
   }
   assert.deepEqual(effects, ["watch", "watch", "sleep"]);
+});
+
+test("the state machine counts the events of the current watch and starts over at 0 on the next watch", () => {
+  let state: InformerState = { phase: "Watching", revision: "5", failures: 0, eventsSeen: 0, idleCloses: 0 };
+  const counts: number[] = [];
+  for (const revision of ["6", "7", "8"]) {
+    state = step(state, { type: "event", revision }).state;
+    if (state.phase === "Watching") counts.push(state.eventsSeen);
+  }
+  assert.deepEqual(counts, [1, 2, 3]);
+  const next = step(state, { type: "watchClosed" }).state;
+  assert.ok(next.phase === "Watching" && next.eventsSeen === 0 && next.revision === "8", "a new watch from revision 8 has seen no event yet");
+});
+
+test("the state machine refuses an input its phase does not expect, naming the rule the driver broke", () => {
+  const cases: Array<{ state: InformerState; input: InformerInput; rule: RegExp }> = [
+    { state: { phase: "Empty" }, input: { type: "listed", revision: "1" }, rule: /informer-starts-empty/ },
+    { state: { phase: "Listing", consistent: false, failures: 0 }, input: { type: "event", revision: "1" }, rule: /informer-listing-gets-list-result/ },
+    {
+      state: { phase: "Watching", revision: "1", failures: 0, eventsSeen: 0, idleCloses: 0 },
+      input: { type: "start" },
+      rule: /informer-input-start-not-expected-while-watching/,
+    },
+    {
+      state: { phase: "Backoff", failures: 1, resume: { to: "list", consistent: false }, delayMs: 800 },
+      input: { type: "start" },
+      rule: /informer-backoff-ends-by-timer/,
+    },
+    { state: { phase: "Stopped" }, input: { type: "start" }, rule: /informer-no-input-after-stop/ },
+  ];
+  for (const { state, input, rule } of cases) {
+    assert.throws(() => step(state, input), rule, `${input.type} in ${state.phase}`);
+  }
+});
+
+test("the backoff delay is defined from the first failure on", () => {
+  assert.equal(backoffDelayMs(1, backoffDefaults), backoffDefaults.initialBackoffMs);
+  assert.throws(() => backoffDelayMs(0, backoffDefaults), /backoff-after-a-failure/);
 });
 
 test("an informer lists at resourceVersion 0 and watches from the list's revision", async () => {

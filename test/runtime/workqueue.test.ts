@@ -271,3 +271,60 @@ test("the rate limiter refuses a base delay that is not positive and a cap below
   assert.throws(() => exponentialRateLimiter({ baseDelayMs: 10, maxDelayMs: 9 }), /rate-limiter-max-at-least-base/);
   assert.equal(exponentialRateLimiter<string>({ baseDelayMs: 10, maxDelayMs: 10 }).when("k"), 10, "a cap equal to the base is allowed");
 });
+
+test("a key added while two gets wait goes to the first get, and the second keeps waiting for the next key", async () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  const taken: Array<string | undefined> = [];
+  void queue.get().then((k) => taken.push(k));
+  void queue.get().then((k) => taken.push(k));
+  await settle(2);
+  queue.add("a");
+  await settle(2);
+  assert.deepEqual(taken, ["a"], "the second get is not woken with undefined while the queue runs");
+  // A get waiting on an empty queue is a legal state, not a broken invariant.
+  queue.checkInvariants();
+  queue.add("b");
+  await settle(2);
+  assert.deepEqual(taken, ["a", "b"]);
+});
+
+test("shutDownWithDrain with keys queued and none taken resolves only once each was handed out and done", async () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  queue.add("a");
+  queue.add("b");
+  let drained = false;
+  void queue.shutDownWithDrain().then(() => (drained = true));
+  await settle(2);
+  assert.equal(drained, false, "two keys are still queued");
+  assert.equal(await queue.get(), "a");
+  assert.equal(await queue.get(), "b");
+  queue.done("a");
+  await settle(2);
+  assert.equal(drained, false, "b is still processing");
+  queue.done("b");
+  await settle(2);
+  assert.equal(drained, true);
+});
+
+test("a queue that has handed out many keys keeps the order and the count of the rest", async () => {
+  // Enough keys that the queue's storage drops its consumed prefix (past 64 taken) while keys remain queued.
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  const keys = Array.from({ length: 150 }, (_, i) => `k${i}`);
+  for (const key of keys.slice(0, 100)) queue.add(key);
+  for (const [i, key] of keys.slice(0, 70).entries()) {
+    assert.equal(await queue.get(), key);
+    assert.equal(queue.len(), 99 - i);
+  }
+  for (const key of keys.slice(100)) queue.add(key);
+  assert.equal(queue.len(), 80);
+  for (const key of keys.slice(70)) assert.equal(await queue.get(), key);
+  assert.equal(queue.len(), 0);
+  queue.checkInvariants();
+});
+
+test("addAfter with a delay that is not a finite number is an assertion failure that names it", () => {
+  const queue = new WorkQueue<string>({ clock: new ManualClock() });
+  assert.throws(() => queue.addAfter("a", Number.NaN), /queue-delay-finite/);
+  assert.throws(() => queue.addAfter("a", Number.POSITIVE_INFINITY), /queue-delay-finite/);
+  assert.equal(queue.delayedLen(), 0);
+});
