@@ -377,3 +377,102 @@ test("ready steps carry their origin only when the simulation keeps origins: the
   // With no latency the response is enqueued at once, not set as a timer: it counts among the steps made directly.
   assert.deepEqual([response?.parent, response?.index], [request, 0], "the response is the first thing its request step made");
 });
+
+// kernel.ts lines 521-720 (mutation survivors)
+
+test("requests are numbered from 0 in the order they are made, and every step a strategy sees became ready after the ones before it", async () => {
+  const s = make();
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        const ns = { apiVersion: "v1", kind: "Namespace", name: "ns" };
+        await Promise.all([ctx.client.get(ns), ctx.client.get(ns)]);
+        await ctx.client.get(ns);
+      },
+    }),
+  );
+  const seqs: number[][] = [];
+  const strategy = { name: "recording", next: (ready: readonly ReadyStep[]) => (seqs.push(ready.map((step) => step.seq)), 0) };
+  const run = await s.run({ strategy });
+  assert.equal(run.status, "idle", run.message);
+  assert.deepEqual(
+    run.trace.filter((r) => r.kind === "request").map((r) => r.requestSeq),
+    [0, 1, 2],
+  );
+  assert.ok(
+    seqs.some((list) => list.length > 1) && seqs.every((list) => list.every((seq, i) => i === 0 || seq > list[i - 1]!)),
+    `ready lists in seq order: ${JSON.stringify(seqs)}`,
+  );
+});
+
+test("with latency, a response's origin is still the request step that made it, and one step's two requests are its first and second", async () => {
+  const s = createSimulation({ seed: 1, stepOrigins: true, requestLatencyMs: [5, 5] });
+  s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        const ns = { apiVersion: "v1", kind: "Namespace", name: "ns" };
+        await Promise.all([ctx.client.get(ns), ctx.client.get(ns)]);
+      },
+    }),
+  );
+  const seen = new Map<string, ReadyStep["origin"]>();
+  let chosen = 0;
+  const strategy = {
+    name: "recording",
+    next: (ready: readonly ReadyStep[]) => {
+      seen.set(`${chosen++} ${ready[0]!.kind}`, ready[0]!.origin);
+      return 0;
+    },
+  };
+  const run = await s.run({ strategy });
+  assert.equal(run.status, "idle", run.message);
+  const origins = [...seen.entries()];
+  assert.deepEqual(
+    origins.map(([key]) => key.split(" ")[1]),
+    ["start", "request", "request", "response", "response"],
+  );
+  const [, first] = origins[1]!;
+  const [, second] = origins[2]!;
+  assert.deepEqual([first?.index, second?.index], [0, 1], "the start step made two requests, in order");
+  const responses = origins.slice(3).map(([, origin]) => origin);
+  assert.deepEqual(
+    responses.map((origin) => [origin?.parent, origin?.readyMs]),
+    [
+      [first, first!.readyMs + 5],
+      [second, second!.readyMs + 5],
+    ],
+    "each response comes from its own request step, ready when its latency is over",
+  );
+});
+
+test("a run that makes more ready steps than readyStepsMax ends in a sim-error saying so; exactly the maximum runs", async () => {
+  const runWith = async (readyStepsMax: number) => {
+    const s = createSimulation({ seed: 1, readyStepsMax });
+    s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+    s.addActor(
+      defineActor({
+        name: "w",
+        async start(ctx) {
+          const ns = { apiVersion: "v1", kind: "Namespace", name: "ns" };
+          await Promise.all([ctx.client.get(ns), ctx.client.get(ns), ctx.client.get(ns)]);
+        },
+      }),
+    );
+    return s.run({ strategy: fifoStrategy() });
+  };
+  const over = await runWith(2);
+  assert.deepEqual([over.status, over.message], ["sim-error", "more than 2 ready steps"]);
+  const exact = await runWith(3);
+  assert.equal(exact.status, "idle", exact.message);
+});
+
+test("reading an external cell nobody defined, or defining one twice, fails naming the cell", () => {
+  const s = make();
+  s.defineExternal("registry", { tag: "v1" });
+  assert.deepEqual(s.view().external("registry"), { tag: "v1" });
+  assert.throws(() => s.view().external("missing"), /external "missing" is defined/);
+  assert.throws(() => s.defineExternal("registry", {}), /external "registry" is defined once/);
+});
