@@ -486,3 +486,39 @@ test("a drawn close-watch sometimes expires its watch (410), from a stream of it
   assert.ok(expiredSeeds > 0, "some seed draws an expired watch");
   assert.ok(plainSeeds > 0, "some seed draws a plain close");
 });
+
+// kernel.ts lines 521-720 (mutation survivors)
+test("the catch-up hold after a per-kind stale list is taken only by a watch of that kind from that revision", async () => {
+  const s = sim();
+  const before = s.store.revision;
+  s.store.update({ ...counter(1), metadata: { namespace: "ns", name: "counter" } });
+  const afterOne = s.store.revision;
+  s.store.update({ ...counter(2), metadata: { namespace: "ns", name: "counter" } });
+  s.store.create({ apiVersion: "v1", kind: "Secret", metadata: { namespace: "ns", name: "s" }, data: {} });
+  const waited: Record<string, number> = {};
+  s.addActor(
+    defineActor({
+      name: "reader",
+      async start(ctx) {
+        if (ctx.incarnation === 0) return ctx.clock.sleep(10);
+        const configMaps = { apiVersion: "v1", kind: "ConfigMap", namespace: "ns" };
+        const list = await ctx.client.list({ ...configMaps, resourceVersion: "0" });
+        assert.equal(list.metadata.resourceVersion, String(before), "the list is served at the armed revision");
+        const firstEvent = async (name: string, options: Parameters<typeof ctx.client.watch>[0]) => {
+          const from = ctx.clock.now();
+          for await (const _event of ctx.client.watch(options)) {
+            waited[name] = ctx.clock.now() - from;
+            break;
+          }
+        };
+        await firstEvent("other kind, same revision", { apiVersion: "v1", kind: "Secret", namespace: "ns", resourceVersion: String(before) });
+        await firstEvent("same kind, later revision", { ...configMaps, resourceVersion: String(afterOne) });
+        await firstEvent("same kind, same revision", { ...configMaps, resourceVersion: String(before) });
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "crash", target: "reader", relistAtRevision: before, relistKind: "ConfigMap", relistCatchUpMs: 3000 }] });
+  assert.equal(run.status, "idle", run.message);
+  const held = Object.fromEntries(Object.entries(waited).map(([name, ms]) => [name, ms >= 3000]));
+  assert.deepEqual(held, { "other kind, same revision": false, "same kind, later revision": false, "same kind, same revision": true }, JSON.stringify(waited));
+});
