@@ -476,3 +476,35 @@ test("reading an external cell nobody defined, or defining one twice, fails nami
   assert.throws(() => s.view().external("missing"), /external "missing" is defined/);
   assert.throws(() => s.defineExternal("registry", {}), /external "registry" is defined once/);
 });
+
+test("withdrawing a paused actor's due timer leaves every other actor's ready step eligible", async () => {
+  const s = make();
+  const shared = { cancel: () => {} };
+  s.addActor(
+    defineActor({
+      name: "p",
+      async start(ctx) {
+        shared.cancel = ctx.clock.setTimer(100, () => {}).cancel;
+        await ctx.clock.sleep(2000);
+      },
+    }),
+  );
+  s.addActor(
+    defineActor({
+      name: "q",
+      async start(ctx) {
+        await ctx.clock.sleep(150);
+        const read = ctx.client.get({ apiVersion: "v1", kind: "Namespace", name: "ns" });
+        // p is paused and its timer, due at 100 ms, waits in the ready list: cancelling it withdraws that step.
+        shared.cancel();
+        await read;
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 2, kind: "pause", target: "p", durationMs: 1000 }] });
+  assert.equal(run.status, "idle", run.message);
+  const start = run.trace[0]!.timeMs;
+  const at = (label: string) => run.trace.filter((r) => r.label.startsWith(label)).map((r) => `${r.kind} +${r.timeMs - start}`);
+  assert.deepEqual(at("get"), ["request +150", "response +150"], "q's read is not held back by p's pause");
+  assert.deepEqual(at("timer"), [], "the withdrawn timer never fires");
+});
