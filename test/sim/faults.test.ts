@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../src/api/object.ts";
 import { isApiError } from "../../src/api/errors.ts";
-import { createSimulation, defineActor, defineFaultKind, fifoStrategy, type TraceRecord } from "../../src/sim/index.ts";
+import { createSimulation, defineActor, defineFaultKind, fifoStrategy, type ReadyStep, type TraceRecord } from "../../src/sim/index.ts";
 import { counter, counterRef, smallWorld, writer } from "./world.ts";
 
 function sim(seed = 1) {
@@ -485,4 +485,25 @@ test("a drawn close-watch sometimes expires its watch (410), from a stream of it
   }
   assert.ok(expiredSeeds > 0, "some seed draws an expired watch");
   assert.ok(plainSeeds > 0, "some seed draws a plain close");
+});
+
+// kernel.ts lines 721-940 (mutation survivors)
+
+test("a delayed watch delivery still names the collection its watch follows, like an undelayed one", async () => {
+  const s = smallWorld({ seed: 4 });
+  const reference = await smallWorld({ seed: 4 }).run({ strategy: fifoStrategy() });
+  const firstEvent = reference.trace.find((r) => r.kind === "watch")!;
+  const collections: unknown[] = [];
+  const strategy = {
+    name: "recording",
+    next: (ready: readonly ReadyStep[]) => {
+      for (const step of ready) if (step.kind === "watch" && step.label.startsWith("watch carol/0/w0")) collections.push(step.collection);
+      return 0;
+    },
+  };
+  const run = await s.run({ strategy, faults: [{ atStep: firstEvent.step, kind: "delay-watch", target: "carol/0/w0", delayMs: 2500 }] });
+  assert.ok(run.trace.filter((r) => r.kind === "watch")[0]!.timeMs - firstEvent.timeMs === 2500, "the first delivery was delayed");
+  assert.ok(collections.length > 1, "the watch's deliveries were seen");
+  assert.ok(collections[0] !== undefined, "a delivery names its collection");
+  for (const collection of collections) assert.deepEqual(collection, collections[0]);
 });
