@@ -507,3 +507,23 @@ test("a delayed watch delivery still names the collection its watch follows, lik
   assert.ok(collections[0] !== undefined, "a delivery names its collection");
   for (const collection of collections) assert.deepEqual(collection, collections[0]);
 });
+
+test("a rejection a scenario fault leaves unhandled is blamed on the simulator, not on an actor", async () => {
+  const s = createSimulation({ seed: 1 });
+  s.addActor(defineActor({ name: "w", start: (ctx) => ctx.clock.sleep(10) }));
+  s.defineFaultKind(
+    defineFaultKind({
+      name: "careless",
+      targets: () => ["x"],
+      params: () => ({}),
+      apply: () => {
+        void Promise.reject(new Error("dropped by the fault"));
+        return "applied";
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "careless", target: "x" }] });
+  assert.equal(run.status, "actor-error");
+  assert.equal(run.actor, "sim");
+  assert.equal(run.message, "actor sim left a rejection unhandled: dropped by the fault");
+});

@@ -649,3 +649,35 @@ test("garbage collection is ready as soon as a write leaves garbage, and says so
     ["nothing"],
   );
 });
+
+test("a log line written between steps is recorded at once, ahead of the next step's record", async () => {
+  const s = make();
+  let w: ActorContext | undefined;
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        w = ctx;
+        await ctx.clock.sleep(10);
+      },
+    }),
+  );
+  // A strategy runs between steps: what it makes an actor write belongs to no step.
+  const strategy = {
+    name: "logging",
+    next: (_ready: readonly ReadyStep[], _rng: unknown, step: number) => {
+      if (step === 1) w!.log("between");
+      return 0;
+    },
+  };
+  const run = await s.run({ strategy });
+  assert.equal(run.status, "idle", run.message);
+  assert.deepEqual(
+    run.trace.map((r) => [r.step, r.kind, r.label]),
+    [
+      [0, "start", "start w"],
+      [1, "log", "between"],
+      [1, "timer", "sleep 10ms"],
+    ],
+  );
+});
