@@ -4,6 +4,8 @@ import { ProcessExit } from "../../src/api/exit.ts";
 import type { KubeObject } from "../../src/api/object.ts";
 import { createSimulation, defineActor, fifoStrategy, type ActorContext, type PlannedFault, type ReadyStep, type Simulation } from "../../src/sim/index.ts";
 import { timerIndexBase } from "../../src/sim/strategy.ts";
+import { internalError } from "../../src/api/errors.ts";
+import type { AdmissionRequest } from "../../src/store/types.ts";
 import { initialLife, statusWord, stepLife, type Life, type LifeInput } from "../../src/sim/lifecycle.ts";
 
 const make = (seed = 1): Simulation => {
@@ -680,4 +682,35 @@ test("a log line written between steps is recorded at once, ahead of the next st
       [1, "timer", "sleep 10ms"],
     ],
   );
+});
+
+test("a garbage collection that fails is tried again as the next step, though it changed nothing", async () => {
+  let refusals = 1;
+  const refuseOnce = {
+    name: "refuse-once",
+    validate: (request: AdmissionRequest) => {
+      if (request.operation === "DELETE" && request.oldObject?.metadata.name === "dependent" && refusals-- > 0) throw internalError("not now");
+    },
+  };
+  const s = createSimulation({ seed: 1, admission: [refuseOnce] });
+  s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        const owner = await ctx.client.create<KubeObject>(configMap("owner"));
+        await ctx.client.create(configMap("dependent", owner));
+        await ctx.client.delete(configMapRef("owner"));
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy() });
+  assert.equal(run.status, "idle", run.message);
+  const gc = run.trace.filter((r) => r.kind === "gc");
+  assert.deepEqual(
+    gc.map((r) => r.result),
+    ["gc: delete ConfigMap ns/dependent (its owners are gone): failed: not now", "gc: delete ConfigMap ns/dependent (its owners are gone)"],
+  );
+  assert.equal(gc[1]!.step, gc[0]!.step + 1);
+  assert.equal(s.view().get(configMapRef("dependent")), undefined);
 });
