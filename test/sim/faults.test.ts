@@ -527,3 +527,31 @@ test("a rejection a scenario fault leaves unhandled is blamed on the simulator, 
   assert.equal(run.actor, "sim");
   assert.equal(run.message, "actor sim left a rejection unhandled: dropped by the fault");
 });
+
+test("garbage a scenario fault leaves is collected, as garbage a step leaves is", async () => {
+  const s = createSimulation({ seed: 1 });
+  s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  const owner = s.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "owner" } });
+  const ownerReferences = [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid! }];
+  s.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "dependent", ownerReferences } });
+  // The actor only reads after the fault: no write of a step would make the collector look.
+  s.addActor(defineActor({ name: "w", start: (ctx) => ctx.clock.sleep(10).then(() => ctx.client.get(counterRef)).then(() => {}, () => {}) }));
+  s.defineFaultKind(
+    defineFaultKind({
+      name: "delete-owner",
+      targets: () => ["owner"],
+      params: () => ({}),
+      apply: (target) => {
+        target.store.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "owner" });
+        return "deleted";
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "delete-owner", target: "owner" }] });
+  assert.equal(run.status, "idle", run.message);
+  assert.deepEqual(
+    run.trace.filter((r) => r.kind === "gc").map((r) => r.result),
+    ["gc: delete ConfigMap ns/dependent (its owners are gone)"],
+  );
+  assert.equal(s.view().get({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "dependent" }), undefined);
+});
