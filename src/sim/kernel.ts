@@ -876,6 +876,8 @@ export class Kernel {
     if (this.origins) this.maker = { origin: { readyMs: this.clock.now(), parent: undefined, index: this.rootMaker.steps++ }, steps: 0, timers: 0 };
     const { actor, result, facts } = apply();
     await this.waits.released();
+    // A scenario fault may write the store (delete an owner, say): the collector notices that as it does any write.
+    if (this.store.revision !== revisionBefore) this.queueGc();
     this.record({ actor, kind: "fault", label, revisionBefore, revisionAfter: this.store.revision, result, ...facts });
     this.currentActor = undefined;
     this.maker = this.rootMaker;

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../src/api/object.ts";
 import { isApiError } from "../../src/api/errors.ts";
-import { createSimulation, defineActor, defineFaultKind, fifoStrategy, type TraceRecord } from "../../src/sim/index.ts";
+import { createSimulation, defineActor, defineFaultKind, fifoStrategy, type ReadyStep, type TraceRecord } from "../../src/sim/index.ts";
 import { counter, counterRef, smallWorld, writer } from "./world.ts";
 
 function sim(seed = 1) {
@@ -521,4 +521,73 @@ test("the catch-up hold after a per-kind stale list is taken only by a watch of 
   assert.equal(run.status, "idle", run.message);
   const held = Object.fromEntries(Object.entries(waited).map(([name, ms]) => [name, ms >= 3000]));
   assert.deepEqual(held, { "other kind, same revision": false, "same kind, later revision": false, "same kind, same revision": true }, JSON.stringify(waited));
+});
+
+// kernel.ts lines 721-940 (mutation survivors)
+
+test("a delayed watch delivery still names the collection its watch follows, like an undelayed one", async () => {
+  const s = smallWorld({ seed: 4 });
+  const reference = await smallWorld({ seed: 4 }).run({ strategy: fifoStrategy() });
+  const firstEvent = reference.trace.find((r) => r.kind === "watch")!;
+  const collections: unknown[] = [];
+  const strategy = {
+    name: "recording",
+    next: (ready: readonly ReadyStep[]) => {
+      for (const step of ready) if (step.kind === "watch" && step.label.startsWith("watch carol/0/w0")) collections.push(step.collection);
+      return 0;
+    },
+  };
+  const run = await s.run({ strategy, faults: [{ atStep: firstEvent.step, kind: "delay-watch", target: "carol/0/w0", delayMs: 2500 }] });
+  assert.ok(run.trace.filter((r) => r.kind === "watch")[0]!.timeMs - firstEvent.timeMs === 2500, "the first delivery was delayed");
+  assert.ok(collections.length > 1, "the watch's deliveries were seen");
+  assert.ok(collections[0] !== undefined, "a delivery names its collection");
+  for (const collection of collections) assert.deepEqual(collection, collections[0]);
+});
+
+test("a rejection a scenario fault leaves unhandled is blamed on the simulator, not on an actor", async () => {
+  const s = createSimulation({ seed: 1 });
+  s.addActor(defineActor({ name: "w", start: (ctx) => ctx.clock.sleep(10) }));
+  s.defineFaultKind(
+    defineFaultKind({
+      name: "careless",
+      targets: () => ["x"],
+      params: () => ({}),
+      apply: () => {
+        void Promise.reject(new Error("dropped by the fault"));
+        return "applied";
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "careless", target: "x" }] });
+  assert.equal(run.status, "actor-error");
+  assert.equal(run.actor, "sim");
+  assert.equal(run.message, "actor sim left a rejection unhandled: dropped by the fault");
+});
+
+test("garbage a scenario fault leaves is collected, as garbage a step leaves is", async () => {
+  const s = createSimulation({ seed: 1 });
+  s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  const owner = s.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "owner" } });
+  const ownerReferences = [{ apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata.uid! }];
+  s.store.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "ns", name: "dependent", ownerReferences } });
+  // The actor only reads after the fault: no write of a step would make the collector look.
+  s.addActor(defineActor({ name: "w", start: (ctx) => ctx.clock.sleep(10).then(() => ctx.client.get(counterRef)).then(() => {}, () => {}) }));
+  s.defineFaultKind(
+    defineFaultKind({
+      name: "delete-owner",
+      targets: () => ["owner"],
+      params: () => ({}),
+      apply: (target) => {
+        target.store.delete({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "owner" });
+        return "deleted";
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 1, kind: "delete-owner", target: "owner" }] });
+  assert.equal(run.status, "idle", run.message);
+  assert.deepEqual(
+    run.trace.filter((r) => r.kind === "gc").map((r) => r.result),
+    ["gc: delete ConfigMap ns/dependent (its owners are gone)"],
+  );
+  assert.equal(s.view().get({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name: "dependent" }), undefined);
 });

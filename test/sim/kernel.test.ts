@@ -2,7 +2,10 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ProcessExit } from "../../src/api/exit.ts";
 import type { KubeObject } from "../../src/api/object.ts";
-import { createSimulation, defineActor, fifoStrategy, type PlannedFault, type ReadyStep, type Simulation } from "../../src/sim/index.ts";
+import { createSimulation, defineActor, fifoStrategy, type ActorContext, type PlannedFault, type ReadyStep, type Simulation } from "../../src/sim/index.ts";
+import { timerIndexBase } from "../../src/sim/strategy.ts";
+import { internalError } from "../../src/api/errors.ts";
+import type { AdmissionRequest } from "../../src/store/types.ts";
 import { initialLife, statusWord, stepLife, type Life, type LifeInput } from "../../src/sim/lifecycle.ts";
 
 const make = (seed = 1): Simulation => {
@@ -507,4 +510,338 @@ test("withdrawing a paused actor's due timer leaves every other actor's ready st
   const at = (label: string) => run.trace.filter((r) => r.label.startsWith(label)).map((r) => `${r.kind} +${r.timeMs - start}`);
   assert.deepEqual(at("get"), ["request +150", "response +150"], "q's read is not held back by p's pause");
   assert.deepEqual(at("timer"), [], "the withdrawn timer never fires");
+});
+
+// kernel.ts lines 721-940 (mutation survivors)
+
+const namespaceNs = { apiVersion: "v1", kind: "Namespace", name: "ns" } as const;
+
+/** Records what each ready step's origin was the first time a strategy saw it, keyed by kind and label. */
+const originRecorder = () => {
+  const seen = new Map<string, ReadyStep["origin"]>();
+  const strategy = {
+    name: "recording",
+    next: (ready: readonly ReadyStep[]) => {
+      for (const step of ready) if (!seen.has(`${step.kind} ${step.label}`)) seen.set(`${step.kind} ${step.label}`, step.origin);
+      return 0;
+    },
+  };
+  return { seen, strategy };
+};
+
+test("timers and delayed responses carry their origin: ready when due, made by the step that set them, after what it enqueued, in the order set", async () => {
+  const originsOf = async (stepOrigins: boolean) => {
+    const s = createSimulation({ seed: 1, stepOrigins, requestLatencyMs: [5, 5] });
+    s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+    s.addActor(
+      defineActor({
+        name: "w",
+        async start(ctx) {
+          ctx.clock.setTimer(10, () => {});
+          ctx.clock.setTimer(20, () => {});
+          await ctx.client.get(namespaceNs);
+        },
+      }),
+    );
+    const epoch = s.clock.now();
+    const { seen, strategy } = originRecorder();
+    const run = await s.run({ strategy });
+    assert.equal(run.status, "idle", run.message);
+    return { seen, epoch };
+  };
+  const off = await originsOf(false);
+  assert.deepEqual([...off.seen.values()], [undefined, undefined, undefined, undefined, undefined], "no step has an origin unless asked");
+  const { seen, epoch } = await originsOf(true);
+  const start = seen.get("start start w");
+  const request = seen.get("request get Namespace ns");
+  assert.ok(start !== undefined && start.parent === undefined, "the start is made outside any step");
+  assert.deepEqual(request, { readyMs: epoch, parent: start, index: 0 }, "the request is the first step the start enqueued");
+  assert.deepEqual(seen.get("timer timer 10ms"), { readyMs: epoch + 10, parent: start, index: timerIndexBase }, "the first timer set");
+  assert.deepEqual(seen.get("timer timer 20ms"), { readyMs: epoch + 20, parent: start, index: timerIndexBase + 1 }, "the second timer set");
+  assert.deepEqual(seen.get("response get Namespace ns"), { readyMs: epoch + 5, parent: request, index: timerIndexBase }, "a delayed response is its request's first timer");
+});
+
+test("a fault's origin is made outside any step, after the set-up's and the earlier faults': a crash's restart is its first timer", async () => {
+  const s = createSimulation({ seed: 1, stepOrigins: true });
+  for (const name of ["a", "b"]) s.addActor(defineActor({ name, restartDelayMs: 100, start: (ctx) => ctx.clock.sleep(50) }));
+  const epoch = s.clock.now();
+  const { seen, strategy } = originRecorder();
+  const faults: PlannedFault[] = [
+    { atStep: 2, kind: "crash", target: "a" },
+    { atStep: 2, kind: "crash", target: "b" },
+  ];
+  const run = await s.run({ strategy, faults });
+  assert.equal(run.status, "idle", run.message);
+  assert.deepEqual(
+    ["a", "b"].map((name) => seen.get(`start start ${name}`)),
+    [
+      { readyMs: epoch, parent: undefined, index: 0 },
+      { readyMs: epoch, parent: undefined, index: 1 },
+    ],
+  );
+  assert.deepEqual(
+    ["a", "b"].map((name) => seen.get(`start restart ${name}`)),
+    [
+      { readyMs: epoch + 100, parent: { readyMs: epoch, parent: undefined, index: 2 }, index: timerIndexBase },
+      { readyMs: epoch + 100, parent: { readyMs: epoch, parent: undefined, index: 3 }, index: timerIndexBase },
+    ],
+  );
+});
+
+test("a pause that ends before the next timer wakes the simulation when it ends, not at the timer", async () => {
+  const s = make();
+  s.addActor(defineActor({ name: "a", start: (ctx) => ctx.clock.sleep(10) }));
+  s.addActor(defineActor({ name: "b", start: (ctx) => ctx.clock.sleep(1000) }));
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 2, kind: "pause", target: "a", durationMs: 50 }] });
+  assert.equal(run.status, "idle", run.message);
+  const pause = run.trace.find((r) => r.kind === "fault")!;
+  const woke = run.trace.find((r) => r.actor === "a" && r.label === "sleep 10ms")!;
+  assert.equal(woke.timeMs - pause.timeMs, 50);
+});
+
+test("a call through a crashed incarnation's context is dropped: nothing is sent and the run goes on", async () => {
+  const s = make();
+  let first: ActorContext | undefined;
+  s.addActor(
+    defineActor({
+      name: "a",
+      restartDelayMs: 100,
+      async start(ctx) {
+        first ??= ctx;
+        await ctx.clock.sleep(1000);
+      },
+    }),
+  );
+  s.addActor(
+    defineActor({
+      name: "b",
+      async start(ctx) {
+        await ctx.clock.sleep(50);
+        void first!.client.get(namespaceNs);
+        await ctx.clock.sleep(10);
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 2, kind: "crash", target: "a" }] });
+  assert.equal(run.status, "idle", run.message);
+  assert.ok(!run.trace.some((r) => r.kind === "request"), run.trace.map((r) => r.label).join(", "));
+});
+
+test("an actor's call made inside another actor's step is reported as awaiting the outside, by the caller's name", async () => {
+  const s = make();
+  let a: ActorContext | undefined;
+  s.addActor(
+    defineActor({
+      name: "a",
+      async start(ctx) {
+        a = ctx;
+        await ctx.clock.sleep(1000);
+      },
+    }),
+  );
+  s.addActor(
+    defineActor({
+      name: "b",
+      async start(ctx) {
+        await ctx.clock.sleep(50);
+        void a!.client.get(namespaceNs);
+        await ctx.clock.sleep(10);
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy() });
+  assert.equal(run.status, "outside-await");
+  assert.equal(run.actor, "a");
+  assert.equal(run.message, "actor a awaited something outside the simulation at step 2");
+});
+
+test("an actor that awaits the outside has its own explanation added to the report", async () => {
+  const s = make();
+  s.addActor(
+    defineActor({
+      name: "canary",
+      explainOutsideAwait: () => "it waits on a real timer",
+      async start() {
+        // Unref'd so it cannot hold the test process open once the run has reported it.
+        await new Promise((resolve) => setTimeout(resolve, 10_000).unref());
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy() });
+  assert.equal(run.status, "outside-await");
+  assert.equal(run.message, "actor canary awaited something outside the simulation at step 0: it waits on a real timer");
+});
+
+test("a log line is recorded right after the record of the step it was written in", async () => {
+  const s = make();
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        ctx.log("started");
+        await ctx.clock.sleep(10);
+        ctx.log("woke");
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy() });
+  assert.equal(run.status, "idle", run.message);
+  assert.deepEqual(
+    run.trace.map((r) => [r.step, r.kind, r.label]),
+    [
+      [0, "start", "start w"],
+      [0, "log", "started"],
+      [1, "timer", "sleep 10ms"],
+      [1, "log", "woke"],
+    ],
+  );
+});
+
+test("a request's record names the object it addressed", async () => {
+  const s = make();
+  s.addActor(defineActor({ name: "w", start: (ctx) => ctx.client.get(namespaceNs).then(() => {}) }));
+  const run = await s.run({ strategy: fifoStrategy() });
+  const request = run.trace.find((r) => r.kind === "request");
+  assert.ok(request?.ref !== undefined, JSON.stringify(request));
+  assert.equal(request.label, `get ${request.ref}`);
+});
+
+/** Runs everything else before garbage collection, and records the labels of the ready steps at each choice. */
+const gcLast = () => {
+  const readyLabels: string[][] = [];
+  const strategy = {
+    name: "gc-last",
+    next: (ready: readonly ReadyStep[]) => {
+      readyLabels.push(ready.map((step) => step.label));
+      const other = ready.findIndex((step) => step.kind !== "gc");
+      return other === -1 ? 0 : other;
+    },
+  };
+  return { readyLabels, strategy };
+};
+
+const configMap = (name: string, owner?: KubeObject) => ({
+  object: {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      namespace: "ns",
+      name,
+      ...(owner === undefined ? {} : { ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: owner.metadata.name!, uid: owner.metadata.uid! }] }),
+    },
+  },
+});
+const configMapRef = (name: string) => ({ apiVersion: "v1", kind: "ConfigMap", namespace: "ns", name });
+
+test("one garbage collection is queued at a time, and it queues the next while garbage remains: two dependents take two", async () => {
+  const s = make();
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        const owner = await ctx.client.create<KubeObject>(configMap("owner"));
+        await ctx.client.create(configMap("one", owner));
+        await ctx.client.create(configMap("two", owner));
+        await ctx.client.delete(configMapRef("owner"));
+        await ctx.client.create(configMap("unrelated"));
+      },
+    }),
+  );
+  const { strategy } = gcLast();
+  const run = await s.run({ strategy });
+  assert.equal(run.status, "idle", run.message);
+  const gc = run.trace.filter((r) => r.kind === "gc");
+  assert.equal(gc.length, 2, JSON.stringify(gc.map((r) => r.result)));
+  assert.ok(!gc.some((r) => r.result === "nothing"), JSON.stringify(gc.map((r) => r.result)));
+  assert.deepEqual(
+    ["one", "two", "unrelated"].map((name) => s.view().get(configMapRef(name)) !== undefined),
+    [false, false, true],
+  );
+});
+
+test("garbage collection is ready as soon as a write leaves garbage, and says so when someone else removed it first", async () => {
+  const s = make();
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        const owner = await ctx.client.create<KubeObject>(configMap("owner"));
+        await ctx.client.create(configMap("dependent", owner));
+        await ctx.client.delete(configMapRef("owner"));
+        await ctx.client.delete(configMapRef("dependent"));
+      },
+    }),
+  );
+  const { readyLabels, strategy } = gcLast();
+  const run = await s.run({ strategy });
+  assert.equal(run.status, "idle", run.message);
+  const deleted = run.trace.find((r) => r.kind === "request" && r.label === "delete ConfigMap ns/owner")!;
+  assert.ok(readyLabels[deleted.step + 1]!.includes("collect garbage"), JSON.stringify(readyLabels[deleted.step + 1]));
+  assert.deepEqual(
+    run.trace.filter((r) => r.kind === "gc").map((r) => r.result),
+    ["nothing"],
+  );
+});
+
+test("a log line written between steps is recorded at once, ahead of the next step's record", async () => {
+  const s = make();
+  let w: ActorContext | undefined;
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        w = ctx;
+        await ctx.clock.sleep(10);
+      },
+    }),
+  );
+  // A strategy runs between steps: what it makes an actor write belongs to no step.
+  const strategy = {
+    name: "logging",
+    next: (_ready: readonly ReadyStep[], _rng: unknown, step: number) => {
+      if (step === 1) w!.log("between");
+      return 0;
+    },
+  };
+  const run = await s.run({ strategy });
+  assert.equal(run.status, "idle", run.message);
+  assert.deepEqual(
+    run.trace.map((r) => [r.step, r.kind, r.label]),
+    [
+      [0, "start", "start w"],
+      [1, "log", "between"],
+      [1, "timer", "sleep 10ms"],
+    ],
+  );
+});
+
+test("a garbage collection that fails is tried again as the next step, though it changed nothing", async () => {
+  let refusals = 1;
+  const refuseOnce = {
+    name: "refuse-once",
+    validate: (request: AdmissionRequest) => {
+      if (request.operation === "DELETE" && request.oldObject?.metadata.name === "dependent" && refusals-- > 0) throw internalError("not now");
+    },
+  };
+  const s = createSimulation({ seed: 1, admission: [refuseOnce] });
+  s.store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "ns" } });
+  s.addActor(
+    defineActor({
+      name: "w",
+      async start(ctx) {
+        const owner = await ctx.client.create<KubeObject>(configMap("owner"));
+        await ctx.client.create(configMap("dependent", owner));
+        await ctx.client.delete(configMapRef("owner"));
+      },
+    }),
+  );
+  const run = await s.run({ strategy: fifoStrategy() });
+  assert.equal(run.status, "idle", run.message);
+  const gc = run.trace.filter((r) => r.kind === "gc");
+  assert.deepEqual(
+    gc.map((r) => r.result),
+    ["gc: delete ConfigMap ns/dependent (its owners are gone): failed: not now", "gc: delete ConfigMap ns/dependent (its owners are gone)"],
+  );
+  assert.equal(gc[1]!.step, gc[0]!.step + 1);
+  assert.equal(s.view().get(configMapRef("dependent")), undefined);
 });
