@@ -96,3 +96,13 @@ test("a namespace being deleted refuses new content of a grouped kind with a 403
   assert.equal(missing.code, 404);
   assert.equal(missing.message, 'namespaces "absent" not found');
 });
+
+test("a namespace being deleted refuses new content of a core kind with a 403 naming the plural alone", () => {
+  const s = newStore();
+  s.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: "doomed" } });
+  s.delete({ apiVersion: "v1", kind: "Namespace", name: "doomed" });
+  const status = statusOf(() => s.create(configMap("a", { namespace: "doomed" })));
+  assert.equal(status.code, 403);
+  assert.equal(status.message, 'configmaps "a" is forbidden: unable to create new content in namespace doomed because it is being terminated');
+  assert.equal(status.details?.group, "");
+});
