@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { KubeObject } from "../../src/api/object.ts";
+import { deepFreeze } from "../../src/api/json.ts";
 import { Registry } from "../../src/store/registry.ts";
 import { RevisionLog, tombstoneBytes, versionsOfKey } from "../../src/store/revision-log.ts";
 import type { Version } from "../../src/store/version.ts";
@@ -167,4 +168,35 @@ test("a log refuses bounds that keep no revision or no byte, and a fractional re
   assert.throws(() => new RevisionLog({ historyRevisionsMax: 1.5 }), /historyRevisionsMax is an integer/);
   assert.throws(() => new RevisionLog({ historyBytesMax: 0 }), /historyBytesMax > 0/);
   assert.equal(new RevisionLog({ historyRevisionsMax: 1, historyBytesMax: 1 }).historyRevisionsMax, 1, "the smallest bounds are allowed");
+});
+
+test("a frozen object is stored with its commit's revision, and a restored one that carries it is shared, not copied", () => {
+  const state = configMaps();
+  const log = new RevisionLog();
+  // Frozen by the caller (as validating admission may leave it) and still carrying the version it was read at.
+  const stale = deepFreeze({ ...object("a", "1"), metadata: { name: "a", namespace: "default", resourceVersion: "7" } });
+  const first = log.commit(state, "default/a", "ADDED", stale, undefined, 10);
+  assert.equal(first.event.object.metadata.resourceVersion, "1", "a frozen object's old resourceVersion is not kept");
+  assert.equal(stale.metadata.resourceVersion, "7", "the caller's frozen object is left as it was");
+  log.commit(state, "default/b", "ADDED", object("b", "1"), undefined, 10);
+  const logged = log.writesAfter(0);
+  assert.ok(logged !== undefined, "an uncompacted log gives its writes");
+  const copyState = configMaps();
+  const copy = new RevisionLog();
+  copy.restoreWrites(logged.writes, () => copyState);
+  const restored = copy.history(0);
+  assert.deepEqual(restored, log.history(0));
+  assert.ok(restored.every((event, i) => event.object === logged.writes[i]!.event.object), "a restored write shares the snapshot's object");
+});
+
+test("a log gives writes only from a revision it has, and endsWith fits only the revision it stands at", () => {
+  const state = configMaps();
+  const log = new RevisionLog();
+  const first = log.commit(state, "default/a", "ADDED", object("a", "1"), undefined, 10);
+  log.commit(state, "default/a", "MODIFIED", object("a", "2"), first, 10);
+  assert.throws(() => log.writesAfter(-1), /a snapshot starts at a revision the store has/);
+  assert.throws(() => log.writesAfter(3), /a snapshot starts at a revision the store has/);
+  assert.equal(log.writesAfter(2)?.writes.length, 0, "nothing after the newest revision");
+  assert.equal(log.endsWith(1, first.event), false, "a log at revision 2 does not stand where revision 1's did");
+  assert.equal(log.endsWith(2, log.history(1)[0]), true);
 });
