@@ -63,6 +63,8 @@ test("the log's invariants fail by name when broken: a key's version from the fu
   log.commit(state, "default/b", "ADDED", object("b", "1"), undefined, 10);
   const future = { ...state.objects.get("default/a")!, event: { type: "ADDED", object: object("a", "x"), revision: 9 } } as Version;
   assert.throws(() => log.commit(state, "default/a", "MODIFIED", object("a", "2"), future, 10), /log-revision-strictly-increasing/);
+  const next = { ...future, event: { ...future.event, revision: log.revision + 1 } } as Version;
+  assert.throws(() => log.commit(state, "default/a", "MODIFIED", object("a", "2"), next, 10), /log-revision-strictly-increasing/, "a version at the revision being committed is not before it");
   const filter = { namespace: undefined, name: undefined, matches: undefined, view: (o: KubeObject) => o };
   const behind = new Watcher(state.watchers, filter, () => {}, log.compactedRevision - 1);
   assert.throws(() => log.replay(behind, []), /log-watch-not-behind-compaction/);
