@@ -599,15 +599,18 @@ test("a pause that ends before the next timer wakes the simulation when it ends,
   assert.equal(woke.timeMs - pause.timeMs, 50);
 });
 
-test("a call through a crashed incarnation's context is dropped: nothing is sent and the run goes on", async () => {
-  const s = make();
-  let first: ActorContext | undefined;
+/**
+ * Actor a keeps the context of its first incarnation and sleeps; actor b, 50 ms in, reads a namespace through that
+ * context: a call of a's made inside b's step.
+ */
+function addBorrowedCall(s: Simulation, lender: { restartDelayMs?: number } = {}): void {
+  let lent: ActorContext | undefined;
   s.addActor(
     defineActor({
       name: "a",
-      restartDelayMs: 100,
+      ...lender,
       async start(ctx) {
-        first ??= ctx;
+        lent ??= ctx;
         await ctx.clock.sleep(1000);
       },
     }),
@@ -617,11 +620,16 @@ test("a call through a crashed incarnation's context is dropped: nothing is sent
       name: "b",
       async start(ctx) {
         await ctx.clock.sleep(50);
-        void first!.client.get(namespaceNs);
+        void lent!.client.get(namespaceNs);
         await ctx.clock.sleep(10);
       },
     }),
   );
+}
+
+test("a call through a crashed incarnation's context is dropped: nothing is sent and the run goes on", async () => {
+  const s = make();
+  addBorrowedCall(s, { restartDelayMs: 100 });
   const run = await s.run({ strategy: fifoStrategy(), faults: [{ atStep: 2, kind: "crash", target: "a" }] });
   assert.equal(run.status, "idle", run.message);
   assert.ok(!run.trace.some((r) => r.kind === "request"), run.trace.map((r) => r.label).join(", "));
@@ -629,26 +637,7 @@ test("a call through a crashed incarnation's context is dropped: nothing is sent
 
 test("an actor's call made inside another actor's step is reported as awaiting the outside, by the caller's name", async () => {
   const s = make();
-  let a: ActorContext | undefined;
-  s.addActor(
-    defineActor({
-      name: "a",
-      async start(ctx) {
-        a = ctx;
-        await ctx.clock.sleep(1000);
-      },
-    }),
-  );
-  s.addActor(
-    defineActor({
-      name: "b",
-      async start(ctx) {
-        await ctx.clock.sleep(50);
-        void a!.client.get(namespaceNs);
-        await ctx.clock.sleep(10);
-      },
-    }),
-  );
+  addBorrowedCall(s);
   const run = await s.run({ strategy: fifoStrategy() });
   assert.equal(run.status, "outside-await");
   assert.equal(run.actor, "a");
